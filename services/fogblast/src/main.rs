@@ -1,0 +1,38 @@
+//! `fogblast`: the single entry point for the server and its tools.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod bench;
+mod perft;
+
+#[derive(Debug, Parser)]
+#[command(name = "fogblast", version, about = "Atomic and fog-of-war chess server")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Count the leaves of the legal move tree of a position.
+    Perft(perft::PerftArgs),
+    /// Measure move generation speed on fixed positions (leaf nodes per second).
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Perft(args) => perft::run(&args),
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
