@@ -35,7 +35,7 @@ const CASES: [Case; 4] = [
         variant: Variant::Atomic,
         fen: "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq -",
         depth: 4,
-        nodes: 3_541_740,
+        nodes: 3_492_097,
     },
     Case {
         name: "standard kiwipete",
