@@ -21,6 +21,7 @@ mod moves;
 pub mod perft;
 mod piece;
 mod position;
+mod san;
 mod setup;
 mod square;
 mod variant;

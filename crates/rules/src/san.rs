@@ -1,0 +1,1 @@
+//! Standard algebraic notation (SAN) for moves, as PGN uses it.
