@@ -190,15 +190,33 @@ mod tests {
         // d4 with blockers on d6, f4 and b2.
         let occupied = Bitboard::EMPTY.with(Square::D6).with(Square::F4).with(Square::B2);
         let rook: Bitboard = [
-            Square::D5, Square::D6, Square::D3, Square::D2, Square::D1, Square::E4, Square::F4,
-            Square::C4, Square::B4, Square::A4,
+            Square::D5,
+            Square::D6,
+            Square::D3,
+            Square::D2,
+            Square::D1,
+            Square::E4,
+            Square::F4,
+            Square::C4,
+            Square::B4,
+            Square::A4,
         ]
         .into_iter()
         .collect();
         assert_eq!(rook_attacks(Square::D4, occupied), rook);
         let bishop: Bitboard = [
-            Square::E5, Square::F6, Square::G7, Square::H8, Square::C5, Square::B6, Square::A7,
-            Square::E3, Square::F2, Square::G1, Square::C3, Square::B2,
+            Square::E5,
+            Square::F6,
+            Square::G7,
+            Square::H8,
+            Square::C5,
+            Square::B6,
+            Square::A7,
+            Square::E3,
+            Square::F2,
+            Square::G1,
+            Square::C3,
+            Square::B2,
         ]
         .into_iter()
         .collect();

@@ -35,7 +35,8 @@ impl Board {
     /// The standard starting placement.
     pub fn standard() -> Board {
         let mut board = Board::empty();
-        let back = [Role::Rook, Role::Knight, Role::Bishop, Role::Queen, Role::King, Role::Bishop, Role::Knight, Role::Rook];
+        let back =
+            [Role::Rook, Role::Knight, Role::Bishop, Role::Queen, Role::King, Role::Bishop, Role::Knight, Role::Rook];
         for (file, role) in File::all().zip(back) {
             board.set_piece_at(Square::from_coords(file, Rank::FIRST), role.of(Color::White));
             board.set_piece_at(Square::from_coords(file, Rank::SECOND), Role::Pawn.of(Color::White));

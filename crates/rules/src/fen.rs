@@ -121,7 +121,9 @@ impl FromStr for Fen {
         };
         let fullmoves = match fields.get(5) {
             None => 1,
-            Some(text) => parse_number(text).filter(|&n| n >= 1).ok_or_else(|| FenError::Fullmoves((*text).to_owned()))?,
+            Some(text) => {
+                parse_number(text).filter(|&n| n >= 1).ok_or_else(|| FenError::Fullmoves((*text).to_owned()))?
+            }
         };
         Ok(Fen(Setup { board, turn, castling_rooks, ep_square, halfmoves, fullmoves }))
     }
@@ -213,7 +215,7 @@ fn parse_castling(board: &Board, text: &str) -> Result<Bitboard, FenError> {
         let rook = match c.to_ascii_lowercase() {
             'k' | 'q' => {
                 let king = king.ok_or_else(|| err("a castling right needs the king on its back rank"))?;
-                let kingside = c.to_ascii_lowercase() == 'k';
+                let kingside = c.eq_ignore_ascii_case(&'k');
                 let mut candidates = our_rooks.into_iter().filter(|&r| (r > king) == kingside);
                 let outermost = if kingside { candidates.next_back() } else { candidates.next() };
                 outermost.ok_or_else(|| err("no rook on that side of the king"))?

@@ -270,7 +270,7 @@ fn atomic_capture_is_legal(pos: &Position, king: Square, their_king: Square, con
     }
     let captured = if m.is_en_passant() { ep_captured_square(to, pos.turn) } else { to };
     let occupied = board.occupied();
-    let removed = (blast & occupied - board.pawns()) | m.from() | to | captured;
+    let removed = (blast & (occupied - board.pawns())) | m.from() | to | captured;
     let remaining = occupied - removed;
     (board.attackers(king, !pos.turn, remaining) & remaining).is_empty()
 }

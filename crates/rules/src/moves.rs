@@ -198,7 +198,9 @@ impl std::str::FromStr for Uci {
         let promotion = match s[4..].chars().next() {
             None => None,
             Some(c) => match Role::from_char(c) {
-                Some(role @ (Role::Knight | Role::Bishop | Role::Rook | Role::Queen)) if c.is_ascii_lowercase() => Some(role),
+                Some(role @ (Role::Knight | Role::Bishop | Role::Rook | Role::Queen)) if c.is_ascii_lowercase() => {
+                    Some(role)
+                }
                 _ => return Err(err()),
             },
         };

@@ -291,7 +291,7 @@ impl Position {
             let to = m.to();
             effects.explosion = Some(to);
             effects.exploded.push((to, m.promotion().unwrap_or(m.role()).of(us)));
-            let blast = attacks::king_attacks(to) & self.board.occupied() - self.board.pawns() - m.from();
+            let blast = attacks::king_attacks(to) & (self.board.occupied() - self.board.pawns() - m.from());
             for sq in blast {
                 if let Some(piece) = self.board.piece_at(sq) {
                     effects.exploded.push((sq, piece));
@@ -359,7 +359,7 @@ impl Position {
     /// Atomic: removes the capturer on `center` and every non-pawn piece
     /// around it, with the castling rights of any exploded rook or king.
     fn explode(&mut self, center: Square) {
-        let blast = (attacks::king_attacks(center) & self.board.occupied() - self.board.pawns()).with(center);
+        let blast = (attacks::king_attacks(center) & (self.board.occupied() - self.board.pawns())).with(center);
         for color in Color::ALL {
             if (blast & self.board.kings() & self.board.by_color(color)).any() {
                 self.castling_rooks -= Bitboard::relative_rank(color, Rank::FIRST);

@@ -44,13 +44,7 @@ const CASES: [Case; 4] = [
         depth: 4,
         nodes: 4_085_603,
     },
-    Case {
-        name: "fog start",
-        variant: Variant::Fog,
-        fen: fogblast_rules::STARTING_FEN,
-        depth: 5,
-        nodes: 4_897_256,
-    },
+    Case { name: "fog start", variant: Variant::Fog, fen: fogblast_rules::STARTING_FEN, depth: 5, nodes: 4_897_256 },
 ];
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
