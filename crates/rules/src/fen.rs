@@ -38,12 +38,25 @@ pub enum FenError {
 }
 
 /// Why a string is not a position of a variant: bad syntax or bad chess.
+/// The message already names the cause, so no error source is chained.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParsePositionError {
     #[error("invalid FEN: {0}")]
-    Fen(#[from] FenError),
+    Fen(FenError),
     #[error("impossible position: {0}")]
-    Position(#[from] PositionError),
+    Position(PositionError),
+}
+
+impl From<FenError> for ParsePositionError {
+    fn from(err: FenError) -> ParsePositionError {
+        ParsePositionError::Fen(err)
+    }
+}
+
+impl From<PositionError> for ParsePositionError {
+    fn from(err: PositionError) -> ParsePositionError {
+        ParsePositionError::Position(err)
+    }
 }
 
 /// A parsed FEN. Parsing checks syntax only; [`Position::from_setup`]

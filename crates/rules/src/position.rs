@@ -64,6 +64,12 @@ pub struct MoveEffects {
 }
 
 impl MoveEffects {
+    /// The pieces of `color` the move removed from the board: the captured
+    /// piece and, in atomic, those caught in the explosion.
+    pub fn removed_pieces_of(&self, color: Color) -> impl Iterator<Item = (Square, Piece)> + '_ {
+        self.captured.iter().chain(self.exploded.iter()).copied().filter(move |(_, piece)| piece.color == color)
+    }
+
     /// Every square whose content the move changed.
     pub fn changed_squares(&self) -> Bitboard {
         let mut squares = Bitboard::from_square(self.from) | self.to;
@@ -314,6 +320,10 @@ impl Position {
                     self.castling_rooks -= Bitboard::relative_rank(us, Rank::FIRST);
                 }
                 self.castling_rooks = self.castling_rooks - from - to;
+                if capture == Some(Role::King) {
+                    // Fog of war: a captured king takes its side's rights along.
+                    self.castling_rooks -= Bitboard::relative_rank(!us, Rank::FIRST);
+                }
                 if capture.is_some() {
                     self.board.discard_piece_at(to);
                 }

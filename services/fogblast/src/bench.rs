@@ -1,6 +1,7 @@
 //! `fogblast bench`: leaf nodes per second of the move generator on fixed
 //! positions, each count checked against its known value.
 
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::ensure;
@@ -48,6 +49,7 @@ const CASES: [Case; 4] = [
 ];
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
     let mut total_nodes = 0;
     let mut total_time = Duration::ZERO;
     for case in &CASES {
@@ -68,15 +70,16 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         }
         total_nodes += case.nodes;
         total_time += best;
-        println!(
+        writeln!(
+            out,
             "{:<18} depth {} {:>10} nodes {:>8.1} ms {:>7.1} Mnps",
             case.name,
             case.depth,
             case.nodes,
             best.as_secs_f64() * 1e3,
             case.nodes as f64 / best.as_secs_f64() / 1e6
-        );
+        )?;
     }
-    println!("total {total_nodes} nodes {:.1} Mnps", total_nodes as f64 / total_time.as_secs_f64() / 1e6);
+    writeln!(out, "total {total_nodes} nodes {:.1} Mnps", total_nodes as f64 / total_time.as_secs_f64() / 1e6)?;
     Ok(())
 }

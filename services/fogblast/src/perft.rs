@@ -1,6 +1,8 @@
 //! `fogblast perft`: leaf counts of the move tree, for checking the move
 //! generator against other implementations.
 
+use std::io::Write as _;
+
 use anyhow::Context as _;
 use clap::Args;
 use fogblast_rules::{perft, CastlingMode, Position, Variant};
@@ -23,6 +25,7 @@ pub struct PerftArgs {
 
 pub fn run(args: &PerftArgs) -> anyhow::Result<()> {
     let pos = Position::from_fen(&args.fen, args.variant).with_context(|| format!("position {:?}", args.fen))?;
+    let mut out = std::io::stdout().lock();
     let nodes = if args.divide {
         let mut rows: Vec<(String, u64)> = perft::divide(&pos, args.depth)
             .into_iter()
@@ -30,12 +33,12 @@ pub fn run(args: &PerftArgs) -> anyhow::Result<()> {
             .collect();
         rows.sort();
         for (uci, n) in &rows {
-            println!("{uci}: {n}");
+            writeln!(out, "{uci}: {n}")?;
         }
         rows.iter().map(|(_, n)| n).sum()
     } else {
         perft::perft(&pos, args.depth)
     };
-    println!("{nodes}");
+    writeln!(out, "{nodes}")?;
     Ok(())
 }
