@@ -42,6 +42,7 @@ pub use moves::{CastlingMode, CastlingSide, Move, MoveList, ParseUciError, Uci};
 pub use outcome::{DrawReason, Outcome, WinReason};
 pub use piece::{Piece, Role};
 pub use position::{IllegalMove, MoveEffects, Position, PositionError};
+pub use san::{San, SanError};
 pub use setup::Setup;
 pub use square::{File, ParseSquareError, Rank, Square};
 pub use variant::{ParseVariantError, Variant};
