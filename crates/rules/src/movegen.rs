@@ -28,6 +28,25 @@ impl Position {
         self.legal_moves().contains(&m)
     }
 
+    /// Whether the side to move may legally take en passant onto `ep`.
+    pub(crate) fn has_legal_en_passant(&self, ep: Square) -> bool {
+        let us = self.turn;
+        let board = &self.board;
+        let capturers = attacks::pawn_attacks(!us, ep) & board.by_piece(Role::Pawn.of(us));
+        let (Some(king), their_king) = (board.king_of(us), board.king_of(!us)) else {
+            return false;
+        };
+        capturers.into_iter().map(|from| Move::EnPassant { from, to: ep }).any(|m| match (self.variant, their_king) {
+            (Variant::Standard, _) => ep_is_safe(self, king, m),
+            (Variant::Atomic, Some(their_king)) => {
+                let connected = attacks::king_attacks(king).contains(their_king);
+                atomic_capture_is_legal(self, king, their_king, connected, m)
+            }
+            (Variant::Fog, Some(_)) => true,
+            (_, None) => false,
+        })
+    }
+
     /// Legal captures only (atomic: every explosion), for quiescence search.
     pub fn capture_moves(&self) -> MoveList {
         let mut moves = self.legal_moves();

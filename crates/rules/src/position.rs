@@ -139,10 +139,13 @@ impl Position {
             variant,
         };
         if let Some(ep) = setup.ep_square {
-            pos.ep_square = validate_ep_square(&board, setup.turn, ep)?;
+            pos.ep_square = validate_ep_square(&board, setup.turn, ep)?.filter(|&ep| pos.has_legal_en_passant(ep));
         }
         let them = !pos.turn;
-        if variant.has_check() && pos.king_attackers(them).any() {
+        // Atomic: a move that explodes the enemy king may leave our own king
+        // attacked; with the side to move kingless the game is already over.
+        let decided = board.king_of(pos.turn).is_none();
+        if variant.has_check() && !decided && pos.king_attackers(them).any() {
             return Err(PositionError::OppositeCheck(pos.turn, them));
         }
         Ok(pos)
@@ -188,8 +191,9 @@ impl Position {
         rooks.into_iter().find(|&rook| CastlingSide::of(king, rook) == side)
     }
 
-    /// The en passant target square, kept only when a pawn of the side to
-    /// move attacks it.
+    /// The en passant target square, kept only when the side to move has a
+    /// legal en passant capture there (so it counts for repetition exactly
+    /// when it changes the moves available).
     #[inline]
     pub fn ep_square(&self) -> Option<Square> {
         self.ep_square
@@ -337,6 +341,7 @@ impl Position {
                 if role == Role::Pawn && from.distance(to) == 2 {
                     let skipped = Square::new_unchecked(((from.index() + to.index()) / 2) as u8);
                     if (attacks::pawn_attacks(us, skipped) & self.board.pawns() & self.board.by_color(!us)).any() {
+                        // Confirmed or dropped below, once it is their turn.
                         self.ep_square = Some(skipped);
                     }
                 }
@@ -364,6 +369,11 @@ impl Position {
             self.fullmoves += 1;
         }
         self.turn = !us;
+        if let Some(ep) = self.ep_square {
+            if !self.has_legal_en_passant(ep) {
+                self.ep_square = None;
+            }
+        }
     }
 
     /// Atomic: removes the capturer on `center` and every non-pawn piece
@@ -412,7 +422,8 @@ fn validate_castling(board: &Board, rooks: Bitboard) -> Result<(), PositionError
 }
 
 /// Checks that `ep` is the square a pawn of the side not to move just
-/// skipped; keeps it only if a pawn of the side to move attacks it.
+/// skipped; keeps it only if a pawn of the side to move attacks it (the
+/// caller then keeps it only if such a capture is legal).
 fn validate_ep_square(board: &Board, turn: Color, ep: Square) -> Result<Option<Square>, PositionError> {
     let them = !turn;
     let expected_rank = Rank::SIXTH.relative(turn == Color::Black);
