@@ -65,6 +65,18 @@ fn standard_suite() {
 }
 
 #[test]
+fn atomic_random_positions() {
+    let checked = run_suite(include_str!("data/random-atomic.perft"), Variant::Atomic);
+    assert_eq!(checked, 360);
+}
+
+#[test]
+fn standard_random_positions() {
+    let checked = run_suite(include_str!("data/random-standard.perft"), Variant::Standard);
+    assert_eq!(checked, 360);
+}
+
+#[test]
 fn fog_suite() {
     let checked = run_suite(include_str!("data/fow.perft"), Variant::Fog);
     assert!(checked >= 25, "only {checked} depths checked");
