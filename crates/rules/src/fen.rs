@@ -188,16 +188,22 @@ fn parse_board(text: &str) -> Result<Board, FenError> {
 }
 
 fn write_board(board: &Board, out: &mut String) {
+    write_placement(out, |sq| board.piece_at(sq).map(Piece::char));
+}
+
+/// Writes the FEN placement field, asking `symbol` for each square: `None`
+/// for an empty square, or the letter to print.
+pub(crate) fn write_placement(out: &mut String, symbol: impl Fn(Square) -> Option<char>) {
     for rank in Rank::all().rev() {
         let mut empty = 0;
         for file in File::all() {
-            match board.piece_at(Square::from_coords(file, rank)) {
-                Some(piece) => {
+            match symbol(Square::from_coords(file, rank)) {
+                Some(c) => {
                     if empty > 0 {
                         out.push(char::from(b'0' + empty));
                         empty = 0;
                     }
-                    out.push(piece.char());
+                    out.push(c);
                 }
                 None => empty += 1,
             }

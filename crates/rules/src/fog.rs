@@ -9,7 +9,7 @@ use crate::bitboard::Bitboard;
 use crate::board::Board;
 use crate::color::Color;
 use crate::position::{ep_captured_square, Position};
-use crate::square::{File, Rank, Square};
+use crate::square::{Rank, Square};
 
 /// One side's view of a position: only the pieces on visible squares,
 /// and none of the facts that would betray hidden moves (the opponent's
@@ -34,29 +34,13 @@ impl FogView {
     /// `********/********/8/...`.
     pub fn board_fen(&self) -> String {
         let mut out = String::with_capacity(72);
-        for rank in Rank::all().rev() {
-            let mut empty = 0u8;
-            for file in File::all() {
-                let sq = Square::from_coords(file, rank);
-                let c = if !self.visible.contains(sq) { Some('*') } else { self.board.piece_at(sq).map(|p| p.char()) };
-                match c {
-                    Some(c) => {
-                        if empty > 0 {
-                            out.push(char::from(b'0' + empty));
-                            empty = 0;
-                        }
-                        out.push(c);
-                    }
-                    None => empty += 1,
-                }
+        crate::fen::write_placement(&mut out, |sq| {
+            if self.visible.contains(sq) {
+                self.board.piece_at(sq).map(|p| p.char())
+            } else {
+                Some('*')
             }
-            if empty > 0 {
-                out.push(char::from(b'0' + empty));
-            }
-            if rank != Rank::FIRST {
-                out.push('/');
-            }
-        }
+        });
         out
     }
 
