@@ -143,7 +143,7 @@ impl FromStr for Fen {
 }
 
 fn parse_number(text: &str) -> Option<u32> {
-    if text.is_empty() || text.len() > 6 || !text.bytes().all(|b| b.is_ascii_digit()) {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     text.parse().ok()

@@ -211,7 +211,7 @@ impl Position {
 
     /// Plies played since the position with fullmove 1 and white to move.
     pub fn ply(&self) -> u32 {
-        (self.fullmoves - 1) * 2 + u32::from(self.turn == Color::Black)
+        (self.fullmoves - 1).saturating_mul(2).saturating_add(u32::from(self.turn == Color::Black))
     }
 
     /// Whether the two kings stand side by side (atomic: then neither is in
@@ -317,7 +317,8 @@ impl Position {
     pub fn play_unchecked(&mut self, m: Move) {
         let us = self.turn;
         self.ep_square = None;
-        self.halfmoves = if m.is_zeroing() { 0 } else { self.halfmoves + 1 };
+        // Counters saturate: a FEN may start them anywhere a u32 reaches.
+        self.halfmoves = if m.is_zeroing() { 0 } else { self.halfmoves.saturating_add(1) };
         match m {
             Move::Normal { role, from, capture, to, promotion } => {
                 if role == Role::King {
@@ -366,7 +367,7 @@ impl Position {
             }
         }
         if us == Color::Black {
-            self.fullmoves += 1;
+            self.fullmoves = self.fullmoves.saturating_add(1);
         }
         self.turn = !us;
         if let Some(ep) = self.ep_square {

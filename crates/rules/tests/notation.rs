@@ -222,7 +222,7 @@ fn en_passant_must_follow_a_double_push() {
 
 #[test]
 fn bad_clocks() {
-    for halfmoves in ["-1", "x", "1.5", "+1", "1e3", "١"] {
+    for halfmoves in ["-1", "x", "1.5", "+1", "1e3", "١", "4294967296"] {
         let fen = format!("4k3/8/8/8/8/8/8/4K3 w - - {halfmoves} 1");
         assert_eq!(fen_error(&fen, "halfmove field"), FenError::Halfmoves(halfmoves.to_owned()));
     }
@@ -392,4 +392,13 @@ fn parse_uci_returns_none_for_an_illegal_move() {
     assert_eq!(game.play_uci("e2e5"), Err(GameError::UnknownMove("e2e5".to_owned())));
     assert!(matches!(game.play_uci("e2e9"), Err(GameError::Syntax(_))));
     assert_eq!(game.ply(), 0);
+}
+
+#[test]
+fn clocks_at_their_limit_stay_readable() {
+    let pos = position("4k3/8/8/8/8/8/8/4K3 b - - 4294967295 4294967295", Variant::Standard);
+    let m = pos.parse_uci(&"e8d8".parse().unwrap()).unwrap();
+    let (next, _) = pos.play(m).unwrap();
+    assert_eq!(next.fen(), "3k4/8/8/8/8/8/8/4K3 w - - 4294967295 4294967295");
+    assert_eq!(Position::from_fen(&next.fen(), Variant::Standard), Ok(next));
 }

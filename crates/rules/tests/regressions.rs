@@ -7,7 +7,8 @@ use fogblast_rules::{Bitboard, Color, Position, Variant};
 /// the rights on the way back in.
 #[test]
 fn fog_king_capture_clears_castling_rights() {
-    let pos = Position::from_fen("r2q1rk1/pP1p2pp/Q4n2/bbp1p3/Np2B3/5nB1/pPPP1PPP/R3K2R b KQ - 1 3", Variant::Fog).unwrap();
+    let pos =
+        Position::from_fen("r2q1rk1/pP1p2pp/Q4n2/bbp1p3/Np2B3/5nB1/pPPP1PPP/R3K2R b KQ - 1 3", Variant::Fog).unwrap();
     let m = pos.parse_uci(&"f3e1".parse().unwrap()).expect("Nxe1 is legal in fog of war");
     let (next, effects) = pos.play(m).unwrap();
     assert!(effects.captured.is_some());
