@@ -377,6 +377,22 @@ impl Position {
         }
     }
 
+    /// Passes the turn without moving (a null move, for search pruning).
+    /// Refused while the side to move is in check, since the other side
+    /// could then take the king.
+    pub fn play_null(&mut self) -> bool {
+        if self.is_check() {
+            return false;
+        }
+        self.ep_square = None;
+        self.halfmoves = self.halfmoves.saturating_add(1);
+        if self.turn == Color::Black {
+            self.fullmoves = self.fullmoves.saturating_add(1);
+        }
+        self.turn = !self.turn;
+        true
+    }
+
     /// Atomic: removes the capturer on `center` and every non-pawn piece
     /// around it, with the castling rights of any exploded rook or king.
     fn explode(&mut self, center: Square) {

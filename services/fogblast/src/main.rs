@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod engine_bench;
 mod perft;
 
 #[derive(Debug, Parser)]
@@ -20,6 +21,8 @@ enum Command {
     Perft(perft::PerftArgs),
     /// Measure move generation speed on fixed positions (leaf nodes per second).
     Bench(bench::BenchArgs),
+    /// Measure search speed (nodes per second) and each level's time to move.
+    EngineBench(engine_bench::EngineBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -27,6 +30,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(args) => perft::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::EngineBench(args) => engine_bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

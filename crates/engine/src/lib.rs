@@ -1,0 +1,26 @@
+//! Fogblast's computer player for atomic and standard chess: iterative
+//! deepening principal variation search over `fogblast-rules`, with an
+//! evaluation that knows explosions, and three playing levels.
+//!
+//! ```
+//! use std::sync::atomic::AtomicBool;
+//! use fogblast_engine::{Limits, Searcher};
+//! use fogblast_rules::{Position, Variant};
+//!
+//! let mut searcher = Searcher::new(1);
+//! let limits = Limits { depth: Some(3), ..Limits::default() };
+//! let report = searcher.search(&Position::new(Variant::Atomic), &[], &limits, &AtomicBool::new(false), &mut |_| {});
+//! assert!(report.best.is_some());
+//! ```
+
+mod eval;
+mod level;
+mod ordering;
+mod search;
+mod time;
+mod tt;
+
+pub use eval::{evaluate, piece_value};
+pub use level::{Level, LevelSettings, ParseLevelError};
+pub use search::{Limits, SearchReport, Searcher, MATE};
+pub use time::{Clock, TimeBudget};

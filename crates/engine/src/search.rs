@@ -1,0 +1,457 @@
+//! Iterative-deepening principal variation search with a transposition
+//! table, quiescence over captures (every atomic capture is an explosion),
+//! null-move pruning and late-move reductions.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use fogblast_rules::{Move, MoveList, Position};
+
+use crate::eval::evaluate;
+use crate::ordering::{order_moves, MoveOrder};
+use crate::time::{Clock, TimeBudget};
+use crate::tt::{Bound, Entry, TranspositionTable};
+
+/// A score this far from zero is a forced win or loss.
+pub const MATE: i32 = 30_000;
+const INFINITY: i32 = 32_000;
+/// Scores beyond this are mates, measured in plies from the root.
+const MATE_BOUND: i32 = MATE - 1_000;
+const MAX_PLY: usize = 96;
+
+/// When to stop searching. Unset limits do not apply; with none set the
+/// search runs until `stop` is raised or depth 64 completes.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    pub depth: Option<u32>,
+    pub nodes: Option<u64>,
+    pub movetime: Option<Duration>,
+    pub clock: Option<Clock>,
+    /// Deliberate imprecision: each leaf evaluation moves by up to this many
+    /// centipawns, the same for the same position and seed.
+    pub eval_noise: i32,
+    pub seed: u64,
+}
+
+/// The result of a search (or of one completed iteration).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchReport {
+    pub best: Option<Move>,
+    /// Centipawns for the side to move; `MATE - n` is a win in `n` plies.
+    pub score: i32,
+    pub depth: u32,
+    pub nodes: u64,
+    pub elapsed: Duration,
+    pub pv: Vec<Move>,
+}
+
+impl SearchReport {
+    /// Plies to a forced result, if the score is a mate score (negative
+    /// when the side to move is the one losing).
+    pub fn mate_in_plies(&self) -> Option<i32> {
+        if self.score >= MATE_BOUND {
+            Some(MATE - self.score)
+        } else if self.score <= -MATE_BOUND {
+            Some(-(MATE + self.score))
+        } else {
+            None
+        }
+    }
+}
+
+/// A searcher with its tables. One per thread; reuse it across moves of a
+/// game so the transposition table keeps its knowledge.
+#[derive(Debug)]
+pub struct Searcher {
+    tt: TranspositionTable,
+    order: MoveOrder,
+    /// Keys of the game's positions followed by the current search path.
+    keys: Vec<u64>,
+    nodes: u64,
+    started: Instant,
+    hard_deadline: Option<Instant>,
+    node_limit: u64,
+    aborted: bool,
+    noise: i32,
+    seed: u64,
+}
+
+impl Searcher {
+    /// A searcher whose transposition table takes about `hash_mb` MiB.
+    pub fn new(hash_mb: usize) -> Searcher {
+        Searcher {
+            tt: TranspositionTable::new(hash_mb),
+            order: MoveOrder::new(),
+            keys: Vec::with_capacity(512),
+            nodes: 0,
+            started: Instant::now(),
+            hard_deadline: None,
+            node_limit: u64::MAX,
+            aborted: false,
+            noise: 0,
+            seed: 0,
+        }
+    }
+
+    /// Forgets everything learned: for a new game.
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.order = MoveOrder::new();
+    }
+
+    /// Searches `root` and returns the best move found. `history` holds the
+    /// Zobrist keys of the game's earlier positions (oldest first, `root`
+    /// excluded) so repetitions count as draws. `on_iteration` sees each
+    /// completed depth.
+    pub fn search(
+        &mut self,
+        root: &Position,
+        history: &[u64],
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_iteration: &mut dyn FnMut(&SearchReport),
+    ) -> SearchReport {
+        self.started = Instant::now();
+        self.nodes = 0;
+        self.aborted = false;
+        self.noise = limits.eval_noise.max(0);
+        self.seed = limits.seed;
+        self.node_limit = limits.nodes.unwrap_or(u64::MAX);
+        self.tt.new_search();
+        self.order.new_search();
+        let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, root.ply()));
+        let movetime = limits.movetime;
+        let soft = match (budget, movetime) {
+            (Some(b), Some(t)) => Some(b.soft.min(t)),
+            (Some(b), None) => Some(b.soft),
+            (None, t) => t,
+        };
+        let hard = match (budget, movetime) {
+            (Some(b), Some(t)) => Some(b.hard.min(t)),
+            (Some(b), None) => Some(b.hard),
+            (None, t) => t,
+        };
+        self.hard_deadline = hard.map(|d| self.started + d);
+        self.keys.clear();
+        self.keys.extend_from_slice(history);
+        let root_key = root.zobrist_hash();
+        self.keys.push(root_key);
+
+        let root_moves = root.legal_moves();
+        let mut report = SearchReport {
+            best: root_moves.first().copied(),
+            score: 0,
+            depth: 0,
+            nodes: 0,
+            elapsed: Duration::ZERO,
+            pv: Vec::new(),
+        };
+        if root_moves.len() <= 1 && limits.depth.is_none() && limits.nodes.is_none() {
+            // Nothing to think about.
+            report.elapsed = self.started.elapsed();
+            return report;
+        }
+        let max_depth = limits.depth.unwrap_or(64).clamp(1, MAX_PLY as u32 - 4);
+        for depth in 1..=max_depth {
+            let score = self.negamax(root, depth as i32, 0, -INFINITY, INFINITY, root_key, stop);
+            if self.aborted && depth > 1 {
+                break;
+            }
+            let best = self.tt.probe(root_key).and_then(|e| e.best).or(report.best);
+            report = SearchReport {
+                best,
+                score,
+                depth,
+                nodes: self.nodes,
+                elapsed: self.started.elapsed(),
+                pv: self.principal_variation(root),
+            };
+            on_iteration(&report);
+            if self.aborted || report.mate_in_plies().is_some_and(|n| n.unsigned_abs() <= depth) {
+                break;
+            }
+            // Another iteration costs several times this one: do not start
+            // what cannot finish.
+            if soft.is_some_and(|soft| self.started.elapsed() * 2 > soft) {
+                break;
+            }
+        }
+        report.nodes = self.nodes;
+        report.elapsed = self.started.elapsed();
+        report
+    }
+
+    fn principal_variation(&self, root: &Position) -> Vec<Move> {
+        let mut pv = Vec::new();
+        let mut pos = *root;
+        let mut seen = Vec::new();
+        while pv.len() < 32 {
+            let key = pos.zobrist_hash();
+            if seen.contains(&key) {
+                break;
+            }
+            seen.push(key);
+            let Some(m) = self.tt.probe(key).and_then(|e| e.best) else { break };
+            if !pos.is_legal(m) {
+                break;
+            }
+            pos.play_unchecked(m);
+            pv.push(m);
+        }
+        pv
+    }
+
+    #[inline]
+    fn out_of_time(&mut self, stop: &AtomicBool) -> bool {
+        if self.aborted {
+            return true;
+        }
+        if self.nodes >= self.node_limit {
+            self.aborted = true;
+        } else if self.nodes % 1024 == 0 {
+            let late = self.hard_deadline.is_some_and(|d| Instant::now() >= d);
+            if late || stop.load(Ordering::Relaxed) {
+                self.aborted = true;
+            }
+        }
+        self.aborted
+    }
+
+    /// Whether the position with `key` (the last on the path) already
+    /// occurred since the last irreversible move.
+    fn is_repetition(&self, halfmoves: u32) -> bool {
+        let len = self.keys.len();
+        let key = self.keys[len - 1];
+        let window = (halfmoves as usize).min(len - 1);
+        (2..=window).step_by(2).any(|back| self.keys[len - 1 - back] == key)
+    }
+
+    fn leaf_eval(&self, pos: &Position, key: u64) -> i32 {
+        let eval = evaluate(pos);
+        if self.noise == 0 {
+            return eval;
+        }
+        let spread = 2 * self.noise as u64 + 1;
+        eval + (splitmix(key ^ self.seed) % spread) as i32 - self.noise
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn negamax(
+        &mut self,
+        pos: &Position,
+        depth: i32,
+        ply: usize,
+        mut alpha: i32,
+        beta: i32,
+        key: u64,
+        stop: &AtomicBool,
+    ) -> i32 {
+        self.nodes += 1;
+        if self.out_of_time(stop) {
+            return 0;
+        }
+        if pos.board().king_of(pos.turn()).is_none() {
+            return -MATE + ply as i32;
+        }
+        if ply > 0 && (pos.halfmoves() >= 100 || self.is_repetition(pos.halfmoves())) {
+            return 0;
+        }
+        let in_check = pos.is_check();
+        if depth <= 0 && !in_check || ply >= MAX_PLY - 1 {
+            return self.quiesce(pos, ply, alpha, beta, key, stop);
+        }
+        let depth = depth.max(1);
+        let pv_node = beta - alpha > 1;
+
+        let tt_entry = self.tt.probe(key);
+        if let Some(entry) = tt_entry {
+            if ply > 0 && !pv_node && entry.depth >= depth {
+                let score = score_from_tt(entry.score, ply);
+                let usable = match entry.bound {
+                    Bound::Exact => true,
+                    Bound::Lower => score >= beta,
+                    Bound::Upper => score <= alpha,
+                };
+                if usable {
+                    return score;
+                }
+            }
+        }
+
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+
+        // Null move: if passing still fails high, a real move will too.
+        if !pv_node && !in_check && depth >= 3 && ply > 0 && has_pieces(pos) {
+            let static_eval = self.leaf_eval(pos, key);
+            if static_eval >= beta {
+                let mut passed = *pos;
+                if passed.play_null() {
+                    let passed_key = passed.zobrist_hash();
+                    self.keys.push(passed_key);
+                    let reduction = 3 + depth / 6;
+                    let score =
+                        -self.negamax(&passed, depth - 1 - reduction, ply + 1, -beta, -beta + 1, passed_key, stop);
+                    self.keys.pop();
+                    if self.aborted {
+                        return 0;
+                    }
+                    if score >= beta && score < MATE_BOUND {
+                        return beta;
+                    }
+                }
+            }
+        }
+
+        let tt_move = tt_entry.and_then(|e| e.best);
+        let mut scored = order_moves(pos, &moves, tt_move, &self.order, ply);
+        let original_alpha = alpha;
+        let mut best_score = -INFINITY;
+        let mut best_move = None;
+        for index in 0..scored.len() {
+            let m = scored.pick(index);
+            let mut child = *pos;
+            child.play_unchecked(m);
+            let child_key = child.zobrist_hash();
+            let gives_check = child.is_check();
+            let extension = i32::from(gives_check);
+            let quiet = !m.is_capture() && m.promotion().is_none();
+            self.keys.push(child_key);
+            let new_depth = depth - 1 + extension;
+            let score = if index == 0 {
+                -self.negamax(&child, new_depth, ply + 1, -beta, -alpha, child_key, stop)
+            } else {
+                let reduction = if depth >= 3 && index >= 3 && quiet && !in_check && !gives_check {
+                    1 + i32::from(index >= 8) + i32::from(depth >= 8 && index >= 16)
+                } else {
+                    0
+                };
+                let mut score =
+                    -self.negamax(&child, new_depth - reduction, ply + 1, -alpha - 1, -alpha, child_key, stop);
+                if score > alpha && reduction > 0 {
+                    score = -self.negamax(&child, new_depth, ply + 1, -alpha - 1, -alpha, child_key, stop);
+                }
+                if score > alpha && score < beta {
+                    score = -self.negamax(&child, new_depth, ply + 1, -beta, -alpha, child_key, stop);
+                }
+                score
+            };
+            self.keys.pop();
+            if self.aborted {
+                return 0;
+            }
+            if score > best_score {
+                best_score = score;
+                best_move = Some(m);
+                if score > alpha {
+                    alpha = score;
+                    if alpha >= beta {
+                        if quiet {
+                            self.order.reward(pos.turn(), m, ply, depth);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if best_score > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt.store(Entry { key, best: best_move, score: score_to_tt(best_score, ply), depth, bound });
+        best_score
+    }
+
+    fn quiesce(&mut self, pos: &Position, ply: usize, mut alpha: i32, beta: i32, key: u64, stop: &AtomicBool) -> i32 {
+        self.nodes += 1;
+        if self.out_of_time(stop) {
+            return 0;
+        }
+        if pos.board().king_of(pos.turn()).is_none() {
+            return -MATE + ply as i32;
+        }
+        let in_check = pos.is_check();
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+        let mut best = -INFINITY;
+        if !in_check {
+            let stand_pat = self.leaf_eval(pos, key);
+            if stand_pat >= beta || ply >= MAX_PLY - 1 {
+                return stand_pat;
+            }
+            alpha = alpha.max(stand_pat);
+            best = stand_pat;
+        }
+        let candidates: MoveList =
+            if in_check { moves } else { moves.into_iter().filter(|m| m.is_capture() || is_queening(*m)).collect() };
+        let mut scored = order_moves(pos, &candidates, None, &self.order, ply);
+        for index in 0..scored.len() {
+            let m = scored.pick(index);
+            let mut child = *pos;
+            child.play_unchecked(m);
+            let child_key = child.zobrist_hash();
+            let score = -self.quiesce(&child, ply + 1, -beta, -alpha, child_key, stop);
+            if self.aborted {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    if alpha >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+fn is_queening(m: Move) -> bool {
+    m.promotion() == Some(fogblast_rules::Role::Queen)
+}
+
+/// Whether the side to move has a piece besides pawns and king (null moves
+/// are unsafe in pawn endings, where passing may be the only good move).
+fn has_pieces(pos: &Position) -> bool {
+    let board = pos.board();
+    (board.by_color(pos.turn()) - board.pawns() - board.kings()).any()
+}
+
+/// Mate scores are stored relative to the node, not the root.
+fn score_to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score + ply as i32
+    } else if score <= -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+fn score_from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score - ply as i32
+    } else if score <= -MATE_BOUND {
+        score + ply as i32
+    } else {
+        score
+    }
+}
+
+/// SplitMix64: a fast, well-mixed hash for deterministic evaluation noise.
+pub(crate) fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
