@@ -122,7 +122,7 @@ fn capture_score(pos: &Position, m: Move) -> i32 {
     let board = pos.board();
     let us = pos.turn();
     let to = m.to();
-    let blast = attacks::king_attacks(to) & (board.occupied() - board.pawns()) - m.from();
+    let blast = attacks::king_attacks(to) & (board.occupied() - board.pawns() - m.from());
     if (blast & board.kings() & board.by_color(!us)).any() || m.capture() == Some(Role::King) {
         return KING_EXPLOSION;
     }
