@@ -153,6 +153,9 @@ impl Searcher {
         }
         let max_depth = limits.depth.unwrap_or(64).clamp(1, MAX_PLY as u32 - 4);
         for depth in 1..=max_depth {
+            if depth > 1 && stop.load(Ordering::Relaxed) {
+                break;
+            }
             let score = self.negamax(root, depth as i32, 0, -INFINITY, INFINITY, root_key, stop);
             if self.aborted && depth > 1 {
                 break;

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 mod bench;
 mod engine_bench;
 mod perft;
+mod selfplay;
 
 #[derive(Debug, Parser)]
 #[command(name = "fogblast", version, about = "Atomic and fog-of-war chess server")]
@@ -23,6 +24,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Measure search speed (nodes per second) and each level's time to move.
     EngineBench(engine_bench::EngineBenchArgs),
+    /// Play a match between two computer levels.
+    Selfplay(selfplay::SelfplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
         Command::Perft(args) => perft::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::EngineBench(args) => engine_bench::run(&args),
+        Command::Selfplay(args) => selfplay::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

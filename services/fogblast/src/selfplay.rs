@@ -1,0 +1,189 @@
+//! `fogblast selfplay`: matches between two engine levels, used to
+//! calibrate the levels. Openings are random but seeded, and each is played
+//! twice with colours swapped so neither level gets the better side of it.
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Args;
+use fogblast_engine::{Clock, Level, Searcher};
+use fogblast_rules::{Color, Game, Outcome, Position, Variant};
+
+#[derive(Debug, Args)]
+pub struct SelfplayArgs {
+    /// Level of the first player (white in even-numbered games).
+    #[arg(long)]
+    first: Level,
+    /// Level of the second player.
+    #[arg(long)]
+    second: Level,
+    /// Games in the match (rounded up to an even number).
+    #[arg(long, default_value_t = 100)]
+    games: usize,
+    #[arg(long, default_value = "atomic")]
+    variant: Variant,
+    /// Clock of each side, as MINUTES+SECONDS like 1+0.5; without it each
+    /// move gets the level's own time cap.
+    #[arg(long)]
+    clock: Option<String>,
+    /// Random plies played before the engines take over.
+    #[arg(long, default_value_t = 4)]
+    opening_plies: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Games played at once.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// A game still running after this many plies is drawn.
+    #[arg(long, default_value_t = 300)]
+    max_plies: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    first_wins: usize,
+    second_wins: usize,
+    draws: usize,
+}
+
+fn parse_clock(text: &str) -> anyhow::Result<(Duration, Duration)> {
+    let (minutes, seconds) = text.split_once('+').context("clock must look like 1+0.5")?;
+    let initial = Duration::from_secs_f64(minutes.parse::<f64>()? * 60.0);
+    let increment = Duration::from_secs_f64(seconds.parse::<f64>()?);
+    Ok((initial, increment))
+}
+
+/// SplitMix64, for seeded openings.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn opening(variant: Variant, plies: usize, seed: u64) -> Game {
+    loop {
+        let mut game = Game::new(Position::new(variant));
+        let mut state = seed;
+        for _ in 0..plies {
+            let moves = game.position().legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            state = mix(state);
+            let m = moves[(state % moves.len() as u64) as usize];
+            game.play(m).expect("generated moves are legal");
+        }
+        if game.outcome().is_none() {
+            return game;
+        }
+    }
+}
+
+/// Plays one game; returns the outcome and the number of plies.
+fn play_game(args: &SelfplayArgs, white: Level, black: Level, index: usize) -> anyhow::Result<(Outcome, usize)> {
+    let clock = args.clock.as_deref().map(parse_clock).transpose()?;
+    let mut game = opening(args.variant, args.opening_plies, mix(args.seed ^ (index as u64 / 2)));
+    let mut searchers = [Searcher::new(16), Searcher::new(16)];
+    let mut remaining = [clock.map_or(Duration::ZERO, |c| c.0); 2];
+    let stop = AtomicBool::new(false);
+    let mut keys = vec![game.initial().zobrist_hash()];
+    let mut replay = *game.initial();
+    for &m in game.moves() {
+        replay.play_unchecked(m);
+        keys.push(replay.zobrist_hash());
+    }
+    loop {
+        if let Some(outcome) = game.outcome() {
+            return Ok((outcome, game.ply()));
+        }
+        if game.ply() >= args.max_plies {
+            return Ok((Outcome::Draw { reason: fogblast_rules::DrawReason::FiftyMoves }, game.ply()));
+        }
+        let pos = *game.position();
+        let side = pos.turn();
+        let level = if side == Color::White { white } else { black };
+        let side_clock =
+            clock.map(|(_, increment)| Clock { remaining: remaining[side.index()], increment, moves_to_go: None });
+        let limits = level.limits(side_clock, None, mix(args.seed ^ index as u64 ^ (game.ply() as u64) << 20));
+        let history = &keys[..keys.len() - 1];
+        let started = Instant::now();
+        let report = searchers[side.index()].search(&pos, history, &limits, &stop, &mut |_| {});
+        let spent = started.elapsed();
+        if let Some((_, increment)) = clock {
+            let left = &mut remaining[side.index()];
+            if spent > *left {
+                return Ok((pos.outcome_on_timeout(side), game.ply()));
+            }
+            *left = *left - spent + increment;
+        }
+        let m = report.best.context("a position with moves gave no best move")?;
+        game.play(m)?;
+        keys.push(game.position().zobrist_hash());
+    }
+}
+
+pub fn run(args: &SelfplayArgs) -> anyhow::Result<()> {
+    let games = args.games.div_ceil(2) * 2;
+    let next = AtomicUsize::new(0);
+    let tally = Mutex::new(Tally::default());
+    let plies = AtomicUsize::new(0);
+    let started = Instant::now();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let workers: Vec<_> = (0..args.threads.max(1))
+            .map(|_| {
+                scope.spawn(|| -> anyhow::Result<()> {
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        if index >= games {
+                            return Ok(());
+                        }
+                        let first_is_white = index % 2 == 0;
+                        let (white, black) =
+                            if first_is_white { (args.first, args.second) } else { (args.second, args.first) };
+                        let (outcome, length) = play_game(args, white, black, index)?;
+                        plies.fetch_add(length, Ordering::Relaxed);
+                        let mut t = tally.lock().expect("no thread panics holding the tally");
+                        match outcome.winner() {
+                            None => t.draws += 1,
+                            Some(color) if (color == Color::White) == first_is_white => t.first_wins += 1,
+                            Some(_) => t.second_wins += 1,
+                        }
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().expect("selfplay worker panicked")?;
+        }
+        Ok(())
+    })?;
+    let t = tally.into_inner().expect("tally lock");
+    let played = t.first_wins + t.second_wins + t.draws;
+    let score = (t.first_wins as f64 + t.draws as f64 / 2.0) / played as f64;
+    let elo = elo_difference(score);
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{} {} vs {}: games {played} first wins {} second wins {} draws {} score {:.1}% elo {elo:+.0} plies {} time {:.0}s",
+        args.variant,
+        args.first,
+        args.second,
+        t.first_wins,
+        t.second_wins,
+        t.draws,
+        score * 100.0,
+        plies.load(Ordering::Relaxed),
+        started.elapsed().as_secs_f64(),
+    )?;
+    Ok(())
+}
+
+/// The Elo difference that expects `score` (0-1), clamped at the ends.
+fn elo_difference(score: f64) -> f64 {
+    let s = score.clamp(0.001, 0.999);
+    -400.0 * (1.0 / s - 1.0).log10()
+}
