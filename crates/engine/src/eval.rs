@@ -54,22 +54,24 @@ fn side_score(pos: &Position, color: Color) -> i32 {
     let endgame = is_endgame(board);
     let mut score = 0;
 
-    for sq in ours {
-        let Some(role) = board.role_at(sq) else { continue };
-        score += piece_value(variant, role);
-        let mobility = || (attacks::attacks(role, color, sq, occupied) - ours).count() as i32;
-        score += match role {
-            Role::Pawn => {
-                let advance = sq.rank().relative(color == Color::Black).index() as i32 - 1;
-                advance * advance * 3 + if (2..=5).contains(&sq.file().index()) { 4 } else { 0 }
-            }
-            Role::Knight => centrality(sq) * 8 + mobility() * 3,
-            Role::Bishop => centrality(sq) * 3 + mobility() * 4,
-            Role::Rook => mobility() * 2,
-            Role::Queen => mobility(),
-            Role::King if endgame => centrality(sq) * 10,
-            Role::King => -centrality(sq) * 10,
-        };
+    for role in Role::ALL {
+        let pieces = board.by_piece(role.of(color));
+        score += piece_value(variant, role) * pieces.count() as i32;
+        for sq in pieces {
+            let mobility = || (attacks::attacks(role, color, sq, occupied) - ours).count() as i32;
+            score += match role {
+                Role::Pawn => {
+                    let advance = sq.rank().relative(color == Color::Black).index() as i32 - 1;
+                    advance * advance * 3 + if (2..=5).contains(&sq.file().index()) { 4 } else { 0 }
+                }
+                Role::Knight => centrality(sq) * 8 + mobility() * 3,
+                Role::Bishop => centrality(sq) * 3 + mobility() * 4,
+                Role::Rook => mobility() * 2,
+                Role::Queen => mobility(),
+                Role::King if endgame => centrality(sq) * 10,
+                Role::King => -centrality(sq) * 10,
+            };
+        }
     }
     if (ours & board.bishops()).more_than_one() {
         score += 30;

@@ -19,6 +19,7 @@ mod ordering;
 mod search;
 mod time;
 mod tt;
+pub mod uci;
 
 pub use eval::{evaluate, piece_value};
 pub use level::{Level, LevelSettings, ParseLevelError};

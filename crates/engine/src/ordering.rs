@@ -3,6 +3,7 @@
 //! explosion destroys on each side, with a blown-up king above all); then
 //! killer moves and quiet moves by history.
 
+use arrayvec::ArrayVec;
 use fogblast_rules::attacks;
 use fogblast_rules::{Color, Move, MoveList, Position, Role, Variant};
 
@@ -54,11 +55,12 @@ impl Default for MoveOrder {
 
 /// Moves with their ordering scores, handed out best first.
 #[derive(Debug)]
-pub(crate) struct ScoredMoves {
-    moves: Vec<(Move, i32)>,
+pub(crate) struct ScoredMoves<'a> {
+    moves: &'a mut MoveList,
+    scores: ArrayVec<i32, 1024>,
 }
 
-impl ScoredMoves {
+impl ScoredMoves<'_> {
     pub fn len(&self) -> usize {
         self.moves.len()
     }
@@ -66,10 +68,15 @@ impl ScoredMoves {
     /// The best of the moves from `index` on, swapped into `index`
     /// (selection sort, so a cut-off skips sorting the rest).
     pub fn pick(&mut self, index: usize) -> Move {
-        let best =
-            (index..self.moves.len()).max_by_key(|&i| (self.moves[i].1, std::cmp::Reverse(i))).expect("index in range");
+        let mut best = index;
+        for i in index + 1..self.scores.len() {
+            if self.scores[i] > self.scores[best] {
+                best = i;
+            }
+        }
         self.moves.swap(index, best);
-        self.moves[index].0
+        self.scores.swap(index, best);
+        self.moves[index]
     }
 }
 
@@ -79,19 +86,19 @@ const GOOD_CAPTURE: i32 = 2_000_000;
 const KILLER: i32 = 1_000_000;
 const BAD_CAPTURE: i32 = -1_000_000;
 
-pub(crate) fn order_moves(
+pub(crate) fn order_moves<'a>(
     pos: &Position,
-    moves: &MoveList,
+    moves: &'a mut MoveList,
     hash_move: Option<Move>,
     order: &MoveOrder,
     ply: usize,
-) -> ScoredMoves {
+) -> ScoredMoves<'a> {
     let killers = order.killers.get(ply).copied().unwrap_or([None; 2]);
     let us = pos.turn();
-    let scored = moves
+    let scores = moves
         .iter()
         .map(|&m| {
-            let score = if Some(m) == hash_move {
+            if Some(m) == hash_move {
                 HASH_MOVE
             } else if m.is_capture() {
                 capture_score(pos, m)
@@ -103,11 +110,10 @@ pub(crate) fn order_moves(
                 KILLER
             } else {
                 order.history[MoveOrder::history_index(us, m)]
-            };
-            (m, score)
+            }
         })
         .collect();
-    ScoredMoves { moves: scored }
+    ScoredMoves { moves, scores }
 }
 
 /// What a capture wins: in atomic the value of the enemy pieces the blast

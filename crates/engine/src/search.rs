@@ -281,7 +281,8 @@ impl Searcher {
             }
         }
 
-        let moves = pos.legal_moves();
+        let mut moves = MoveList::new();
+        pos.generate_legal_moves(&mut moves);
         if moves.is_empty() {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
@@ -309,7 +310,7 @@ impl Searcher {
         }
 
         let tt_move = tt_entry.and_then(|e| e.best);
-        let mut scored = order_moves(pos, &moves, tt_move, &self.order, ply);
+        let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply);
         let original_alpha = alpha;
         let mut best_score = -INFINITY;
         let mut best_move = None;
@@ -380,7 +381,8 @@ impl Searcher {
             return -MATE + ply as i32;
         }
         let in_check = pos.is_check();
-        let moves = pos.legal_moves();
+        let mut moves = MoveList::new();
+        pos.generate_legal_moves(&mut moves);
         if moves.is_empty() {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
@@ -393,9 +395,10 @@ impl Searcher {
             alpha = alpha.max(stand_pat);
             best = stand_pat;
         }
-        let candidates: MoveList =
-            if in_check { moves } else { moves.into_iter().filter(|m| m.is_capture() || is_queening(*m)).collect() };
-        let mut scored = order_moves(pos, &candidates, None, &self.order, ply);
+        if !in_check {
+            moves.retain(|m| m.is_capture() || is_queening(*m));
+        }
+        let mut scored = order_moves(pos, &mut moves, None, &self.order, ply);
         for index in 0..scored.len() {
             let m = scored.pick(index);
             let mut child = *pos;

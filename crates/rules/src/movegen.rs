@@ -16,12 +16,18 @@ impl Position {
     /// Every legal move. Empty when the game is decided by a missing king.
     pub fn legal_moves(&self) -> MoveList {
         let mut moves = MoveList::new();
-        match self.variant {
-            Variant::Standard => gen_standard(self, &mut moves),
-            Variant::Atomic => gen_atomic(self, &mut moves),
-            Variant::Fog => gen_fog(self, &mut moves),
-        }
+        self.generate_legal_moves(&mut moves);
         moves
+    }
+
+    /// Appends every legal move to `moves`; hot loops keep one list per
+    /// ply instead of moving a fresh one around.
+    pub fn generate_legal_moves(&self, moves: &mut MoveList) {
+        match self.variant {
+            Variant::Standard => gen_standard(self, moves),
+            Variant::Atomic => gen_atomic(self, moves),
+            Variant::Fog => gen_fog(self, moves),
+        }
     }
 
     pub fn is_legal(&self, m: Move) -> bool {

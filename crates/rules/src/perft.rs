@@ -1,7 +1,7 @@
 //! Perft: counting the leaves of the legal move tree, the standard test
 //! (and benchmark) of a move generator.
 
-use crate::moves::Move;
+use crate::moves::{Move, MoveList};
 use crate::position::Position;
 
 /// The number of move sequences of exactly `depth` plies from `pos`.
@@ -9,16 +9,21 @@ use crate::position::Position;
 pub fn perft(pos: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
-        1 => pos.legal_moves().len() as u64,
-        _ => pos
-            .legal_moves()
-            .into_iter()
-            .map(|m| {
-                let mut child = *pos;
-                child.play_unchecked(m);
-                perft(&child, depth - 1)
-            })
-            .sum(),
+        _ => {
+            let mut moves = MoveList::new();
+            pos.generate_legal_moves(&mut moves);
+            if depth == 1 {
+                return moves.len() as u64;
+            }
+            moves
+                .iter()
+                .map(|&m| {
+                    let mut child = *pos;
+                    child.play_unchecked(m);
+                    perft(&child, depth - 1)
+                })
+                .sum()
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! repetition and transposition tables.
 
 use crate::color::Color;
+use crate::piece::Role;
 use crate::position::Position;
 
 /// SplitMix64, run at compile time so the keys are the same in every build.
@@ -37,8 +38,13 @@ impl Position {
     /// equal keys.
     pub fn zobrist_hash(&self) -> u64 {
         let mut key = 0;
-        for (sq, piece) in self.board.pieces() {
-            key ^= PIECE_KEYS[(piece.color.index() * 6 + piece.role.index()) * 64 + sq.index()];
+        for color in Color::ALL {
+            for role in Role::ALL {
+                let table = &PIECE_KEYS[(color.index() * 6 + role.index()) * 64..][..64];
+                for sq in self.board.by_piece(role.of(color)) {
+                    key ^= table[sq.index()];
+                }
+            }
         }
         for sq in self.castling_rooks {
             key ^= CASTLING_KEYS[sq.index()];
