@@ -8,6 +8,7 @@ mod bench;
 mod engine_bench;
 mod perft;
 mod selfplay;
+mod uci;
 
 #[derive(Debug, Parser)]
 #[command(name = "fogblast", version, about = "Atomic and fog-of-war chess server")]
@@ -26,6 +27,8 @@ enum Command {
     EngineBench(engine_bench::EngineBenchArgs),
     /// Play a match between two computer levels.
     Selfplay(selfplay::SelfplayArgs),
+    /// Play as a UCI engine on stdin and stdout, for chess GUIs and match tools.
+    Uci,
 }
 
 fn main() -> ExitCode {
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::EngineBench(args) => engine_bench::run(&args),
         Command::Selfplay(args) => selfplay::run(&args),
+        Command::Uci => uci::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
