@@ -287,9 +287,17 @@ impl Searcher {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
 
+        let static_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, key) };
+        // Reverse futility: far above beta near the leaves, a quiet reply
+        // will not bring the score back down.
+        if !pv_node && !in_check && depth <= 3 && ply > 0 && static_eval.abs() < MATE_BOUND {
+            let margin = 120 * depth;
+            if static_eval - margin >= beta {
+                return static_eval - margin;
+            }
+        }
         // Null move: if passing still fails high, a real move will too.
         if !pv_node && !in_check && depth >= 3 && ply > 0 && has_pieces(pos) {
-            let static_eval = self.leaf_eval(pos, key);
             if static_eval >= beta {
                 let mut passed = *pos;
                 if passed.play_null() {
@@ -322,6 +330,19 @@ impl Searcher {
             let gives_check = child.is_check();
             let extension = i32::from(gives_check);
             let quiet = !m.is_capture() && m.promotion().is_none();
+            // Futility: a quiet move at the frontier cannot lift a hopeless
+            // static score to alpha (checks are always searched).
+            if quiet
+                && index > 0
+                && !pv_node
+                && !in_check
+                && !gives_check
+                && depth <= 2
+                && static_eval + 150 * depth <= alpha
+                && alpha.abs() < MATE_BOUND
+            {
+                continue;
+            }
             self.keys.push(child_key);
             let new_depth = depth - 1 + extension;
             let score = if index == 0 {
