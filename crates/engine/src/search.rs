@@ -297,22 +297,19 @@ impl Searcher {
             }
         }
         // Null move: if passing still fails high, a real move will too.
-        if !pv_node && !in_check && depth >= 3 && ply > 0 && has_pieces(pos) {
-            if static_eval >= beta {
-                let mut passed = *pos;
-                if passed.play_null() {
-                    let passed_key = passed.zobrist_hash();
-                    self.keys.push(passed_key);
-                    let reduction = 3 + depth / 6;
-                    let score =
-                        -self.negamax(&passed, depth - 1 - reduction, ply + 1, -beta, -beta + 1, passed_key, stop);
-                    self.keys.pop();
-                    if self.aborted {
-                        return 0;
-                    }
-                    if score >= beta && score < MATE_BOUND {
-                        return beta;
-                    }
+        if !pv_node && !in_check && depth >= 3 && ply > 0 && has_pieces(pos) && static_eval >= beta {
+            let mut passed = *pos;
+            if passed.play_null() {
+                let passed_key = passed.zobrist_hash();
+                self.keys.push(passed_key);
+                let reduction = 3 + depth / 6;
+                let score = -self.negamax(&passed, depth - 1 - reduction, ply + 1, -beta, -beta + 1, passed_key, stop);
+                self.keys.pop();
+                if self.aborted {
+                    return 0;
+                }
+                if score >= beta && score < MATE_BOUND {
+                    return beta;
                 }
             }
         }
