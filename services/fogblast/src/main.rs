@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod engine_bench;
+mod engine_pool;
 mod perft;
 mod selfplay;
 mod uci;
@@ -29,6 +30,8 @@ enum Command {
     Selfplay(selfplay::SelfplayArgs),
     /// Play as a UCI engine on stdin and stdout, for chess GUIs and match tools.
     Uci,
+    /// Run the engine pool service: computer moves over gRPC, metrics over HTTP.
+    Engine(fogblast_engine_service::EngineConfig),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::EngineBench(args) => engine_bench::run(&args),
         Command::Selfplay(args) => selfplay::run(&args),
         Command::Uci => uci::run(),
+        Command::Engine(config) => engine_pool::run(config),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

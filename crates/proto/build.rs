@@ -1,0 +1,17 @@
+//! Generates the gRPC code from `proto/` with the protoc that
+//! `protoc-bin-vendored` ships, so a fresh machine needs no protoc of its own.
+
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let proto_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let protos = [proto_dir.join("engine.proto")];
+    for proto in &protos {
+        println!("cargo:rerun-if-changed={}", proto.display());
+    }
+    // tonic-build finds protoc through this variable; a build script's
+    // environment is its own.
+    std::env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?);
+    tonic_build::configure().compile_protos(&protos, &[proto_dir])?;
+    Ok(())
+}

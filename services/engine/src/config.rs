@@ -1,0 +1,67 @@
+//! The engine pool's settings, read once from flags and the environment by
+//! the `fogblast` binary and passed down; tests build the struct directly.
+
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+/// How the engine pool runs.
+#[derive(Clone, Debug, clap::Args)]
+pub struct EngineConfig {
+    /// Address the gRPC service listens on.
+    #[arg(long, env = "FOGBLAST_ENGINE_LISTEN", default_value = DEFAULT_LISTEN)]
+    pub listen: SocketAddr,
+
+    /// Address the Prometheus `/metrics` endpoint listens on.
+    #[arg(long, env = "FOGBLAST_ENGINE_METRICS_LISTEN", default_value = DEFAULT_METRICS_LISTEN)]
+    pub metrics_listen: SocketAddr,
+
+    /// Search threads, each searching one request at a time [default: the machine's cores].
+    #[arg(long, env = "FOGBLAST_ENGINE_WORKERS", default_value_t = default_workers(), hide_default_value = true,
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub workers: u32,
+
+    /// Requests that may wait for a free thread; past that, calls fail at once with RESOURCE_EXHAUSTED.
+    #[arg(long, env = "FOGBLAST_ENGINE_QUEUE", default_value_t = DEFAULT_QUEUE,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub queue: u32,
+
+    /// Transposition table size of each search thread, in MiB.
+    #[arg(long, env = "FOGBLAST_ENGINE_HASH_MB", default_value_t = DEFAULT_HASH_MB,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub hash_mb: u32,
+
+    /// On shutdown, how long requests already accepted may take to finish, in milliseconds.
+    #[arg(long, env = "FOGBLAST_ENGINE_DRAIN_MS", default_value_t = DEFAULT_DRAIN_MS)]
+    pub drain_ms: u64,
+}
+
+const DEFAULT_LISTEN: &str = "0.0.0.0:50053";
+const DEFAULT_METRICS_LISTEN: &str = "0.0.0.0:9103";
+const DEFAULT_QUEUE: u32 = 64;
+const DEFAULT_HASH_MB: u32 = 16;
+const DEFAULT_DRAIN_MS: u64 = 10_000;
+
+fn default_workers() -> u32 {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get).try_into().unwrap_or(1)
+}
+
+impl EngineConfig {
+    pub fn drain_timeout(&self) -> Duration {
+        Duration::from_millis(self.drain_ms)
+    }
+}
+
+impl Default for EngineConfig {
+    /// The same defaults as the flags, without reading the environment.
+    fn default() -> EngineConfig {
+        EngineConfig {
+            listen: DEFAULT_LISTEN.parse().expect("a valid default address"),
+            metrics_listen: DEFAULT_METRICS_LISTEN.parse().expect("a valid default address"),
+            workers: default_workers(),
+            queue: DEFAULT_QUEUE,
+            hash_mb: DEFAULT_HASH_MB,
+            drain_ms: DEFAULT_DRAIN_MS,
+        }
+    }
+}

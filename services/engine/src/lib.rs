@@ -1,0 +1,124 @@
+//! The engine pool: Fogblast's computer players behind one gRPC call,
+//! `BestMove`. Searches run on a fixed set of threads fed by a bounded
+//! queue, so a burst of requests is refused quickly instead of piling up,
+//! and a request whose caller has given up is never searched. Prometheus
+//! metrics are served on a second listener.
+//!
+//! The service is a library: the `fogblast engine` command, `fogblast up`
+//! and the tests all start it through [`run`].
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fogblast_proto::engine::engine_server::EngineServer;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::Server;
+use tracing::{info, warn};
+
+mod config;
+mod deadline;
+mod metrics;
+mod pool;
+mod request;
+mod service;
+
+pub use config::EngineConfig;
+pub use request::{RequestError, MAX_BUDGET_MS};
+
+use metrics::Metrics;
+use pool::Pool;
+use service::EngineService;
+
+/// After the drain time runs out and the pool aborts, how long calls still
+/// open get to hear that it is shutting down.
+const ABORT_GRACE: Duration = Duration::from_secs(2);
+
+/// Why the engine pool could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("setting up metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
+    #[error("starting a search thread: {0}")]
+    SpawnWorker(#[source] std::io::Error),
+    #[error("reading the listener's address: {0}")]
+    Listener(#[source] std::io::Error),
+    #[error("serving gRPC: {0}")]
+    Grpc(#[from] tonic::transport::Error),
+    #[error("serving metrics: {0}")]
+    MetricsServer(#[source] std::io::Error),
+}
+
+/// Serves `BestMove` on `grpc_listener` and `/metrics` on
+/// `metrics_listener` until `shutdown` completes. Then it stops accepting
+/// calls, lets those already accepted finish for up to
+/// `config.drain_ms` (after which the rest are refused and their searches
+/// stopped), and ends the search threads.
+pub async fn run(
+    config: EngineConfig,
+    grpc_listener: TcpListener,
+    metrics_listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let grpc_addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
+    let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
+    let metrics = Arc::new(Metrics::new(config.workers)?);
+    let pool =
+        Pool::start(config.workers, config.queue, config.hash_mb, metrics.clone()).map_err(ServeError::SpawnWorker)?;
+
+    let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
+    let metrics_server = tokio::spawn(metrics::serve(metrics_listener, metrics.clone(), async {
+        let _ = metrics_stopped.await;
+    }));
+
+    let (draining_tx, draining) = oneshot::channel();
+    let signal = async move {
+        shutdown.await;
+        info!("shutting down: no new calls; draining those accepted");
+        let _ = draining_tx.send(());
+    };
+    let service = EngineService::new(pool.submitter(), metrics.clone(), config.queue);
+    let server = Server::builder()
+        .add_service(EngineServer::new(service))
+        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener), signal);
+    info!(
+        grpc = %grpc_addr,
+        metrics = %metrics_addr,
+        workers = config.workers,
+        queue = config.queue,
+        hash_mb = config.hash_mb,
+        "engine pool listening"
+    );
+
+    let mut server = pin!(server);
+    let served = tokio::select! {
+        served = &mut server => served,
+        Ok(()) = draining => match tokio::time::timeout(config.drain_timeout(), &mut server).await {
+            Ok(served) => served,
+            Err(_) => {
+                warn!(drain_ms = config.drain_ms, "drain time ran out: refusing queued calls, stopping searches");
+                pool.abort();
+                tokio::time::timeout(ABORT_GRACE, &mut server).await.unwrap_or(Ok(()))
+            }
+        },
+    };
+
+    pool.close();
+    if tokio::task::spawn_blocking(move || pool.join()).await.is_err() {
+        warn!("waiting for the search threads failed");
+    }
+    let _ = stop_metrics.send(());
+    let metrics_served = match metrics_server.await {
+        Ok(result) => result.map_err(ServeError::MetricsServer),
+        Err(err) => {
+            warn!(error = %err, "metrics server task failed");
+            Ok(())
+        }
+    };
+    info!("engine pool stopped");
+    served?;
+    metrics_served
+}

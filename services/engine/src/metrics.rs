@@ -1,0 +1,190 @@
+//! What the pool reports to Prometheus, and the HTTP listener that serves
+//! it as text at `/metrics`. Each pool has its own registry, so several
+//! pools in one process (tests, `fogblast up`) keep separate counts.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use prometheus::{
+    exponential_buckets, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+use tokio::net::TcpListener;
+
+/// How a call was answered: the `outcome` label of `fogblast_engine_requests_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Ok,
+    InvalidArgument,
+    ResourceExhausted,
+    DeadlineExceeded,
+    Unavailable,
+    Internal,
+}
+
+impl Outcome {
+    const ALL: [Outcome; 6] = [
+        Outcome::Ok,
+        Outcome::InvalidArgument,
+        Outcome::ResourceExhausted,
+        Outcome::DeadlineExceeded,
+        Outcome::Unavailable,
+        Outcome::Internal,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::InvalidArgument => "invalid_argument",
+            Outcome::ResourceExhausted => "resource_exhausted",
+            Outcome::DeadlineExceeded => "deadline_exceeded",
+            Outcome::Unavailable => "unavailable",
+            Outcome::Internal => "internal",
+        }
+    }
+
+    pub fn of(code: tonic::Code) -> Outcome {
+        match code {
+            tonic::Code::Ok => Outcome::Ok,
+            tonic::Code::InvalidArgument => Outcome::InvalidArgument,
+            tonic::Code::ResourceExhausted => Outcome::ResourceExhausted,
+            tonic::Code::DeadlineExceeded => Outcome::DeadlineExceeded,
+            tonic::Code::Unavailable => Outcome::Unavailable,
+            _ => Outcome::Internal,
+        }
+    }
+}
+
+/// Why a worker dropped a queued job unsearched: the `reason` label of
+/// `fogblast_engine_jobs_skipped_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SkipReason {
+    /// Its deadline had passed.
+    Expired,
+    /// Its caller had gone.
+    Cancelled,
+    /// The pool was shutting down past its drain time.
+    Shutdown,
+}
+
+impl SkipReason {
+    const ALL: [SkipReason; 3] = [SkipReason::Expired, SkipReason::Cancelled, SkipReason::Shutdown];
+
+    fn label(self) -> &'static str {
+        match self {
+            SkipReason::Expired => "expired",
+            SkipReason::Cancelled => "cancelled",
+            SkipReason::Shutdown => "shutdown",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Metrics {
+    registry: Registry,
+    pub queue_depth: IntGauge,
+    pub busy_workers: IntGauge,
+    requests: IntCounterVec,
+    skipped: IntCounterVec,
+    search_seconds: HistogramVec,
+    pub queue_wait_seconds: Histogram,
+    pub nodes: IntCounter,
+}
+
+impl Metrics {
+    pub fn new(workers: u32) -> Result<Metrics, prometheus::Error> {
+        let registry = Registry::new();
+        let queue_depth = IntGauge::new("fogblast_engine_queue_depth", "Requests waiting for a search thread.")?;
+        let busy_workers = IntGauge::new("fogblast_engine_busy_workers", "Search threads searching now.")?;
+        let worker_count = IntGauge::new("fogblast_engine_workers", "Search threads in the pool.")?;
+        let requests = IntCounterVec::new(
+            Opts::new("fogblast_engine_requests_total", "BestMove calls answered, by outcome."),
+            &["outcome"],
+        )?;
+        let skipped = IntCounterVec::new(
+            Opts::new("fogblast_engine_jobs_skipped_total", "Queued requests dropped unsearched, by reason."),
+            &["reason"],
+        )?;
+        let search_seconds = HistogramVec::new(
+            HistogramOpts::new("fogblast_engine_search_seconds", "Time spent searching one move, by level.")
+                .buckets(exponential_buckets(0.001, 2.0, 14)?),
+            &["level"],
+        )?;
+        let queue_wait_seconds = Histogram::with_opts(
+            HistogramOpts::new("fogblast_engine_queue_wait_seconds", "Time a request waited for a search thread.")
+                .buckets(exponential_buckets(0.0005, 2.0, 14)?),
+        )?;
+        let nodes = IntCounter::new("fogblast_engine_nodes_total", "Positions searched.")?;
+        registry.register(Box::new(queue_depth.clone()))?;
+        registry.register(Box::new(busy_workers.clone()))?;
+        registry.register(Box::new(worker_count.clone()))?;
+        registry.register(Box::new(requests.clone()))?;
+        registry.register(Box::new(skipped.clone()))?;
+        registry.register(Box::new(search_seconds.clone()))?;
+        registry.register(Box::new(queue_wait_seconds.clone()))?;
+        registry.register(Box::new(nodes.clone()))?;
+        worker_count.set(workers.into());
+        // Every series exists from the start, so a rate over a fresh pool is zero, not absent.
+        for outcome in Outcome::ALL {
+            requests.with_label_values(&[outcome.label()]);
+        }
+        for reason in SkipReason::ALL {
+            skipped.with_label_values(&[reason.label()]);
+        }
+        for level in fogblast_engine::Level::ALL {
+            search_seconds.with_label_values(&[level.name()]);
+        }
+        Ok(Metrics {
+            registry,
+            queue_depth,
+            busy_workers,
+            requests,
+            skipped,
+            search_seconds,
+            queue_wait_seconds,
+            nodes,
+        })
+    }
+
+    pub fn answered(&self, outcome: Outcome) {
+        self.requests.with_label_values(&[outcome.label()]).inc();
+    }
+
+    pub fn skipped(&self, reason: SkipReason) {
+        self.skipped.with_label_values(&[reason.label()]).inc();
+    }
+
+    pub fn searched(&self, level: fogblast_engine::Level, seconds: f64) {
+        self.search_seconds.with_label_values(&[level.name()]).observe(seconds);
+    }
+
+    /// Every metric in the Prometheus text format.
+    pub fn render(&self) -> Result<String, prometheus::Error> {
+        TextEncoder::new().encode_to_string(&self.registry.gather())
+    }
+}
+
+/// Serves `/metrics` on `listener` until `shutdown` completes.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = Router::new().route("/metrics", get(render)).with_state(metrics);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
+
+async fn render(State(metrics): State<Arc<Metrics>>) -> axum::response::Response {
+    match metrics.render() {
+        Ok(text) => ([(header::CONTENT_TYPE, prometheus::TEXT_FORMAT)], text).into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "rendering metrics failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response()
+        }
+    }
+}
