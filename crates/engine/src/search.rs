@@ -156,7 +156,7 @@ impl Searcher {
             if depth > 1 && stop.load(Ordering::Relaxed) {
                 break;
             }
-            let score = self.negamax(root, depth as i32, 0, -INFINITY, INFINITY, root_key, stop);
+            let score = self.aspiration(root, depth as i32, report.score, root_key, stop);
             if self.aborted && depth > 1 {
                 break;
             }
@@ -182,6 +182,23 @@ impl Searcher {
         report.nodes = self.nodes;
         report.elapsed = self.started.elapsed();
         report
+    }
+
+    /// Searches the root in a narrow window around the last score, widening
+    /// it whenever the result falls outside.
+    fn aspiration(&mut self, root: &Position, depth: i32, guess: i32, key: u64, stop: &AtomicBool) -> i32 {
+        if depth < 5 || guess.abs() >= MATE_BOUND {
+            return self.negamax(root, depth, 0, -INFINITY, INFINITY, key, stop);
+        }
+        let mut window = 40;
+        loop {
+            let (alpha, beta) = ((guess - window).max(-INFINITY), (guess + window).min(INFINITY));
+            let score = self.negamax(root, depth, 0, alpha, beta, key, stop);
+            if self.aborted || (score > alpha && score < beta) || window > 1000 {
+                return score;
+            }
+            window *= 4;
+        }
     }
 
     fn principal_variation(&self, root: &Position) -> Vec<Move> {
@@ -346,7 +363,7 @@ impl Searcher {
                 -self.negamax(&child, new_depth, ply + 1, -beta, -alpha, child_key, stop)
             } else {
                 let reduction = if depth >= 3 && index >= 3 && quiet && !in_check && !gives_check {
-                    1 + i32::from(index >= 8) + i32::from(depth >= 8 && index >= 16)
+                    late_move_reduction(depth, index).min(new_depth - 1)
                 } else {
                     0
                 };
@@ -438,6 +455,13 @@ impl Searcher {
         }
         best
     }
+}
+
+/// Plies to cut from a late quiet move: grows with depth and with how late
+/// the move comes in the ordering.
+fn late_move_reduction(depth: i32, index: usize) -> i32 {
+    let r = (f64::from(depth).ln() * (index as f64).ln() / 2.0) as i32;
+    r.max(1)
 }
 
 fn is_queening(m: Move) -> bool {
