@@ -417,21 +417,23 @@ impl Searcher {
         }
         let in_check = pos.is_check();
         let mut moves = MoveList::new();
-        pos.generate_legal_moves(&mut moves);
-        if moves.is_empty() {
-            return if in_check { -MATE + ply as i32 } else { 0 };
-        }
         let mut best = -INFINITY;
-        if !in_check {
+        if in_check {
+            // Every evasion, and mate when there is none.
+            pos.generate_legal_moves(&mut moves);
+            if moves.is_empty() {
+                return -MATE + ply as i32;
+            }
+        } else {
+            // Standing pat stands in for the quiet moves (and for stalemate,
+            // which the main search finds).
             let stand_pat = self.leaf_eval(pos, key);
             if stand_pat >= beta || ply >= MAX_PLY - 1 {
                 return stand_pat;
             }
             alpha = alpha.max(stand_pat);
             best = stand_pat;
-        }
-        if !in_check {
-            moves.retain(|m| m.is_capture() || is_queening(*m));
+            pos.generate_legal_captures(&mut moves);
         }
         let mut scored = order_moves(pos, &mut moves, None, &self.order, ply);
         for index in 0..scored.len() {
@@ -462,10 +464,6 @@ impl Searcher {
 fn late_move_reduction(depth: i32, index: usize) -> i32 {
     let r = (f64::from(depth).ln() * (index as f64).ln() / 2.0) as i32;
     r.max(1)
-}
-
-fn is_queening(m: Move) -> bool {
-    m.promotion() == Some(fogblast_rules::Role::Queen)
 }
 
 /// Whether the side to move has a piece besides pawns and king (null moves

@@ -34,6 +34,30 @@ impl Position {
         self.legal_moves().contains(&m)
     }
 
+    /// Appends every legal capture (en passant included) to `moves`, for
+    /// quiescence search: cheaper than generating every move and filtering.
+    pub fn generate_legal_captures(&self, moves: &mut MoveList) {
+        let board = &self.board;
+        let king = board.king_of(self.turn);
+        match (self.variant, king, board.king_of(!self.turn)) {
+            (Variant::Atomic, Some(king), Some(their_king)) => gen_atomic_captures(self, king, their_king, moves),
+            (Variant::Atomic, _, _) => {}
+            (Variant::Standard, Some(king), _) if !self.is_check() => gen_standard_captures(self, king, moves),
+            _ => {
+                let start = moves.len();
+                self.generate_legal_moves(moves);
+                let mut i = start;
+                while i < moves.len() {
+                    if moves[i].is_capture() {
+                        i += 1;
+                    } else {
+                        moves.swap_remove(i);
+                    }
+                }
+            }
+        }
+    }
+
     /// Whether the side to move may legally take en passant onto `ep`.
     pub(crate) fn has_legal_en_passant(&self, ep: Square) -> bool {
         let us = self.turn;
@@ -228,18 +252,7 @@ fn gen_atomic(pos: &Position, moves: &mut MoveList) {
     let occupied = board.occupied();
     let connected = attacks::king_attacks(king).contains(their_king);
 
-    // Captures: every one explodes, so each is tested on its own.
-    let start = moves.len();
-    gen_non_king(pos, ours - board.kings(), board.by_color(them), moves);
-    gen_en_passant(pos, moves);
-    let mut i = start;
-    while i < moves.len() {
-        if atomic_capture_is_legal(pos, king, their_king, connected, moves[i]) {
-            i += 1;
-        } else {
-            moves.swap_remove(i);
-        }
-    }
+    gen_atomic_captures(pos, king, their_king, moves);
 
     // Quiet moves of other pieces: ordinary pins and check masks, with kings
     // never giving check and connected kings never in check.
@@ -274,6 +287,53 @@ fn gen_atomic(pos: &Position, moves: &mut MoveList) {
         }
     }
     gen_castling(pos, king, moves, king_safe);
+}
+
+/// Atomic captures: every one explodes, so each is tested on its own.
+fn gen_atomic_captures(pos: &Position, king: Square, their_king: Square, moves: &mut MoveList) {
+    let board = &pos.board;
+    let connected = attacks::king_attacks(king).contains(their_king);
+    let start = moves.len();
+    gen_non_king(pos, board.by_color(pos.turn) - board.kings(), board.by_color(!pos.turn), moves);
+    gen_en_passant(pos, moves);
+    let mut i = start;
+    while i < moves.len() {
+        if atomic_capture_is_legal(pos, king, their_king, connected, moves[i]) {
+            i += 1;
+        } else {
+            moves.swap_remove(i);
+        }
+    }
+}
+
+/// Standard chess, not in check: legal captures only.
+fn gen_standard_captures(pos: &Position, king: Square, moves: &mut MoveList) {
+    let board = &pos.board;
+    let us = pos.turn;
+    let them = !us;
+    let ours = board.by_color(us);
+    let theirs = board.by_color(them);
+    let occupied = board.occupied();
+    let pinned = board.slider_blockers(king, them, occupied) & ours;
+    gen_non_king(pos, ours - board.kings() - pinned, theirs, moves);
+    for from in pinned {
+        gen_non_king(pos, Bitboard::from_square(from), theirs & attacks::line(king, from), moves);
+    }
+    for to in attacks::king_attacks(king) & theirs {
+        if board.attackers(to, them, occupied - king).is_empty() {
+            push_king_move(pos, king, to, moves);
+        }
+    }
+    let start = moves.len();
+    gen_en_passant(pos, moves);
+    let mut i = start;
+    while i < moves.len() {
+        if ep_is_safe(pos, king, moves[i]) {
+            i += 1;
+        } else {
+            moves.swap_remove(i);
+        }
+    }
 }
 
 /// Atomic: plays the explosion on bitboards and checks that our king
