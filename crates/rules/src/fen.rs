@@ -85,7 +85,7 @@ impl Fen {
         out.push(' ');
         out.push(setup.turn.char());
         out.push(' ');
-        write_castling(setup, shredder, &mut out);
+        write_castling(&setup.board, setup.castling_rooks, shredder, &mut out);
         out.push(' ');
         match setup.ep_square {
             Some(sq) => write!(out, "{sq}").unwrap(),
@@ -253,13 +253,14 @@ fn parse_castling(board: &Board, text: &str) -> Result<Bitboard, FenError> {
     Ok(rooks)
 }
 
-fn write_castling(setup: &Setup, shredder: bool, out: &mut String) {
+/// Writes the castling field for the rights of the rooks on `castling_rooks`.
+pub(crate) fn write_castling(board: &Board, castling_rooks: Bitboard, shredder: bool, out: &mut String) {
     let start = out.len();
     for color in Color::ALL {
         let back = Bitboard::relative_rank(color, Rank::FIRST);
-        let rooks_of_color = setup.board.by_piece(Role::Rook.of(color)) & back;
-        let Some(king) = setup.board.king_of(color) else { continue };
-        let rights = setup.castling_rooks & back;
+        let rooks_of_color = board.by_piece(Role::Rook.of(color)) & back;
+        let Some(king) = board.king_of(color) else { continue };
+        let rights = castling_rooks & back;
         // King side first, then queen side, as in "KQkq".
         for rook in rights.into_iter().rev() {
             let kingside = rook > king;

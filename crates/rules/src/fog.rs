@@ -49,13 +49,7 @@ impl FogView {
     pub fn fen(&self) -> String {
         let mut out = self.board_fen();
         write!(out, " {} ", self.turn.char()).unwrap();
-        let castling = crate::fen::Fen(crate::setup::Setup {
-            board: self.board,
-            castling_rooks: self.castling_rooks,
-            ..crate::setup::Setup::empty()
-        })
-        .to_string();
-        out.push_str(castling.split(' ').nth(2).unwrap_or("-"));
+        crate::fen::write_castling(&self.board, self.castling_rooks, false, &mut out);
         match self.ep_square {
             Some(sq) => write!(out, " {sq}").unwrap(),
             None => out.push_str(" -"),

@@ -24,7 +24,7 @@ impl Position {
     /// ply instead of moving a fresh one around.
     pub fn generate_legal_moves(&self, moves: &mut MoveList) {
         match self.variant {
-            Variant::Standard => gen_standard(self, moves),
+            Variant::Standard => gen_standard(self, Bitboard::FULL, moves),
             Variant::Atomic => gen_atomic(self, moves),
             Variant::Fog => gen_fog(self, moves),
         }
@@ -42,18 +42,11 @@ impl Position {
         match (self.variant, king, board.king_of(!self.turn)) {
             (Variant::Atomic, Some(king), Some(their_king)) => gen_atomic_captures(self, king, their_king, moves),
             (Variant::Atomic, _, _) => {}
-            (Variant::Standard, Some(king), _) if !self.is_check() => gen_standard_captures(self, king, moves),
-            _ => {
+            (Variant::Standard, _, _) => gen_standard(self, board.by_color(!self.turn), moves),
+            (Variant::Fog, _, _) => {
                 let start = moves.len();
-                self.generate_legal_moves(moves);
-                let mut i = start;
-                while i < moves.len() {
-                    if moves[i].is_capture() {
-                        i += 1;
-                    } else {
-                        moves.swap_remove(i);
-                    }
-                }
+                gen_fog(self, moves);
+                retain_from(moves, start, Move::is_capture);
             }
         }
     }
@@ -188,7 +181,22 @@ fn gen_castling(pos: &Position, king: Square, moves: &mut MoveList, king_safe: i
     }
 }
 
-fn gen_standard(pos: &Position, moves: &mut MoveList) {
+/// Keeps the moves from `start` on that pass `keep` (order not kept).
+fn retain_from(moves: &mut MoveList, start: usize, keep: impl Fn(Move) -> bool) {
+    let mut i = start;
+    while i < moves.len() {
+        if keep(moves[i]) {
+            i += 1;
+        } else {
+            moves.swap_remove(i);
+        }
+    }
+}
+
+/// Standard chess: legal moves whose destination is in `only` (every
+/// square, or the enemy pieces for captures). En passant, a capture, is
+/// always included; castling only when every square is asked for.
+fn gen_standard(pos: &Position, only: Bitboard, moves: &mut MoveList) {
     let board = &pos.board;
     let us = pos.turn;
     let them = !us;
@@ -203,7 +211,7 @@ fn gen_standard(pos: &Position, moves: &mut MoveList) {
         _ if checkers.is_empty() => !ours,
         Some(checker) => attacks::between(king, checker).with(checker),
         None => Bitboard::EMPTY,
-    };
+    } & only;
     if target.any() {
         gen_non_king(pos, ours - board.kings() - pinned, target, moves);
         if checkers.is_empty() {
@@ -212,25 +220,18 @@ fn gen_standard(pos: &Position, moves: &mut MoveList) {
             }
         }
     }
-    for to in attacks::king_attacks(king) - ours {
+    for to in (attacks::king_attacks(king) - ours) & only {
         if king_safe(to, occupied - king) {
             push_king_move(pos, king, to, moves);
         }
     }
-    if checkers.is_empty() {
+    if checkers.is_empty() && only == Bitboard::FULL {
         gen_castling(pos, king, moves, king_safe);
     }
 
     let start = moves.len();
     gen_en_passant(pos, moves);
-    let mut i = start;
-    while i < moves.len() {
-        if ep_is_safe(pos, king, moves[i]) {
-            i += 1;
-        } else {
-            moves.swap_remove(i);
-        }
-    }
+    retain_from(moves, start, |m| ep_is_safe(pos, king, m));
 }
 
 /// Standard chess: whether an en passant capture leaves the king safe.
@@ -296,44 +297,7 @@ fn gen_atomic_captures(pos: &Position, king: Square, their_king: Square, moves: 
     let start = moves.len();
     gen_non_king(pos, board.by_color(pos.turn) - board.kings(), board.by_color(!pos.turn), moves);
     gen_en_passant(pos, moves);
-    let mut i = start;
-    while i < moves.len() {
-        if atomic_capture_is_legal(pos, king, their_king, connected, moves[i]) {
-            i += 1;
-        } else {
-            moves.swap_remove(i);
-        }
-    }
-}
-
-/// Standard chess, not in check: legal captures only.
-fn gen_standard_captures(pos: &Position, king: Square, moves: &mut MoveList) {
-    let board = &pos.board;
-    let us = pos.turn;
-    let them = !us;
-    let ours = board.by_color(us);
-    let theirs = board.by_color(them);
-    let occupied = board.occupied();
-    let pinned = board.slider_blockers(king, them, occupied) & ours;
-    gen_non_king(pos, ours - board.kings() - pinned, theirs, moves);
-    for from in pinned {
-        gen_non_king(pos, Bitboard::from_square(from), theirs & attacks::line(king, from), moves);
-    }
-    for to in attacks::king_attacks(king) & theirs {
-        if board.attackers(to, them, occupied - king).is_empty() {
-            push_king_move(pos, king, to, moves);
-        }
-    }
-    let start = moves.len();
-    gen_en_passant(pos, moves);
-    let mut i = start;
-    while i < moves.len() {
-        if ep_is_safe(pos, king, moves[i]) {
-            i += 1;
-        } else {
-            moves.swap_remove(i);
-        }
-    }
+    retain_from(moves, start, |m| atomic_capture_is_legal(pos, king, their_king, connected, m));
 }
 
 /// Atomic: plays the explosion on bitboards and checks that our king
