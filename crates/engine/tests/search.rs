@@ -35,12 +35,16 @@ fn explodes_the_king_when_it_can() {
 
 #[test]
 fn sees_a_threatened_explosion_and_defends() {
-    // White threatens Qxf7 (exploding e8). Black must deal with it; any
-    // move that allows Qxf7 loses at once.
-    let fen = "rnbqkbnr/ppppp1pp/8/5p2/8/5Q2/PPPPPPPP/RNB1KBNR b KQkq - 0 1";
+    // White threatens Qxf7, whose blast takes the king on e8.
+    let fen = "rnbqkbnr/pppppppp/8/7Q/8/4P3/PPPP1PPP/RNB1KBNR b KQkq - 1 2";
     let (pos, report) = search(fen, Variant::Atomic, &depth(5));
-    let m = report.best.unwrap();
-    let (after, _) = pos.play(m).unwrap();
+    // The threat is real: a careless move loses the king at once.
+    let careless = pos.play(pos.parse_uci(&"a7a6".parse().unwrap()).unwrap()).unwrap().0;
+    let (_, punished) = search(&careless.fen(), Variant::Atomic, &depth(3));
+    assert_eq!(uci(&punished), "h5f7");
+    assert_eq!(punished.mate_in_plies(), Some(1));
+    // The engine's move meets it.
+    let (after, _) = pos.play(report.best.unwrap()).unwrap();
     let (_, reply) = search(&after.fen(), Variant::Atomic, &depth(3));
     assert!(reply.mate_in_plies().is_none_or(|n| n > 1), "{} allows an explosion", uci(&report));
 }

@@ -46,6 +46,12 @@ impl Game {
         &self.moves
     }
 
+    /// Zobrist keys of the positions before the current one, oldest
+    /// first: the history a search needs to see repetitions.
+    pub fn history_keys(&self) -> &[u64] {
+        &self.keys[..self.keys.len() - 1]
+    }
+
     /// Plies played.
     pub fn ply(&self) -> usize {
         self.moves.len()

@@ -69,7 +69,6 @@ impl SearchTask {
                 .map_err(|source| RequestError::BadFen { fen: request.initial_fen.clone(), source })?
         };
         let mut game = Game::new(initial);
-        let mut history = Vec::with_capacity(request.moves.len());
         for (index, text) in request.moves.iter().enumerate() {
             let uci: Uci = text.parse().map_err(|source| RequestError::MoveSyntax { index, source })?;
             let position = *game.position();
@@ -82,7 +81,7 @@ impl SearchTask {
                 });
             };
             match game.play(m) {
-                Ok(_) => history.push(position.zobrist_hash()),
+                Ok(_) => {}
                 Err(GameError::Finished(outcome)) => {
                     return Err(RequestError::MoveAfterEnd { index, uci: uci.to_string(), outcome: describe(outcome) })
                 }
@@ -94,7 +93,7 @@ impl SearchTask {
         }
         Ok(SearchTask {
             position: *game.position(),
-            history,
+            history: game.history_keys().to_vec(),
             level,
             budget: (request.budget_ms > 0).then(|| Duration::from_millis(request.budget_ms.into())),
             clock: request.clock.map(|clock| Clock {

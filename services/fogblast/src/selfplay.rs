@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use clap::Args;
 use fogblast_engine::{Clock, Level, Searcher};
-use fogblast_rules::{Color, Game, Outcome, Position, Variant};
+use fogblast_rules::{Color, Game, Position, Variant};
 
 #[derive(Debug, Args)]
 pub struct SelfplayArgs {
@@ -65,9 +65,10 @@ fn mix(x: u64) -> u64 {
 }
 
 fn opening(variant: Variant, plies: usize, seed: u64) -> Game {
+    // Each attempt draws new moves; one that ends the game is thrown away.
+    let mut state = seed;
     loop {
         let mut game = Game::new(Position::new(variant));
-        let mut state = seed;
         for _ in 0..plies {
             let moves = game.position().legal_moves();
             if moves.is_empty() {
@@ -83,25 +84,20 @@ fn opening(variant: Variant, plies: usize, seed: u64) -> Game {
     }
 }
 
-/// Plays one game; returns the outcome and the number of plies.
-fn play_game(args: &SelfplayArgs, white: Level, black: Level, index: usize) -> anyhow::Result<(Outcome, usize)> {
+/// Plays one game; returns the winner (none for a draw, or a game cut
+/// off at `max_plies`) and the number of plies.
+fn play_game(args: &SelfplayArgs, white: Level, black: Level, index: usize) -> anyhow::Result<(Option<Color>, usize)> {
     let clock = args.clock.as_deref().map(parse_clock).transpose()?;
     let mut game = opening(args.variant, args.opening_plies, mix(args.seed ^ (index as u64 / 2)));
     let mut searchers = [Searcher::new(16), Searcher::new(16)];
     let mut remaining = [clock.map_or(Duration::ZERO, |c| c.0); 2];
     let stop = AtomicBool::new(false);
-    let mut keys = vec![game.initial().zobrist_hash()];
-    let mut replay = *game.initial();
-    for &m in game.moves() {
-        replay.play_unchecked(m);
-        keys.push(replay.zobrist_hash());
-    }
     loop {
         if let Some(outcome) = game.outcome() {
-            return Ok((outcome, game.ply()));
+            return Ok((outcome.winner(), game.ply()));
         }
         if game.ply() >= args.max_plies {
-            return Ok((Outcome::Draw { reason: fogblast_rules::DrawReason::FiftyMoves }, game.ply()));
+            return Ok((None, game.ply()));
         }
         let pos = *game.position();
         let side = pos.turn();
@@ -109,20 +105,18 @@ fn play_game(args: &SelfplayArgs, white: Level, black: Level, index: usize) -> a
         let side_clock =
             clock.map(|(_, increment)| Clock { remaining: remaining[side.index()], increment, moves_to_go: None });
         let limits = level.limits(side_clock, None, mix(args.seed ^ index as u64 ^ (game.ply() as u64) << 20));
-        let history = &keys[..keys.len() - 1];
         let started = Instant::now();
-        let report = searchers[side.index()].search(&pos, history, &limits, &stop, &mut |_| {});
+        let report = searchers[side.index()].search(&pos, game.history_keys(), &limits, &stop, &mut |_| {});
         let spent = started.elapsed();
         if let Some((_, increment)) = clock {
             let left = &mut remaining[side.index()];
             if spent > *left {
-                return Ok((pos.outcome_on_timeout(side), game.ply()));
+                return Ok((pos.outcome_on_timeout(side).winner(), game.ply()));
             }
             *left = *left - spent + increment;
         }
         let m = report.best.context("a position with moves gave no best move")?;
         game.play(m)?;
-        keys.push(game.position().zobrist_hash());
     }
 }
 
@@ -144,10 +138,10 @@ pub fn run(args: &SelfplayArgs) -> anyhow::Result<()> {
                         let first_is_white = index % 2 == 0;
                         let (white, black) =
                             if first_is_white { (args.first, args.second) } else { (args.second, args.first) };
-                        let (outcome, length) = play_game(args, white, black, index)?;
+                        let (winner, length) = play_game(args, white, black, index)?;
                         plies.fetch_add(length, Ordering::Relaxed);
                         let mut t = tally.lock().expect("no thread panics holding the tally");
-                        match outcome.winner() {
+                        match winner {
                             None => t.draws += 1,
                             Some(color) if (color == Color::White) == first_is_white => t.first_wins += 1,
                             Some(_) => t.second_wins += 1,
