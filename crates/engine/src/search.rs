@@ -228,7 +228,7 @@ impl Searcher {
         }
         if self.nodes >= self.node_limit {
             self.aborted = true;
-        } else if self.nodes % 1024 == 0 {
+        } else if self.nodes.is_multiple_of(1024) {
             let late = self.hard_deadline.is_some_and(|d| Instant::now() >= d);
             if late || stop.load(Ordering::Relaxed) {
                 self.aborted = true;

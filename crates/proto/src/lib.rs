@@ -1,8 +1,44 @@
 //! Fogblast's gRPC contracts: the messages, clients and servers generated
 //! from `proto/`, one module per package, so every service and test speaks
-//! the same types.
+//! the same types; plus the id newtypes and the one error-code enum that
+//! every edge (gRPC, HTTP, WebSocket) maps from.
+
+/// The generated code, nested by protobuf package so that one package can
+/// name another's types.
+#[allow(clippy::all, missing_debug_implementations)]
+mod generated {
+    pub mod fogblast {
+        pub mod engine {
+            pub mod v1 {
+                tonic::include_proto!("fogblast.engine.v1");
+            }
+        }
+        pub mod game {
+            pub mod v1 {
+                tonic::include_proto!("fogblast.game.v1");
+            }
+        }
+        pub mod events {
+            pub mod v1 {
+                tonic::include_proto!("fogblast.events.v1");
+            }
+        }
+        pub mod record {
+            pub mod v1 {
+                tonic::include_proto!("fogblast.record.v1");
+            }
+        }
+    }
+}
 
 /// `fogblast.engine.v1`: the pool of computer players.
-pub mod engine {
-    tonic::include_proto!("fogblast.engine.v1");
-}
+pub use generated::fogblast::engine::v1 as engine;
+/// `fogblast.events.v1`: events published for other services.
+pub use generated::fogblast::events::v1 as events;
+/// `fogblast.game.v1`: the sharded game service.
+pub use generated::fogblast::game::v1 as game;
+/// `fogblast.record.v1`: how the game service keeps a game in its store.
+pub use generated::fogblast::record::v1 as record;
+
+pub mod error;
+pub mod ids;

@@ -168,7 +168,7 @@ impl Square {
 
     /// Whether this is a dark square (a1 is dark).
     pub const fn is_dark(self) -> bool {
-        (self.0 / 8 + self.0 % 8) % 2 == 0
+        (self.0 / 8 + self.0 % 8).is_multiple_of(2)
     }
 
     /// Chebyshev distance: the number of king steps between two squares.

@@ -135,7 +135,7 @@ pub fn run(args: &SelfplayArgs) -> anyhow::Result<()> {
                         if index >= games {
                             return Ok(());
                         }
-                        let first_is_white = index % 2 == 0;
+                        let first_is_white = index.is_multiple_of(2);
                         let (white, black) =
                             if first_is_white { (args.first, args.second) } else { (args.second, args.first) };
                         let (winner, length) = play_game(args, white, black, index)?;

@@ -1,0 +1,99 @@
+//! The event bus between services. Two kinds of traffic cross it:
+//!
+//! - **Durable streams** (`games.finished.<variant>`): a message is stored
+//!   before `publish_durable` returns, a message id makes a resend a no-op,
+//!   and each durable consumer gets every message until it acknowledges it,
+//!   redelivered after `ack_wait` if it never does.
+//! - **Plain subjects** (`player.<id>`): fire-and-forget notifications to
+//!   whoever is subscribed now.
+//!
+//! [`NatsBus`] runs on NATS JetStream; [`MemoryBus`] does the same in one
+//! process for `fogblast up`. Headers carry trace context across services.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+
+mod memory;
+mod nats;
+mod subject;
+
+pub use memory::MemoryBus;
+pub use nats::{NatsBus, NatsConfig};
+
+/// A failure of the bus: unreachable, timed out, or refusing.
+#[derive(Debug, thiserror::Error)]
+#[error("event bus: {0}")]
+pub struct BusError(pub String);
+
+/// Message headers (`Nats-Msg-Id` is set by the bus itself).
+pub type Headers = Vec<(String, String)>;
+
+/// What the stream said when it stored a durable message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PublishAck {
+    /// The stream already held a message with this id; nothing was added.
+    pub duplicate: bool,
+    /// The message's sequence number in the stream.
+    pub sequence: u64,
+}
+
+/// A message on a plain subject.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub subject: String,
+    pub headers: Headers,
+    pub payload: Bytes,
+}
+
+/// A durable message handed to a consumer; it comes again after the
+/// consumer's `ack_wait` unless acknowledged.
+#[async_trait]
+pub trait Delivery: Send + Sync + std::fmt::Debug {
+    fn message(&self) -> &Message;
+    /// The stream's id for the message (`Nats-Msg-Id`).
+    fn message_id(&self) -> Option<&str>;
+    /// How many times it was delivered before this one.
+    fn redeliveries(&self) -> u64;
+    /// Confirms the message is handled, waiting for the stream to record it.
+    async fn ack(&self) -> Result<(), BusError>;
+}
+
+/// Settings of a durable consumer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerConfig {
+    /// The consumer's durable name: consumers with the same name share the
+    /// work and resume where the last one left off.
+    pub name: String,
+    /// Subjects it receives, e.g. `games.finished.>`.
+    pub filter: String,
+    /// How long an unacknowledged delivery waits before it is sent again.
+    pub ack_wait: Duration,
+}
+
+#[async_trait]
+pub trait EventBus: Send + Sync + std::fmt::Debug {
+    /// Stores `payload` on the durable stream under `subject`, deduplicated
+    /// by `message_id`, and returns once the stream acknowledged it.
+    async fn publish_durable(
+        &self,
+        subject: &str,
+        message_id: &str,
+        headers: Headers,
+        payload: Bytes,
+    ) -> Result<PublishAck, BusError>;
+
+    /// The deliveries of a durable consumer, created if new.
+    async fn consume_durable(
+        &self,
+        config: ConsumerConfig,
+    ) -> Result<BoxStream<'static, Result<Box<dyn Delivery>, BusError>>, BusError>;
+
+    /// Sends to whoever subscribes to `subject` now.
+    async fn publish(&self, subject: &str, headers: Headers, payload: Bytes) -> Result<(), BusError>;
+
+    /// Messages on `subject` (NATS wildcards `*` and `>` allowed) from now on.
+    async fn subscribe(&self, subject: &str) -> Result<BoxStream<'static, Message>, BusError>;
+}

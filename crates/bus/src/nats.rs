@@ -1,0 +1,245 @@
+//! The production bus: durable traffic on a NATS JetStream stream, plain
+//! traffic on NATS core subjects. A subject prefix and stream name make one
+//! NATS server host several isolated buses (tests, staging next to prod).
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer::pull, message::PublishMessage, stream};
+use async_nats::{HeaderMap, HeaderName, HeaderValue};
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
+
+use crate::subject::{DURABLE_SUBJECTS, MSG_ID_HEADER};
+use crate::{BusError, ConsumerConfig, Delivery, EventBus, Headers, Message, PublishAck};
+
+/// How many messages one pull request asks for. Small, because whatever a
+/// consumer has pulled but not handled waits out `ack_wait` if it crashes,
+/// and is unavailable to the other replicas sharing the durable meanwhile.
+const PULL_BATCH: usize = 16;
+
+/// Where and how the bus lives on the NATS server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NatsConfig {
+    pub url: String,
+    /// The JetStream stream holding the durable subjects.
+    pub stream: String,
+    /// Put in front of every subject on the wire, e.g. `staging.`; include
+    /// the trailing `.`. Callers never see it.
+    pub subject_prefix: String,
+    /// How long the stream remembers message ids for deduplication.
+    pub duplicate_window: Duration,
+}
+
+impl Default for NatsConfig {
+    fn default() -> Self {
+        Self {
+            url: "nats://127.0.0.1:4222".into(),
+            stream: "FOGBLAST_GAMES".into(),
+            subject_prefix: String::new(),
+            // Not NATS's 2 minutes: when a game server dies, the game is
+            // taken over and its end re-published by the new owner possibly
+            // many minutes later, and that must still be recognised as the
+            // same message. A day covers any takeover; the cost is the ids
+            // of one day of finished games in the server's memory.
+            duplicate_window: Duration::from_secs(24 * 60 * 60),
+        }
+    }
+}
+
+/// An [`EventBus`] on NATS. Clones share the connection.
+#[derive(Clone, Debug)]
+pub struct NatsBus {
+    client: async_nats::Client,
+    jetstream: jetstream::Context,
+    stream: String,
+    prefix: String,
+}
+
+fn error(context: &str, err: impl std::fmt::Display) -> BusError {
+    BusError(format!("{context}: {err}"))
+}
+
+/// Caller headers on the wire, minus any `Nats-Msg-Id`, which only the bus sets.
+fn to_header_map(headers: &Headers) -> Result<HeaderMap, BusError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers.iter().filter(|(name, _)| name != MSG_ID_HEADER) {
+        let name: HeaderName = name.parse().map_err(|e| error(&format!("header {name:?}"), e))?;
+        let value: HeaderValue = value.parse().map_err(|e| error(&format!("header {name}"), e))?;
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
+/// Headers off the wire, and the message id split out of them. NATS keeps
+/// the order of values per name but not across names.
+fn from_header_map(map: Option<&HeaderMap>) -> (Headers, Option<String>) {
+    let mut headers = Headers::new();
+    let mut id = None;
+    for (name, values) in map.into_iter().flat_map(HeaderMap::iter) {
+        let name: &str = name.as_ref();
+        for value in values {
+            if name == MSG_ID_HEADER {
+                id = Some(value.to_string());
+            } else {
+                headers.push((name.to_owned(), value.to_string()));
+            }
+        }
+    }
+    (headers, id)
+}
+
+impl NatsBus {
+    /// Connects and creates the stream, or updates it to `config`.
+    pub async fn connect(config: NatsConfig) -> Result<NatsBus, BusError> {
+        let client =
+            async_nats::connect(&config.url).await.map_err(|e| error(&format!("connecting to {}", config.url), e))?;
+        let jetstream = jetstream::new(client.clone());
+        let prefix = config.subject_prefix;
+        jetstream
+            .create_or_update_stream(stream::Config {
+                name: config.stream.clone(),
+                subjects: vec![format!("{prefix}{DURABLE_SUBJECTS}")],
+                storage: stream::StorageType::File,
+                duplicate_window: config.duplicate_window,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| error(&format!("setting up stream {}", config.stream), e))?;
+        Ok(NatsBus { client, jetstream, stream: config.stream, prefix })
+    }
+
+    fn wire_subject(&self, subject: &str) -> String {
+        format!("{}{subject}", self.prefix)
+    }
+
+    fn local_subject(&self, subject: &str) -> String {
+        subject.strip_prefix(self.prefix.as_str()).unwrap_or(subject).to_owned()
+    }
+
+    fn message(&self, message: &async_nats::Message) -> (Message, Option<String>) {
+        let (headers, id) = from_header_map(message.headers.as_ref());
+        let message =
+            Message { subject: self.local_subject(&message.subject), headers, payload: message.payload.clone() };
+        (message, id)
+    }
+}
+
+#[async_trait]
+impl EventBus for NatsBus {
+    async fn publish_durable(
+        &self,
+        subject: &str,
+        message_id: &str,
+        headers: Headers,
+        payload: Bytes,
+    ) -> Result<PublishAck, BusError> {
+        // An empty id would silently disable deduplication.
+        if message_id.is_empty() {
+            return Err(BusError("a durable message needs a message id".into()));
+        }
+        let publish = PublishMessage::build().payload(payload).headers(to_header_map(&headers)?).message_id(message_id);
+        let context = format!("publishing {subject}");
+        let ack = self
+            .jetstream
+            .send_publish(self.wire_subject(subject), publish)
+            .await
+            .map_err(|e| error(&context, e))?
+            .await
+            .map_err(|e| error(&context, e))?;
+        Ok(PublishAck { duplicate: ack.duplicate, sequence: ack.sequence })
+    }
+
+    async fn consume_durable(
+        &self,
+        config: ConsumerConfig,
+    ) -> Result<BoxStream<'static, Result<Box<dyn Delivery>, BusError>>, BusError> {
+        let context = format!("consumer {}", config.name);
+        // Create-or-update: a restarted service picks up the durable's
+        // position, and a changed ack_wait takes effect.
+        let consumer = self
+            .jetstream
+            .create_consumer_on_stream(
+                pull::Config {
+                    durable_name: Some(config.name.clone()),
+                    filter_subject: self.wire_subject(&config.filter),
+                    ack_policy: jetstream::consumer::AckPolicy::Explicit,
+                    ack_wait: config.ack_wait,
+                    ..Default::default()
+                },
+                &self.stream,
+            )
+            .await
+            .map_err(|e| error(&context, e))?;
+        let messages =
+            consumer.stream().max_messages_per_batch(PULL_BATCH).messages().await.map_err(|e| error(&context, e))?;
+        let bus = self.clone();
+        let deliveries = messages.map(move |item| {
+            let jetstream_message = item.map_err(|e| error(&context, e))?;
+            let info = jetstream_message.info().map_err(|e| error(&context, e))?;
+            let redeliveries = u64::try_from(info.delivered - 1).unwrap_or(0);
+            let (message, id) = bus.message(&jetstream_message.message);
+            let (_, acker) = jetstream_message.split();
+            let delivery: Box<dyn Delivery> = Box::new(NatsDelivery { message, id, redeliveries, acker });
+            Ok(delivery)
+        });
+        Ok(deliveries.boxed())
+    }
+
+    async fn publish(&self, subject: &str, headers: Headers, payload: Bytes) -> Result<(), BusError> {
+        self.client
+            .publish_with_headers(self.wire_subject(subject), to_header_map(&headers)?, payload)
+            .await
+            .map_err(|e| error(&format!("publishing {subject}"), e))
+    }
+
+    async fn subscribe(&self, subject: &str) -> Result<BoxStream<'static, Message>, BusError> {
+        let context = format!("subscribing to {subject}");
+        let subscriber = self.client.subscribe(self.wire_subject(subject)).await.map_err(|e| error(&context, e))?;
+        // "From now on" must hold for publishers on other connections too, so
+        // the subscription has to be on the wire, not just queued, on return.
+        self.client.flush().await.map_err(|e| error(&context, e))?;
+        let bus = self.clone();
+        Ok(subscriber.map(move |message| bus.message(&message).0).boxed())
+    }
+}
+
+/// A JetStream delivery, reduced to what the handler needs plus the acker.
+struct NatsDelivery {
+    message: Message,
+    id: Option<String>,
+    redeliveries: u64,
+    acker: jetstream::message::Acker,
+}
+
+impl std::fmt::Debug for NatsDelivery {
+    // The acker holds the JetStream context, which says nothing useful.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsDelivery")
+            .field("message", &self.message)
+            .field("id", &self.id)
+            .field("redeliveries", &self.redeliveries)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Delivery for NatsDelivery {
+    fn message(&self) -> &Message {
+        &self.message
+    }
+
+    fn message_id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    fn redeliveries(&self) -> u64 {
+        self.redeliveries
+    }
+
+    async fn ack(&self) -> Result<(), BusError> {
+        // A plain ack is fire-and-forget; the double ack waits for the server
+        // to confirm, so "acked" really means the message will not return.
+        self.acker.double_ack().await.map_err(|e| error("acknowledging", e))
+    }
+}

@@ -1,0 +1,103 @@
+//! NATS subject rules, shared by both adapters so that [`crate::MemoryBus`]
+//! routes exactly like a NATS server would: a filter that works in
+//! `fogblast up` must mean the same thing in production.
+//!
+//! Subjects are `.`-separated tokens. In a pattern, `*` stands for exactly
+//! one token and `>` (last token only) for one or more remaining tokens.
+
+use crate::BusError;
+
+/// The subjects the durable stream holds; publishing elsewhere is refused
+/// (on NATS no stream would answer, so the in-process bus refuses too).
+pub(crate) const DURABLE_SUBJECTS: &str = "games.>";
+
+/// The header JetStream deduplicates by. The bus owns it: it is set from the
+/// `message_id` argument and surfaced through `Delivery::message_id`, never
+/// in `Message::headers`, so a caller forwarding headers cannot clash.
+pub(crate) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
+
+/// Whether `subject` (no wildcards) is matched by `pattern`.
+pub(crate) fn matches(pattern: &str, subject: &str) -> bool {
+    let mut pattern = pattern.split('.');
+    let mut subject = subject.split('.');
+    loop {
+        match (pattern.next(), subject.next()) {
+            // `>` needs at least one token to swallow, hence the `Some` subject.
+            (Some(">"), Some(_)) => return true,
+            (Some("*"), Some(_)) => {}
+            (Some(p), Some(s)) if p == s => {}
+            (None, None) => return true,
+            _ => return false,
+        }
+    }
+}
+
+/// Checks a subject the way a NATS server would reject it, so the in-process
+/// bus fails on the same inputs. Wildcards are allowed only in patterns, and
+/// `>` only as the last token.
+pub(crate) fn validate(subject: &str, pattern: bool) -> Result<(), BusError> {
+    let invalid = |why: &str| Err(BusError(format!("invalid subject {subject:?}: {why}")));
+    if subject.chars().any(char::is_whitespace) {
+        return invalid("contains whitespace");
+    }
+    let tokens: Vec<&str> = subject.split('.').collect();
+    for (i, token) in tokens.iter().enumerate() {
+        match *token {
+            "" => return invalid("empty token"),
+            "*" | ">" if !pattern => return invalid("wildcards are only allowed in filters"),
+            ">" if i + 1 != tokens.len() => return invalid("`>` must be the last token"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_patterns_match_only_themselves() {
+        assert!(matches("games.finished.atomic", "games.finished.atomic"));
+        assert!(!matches("games.finished.atomic", "games.finished.fog"));
+        assert!(!matches("games.finished", "games.finished.atomic"));
+        assert!(!matches("games.finished.atomic", "games.finished"));
+    }
+
+    #[test]
+    fn star_matches_exactly_one_token() {
+        assert!(matches("player.*", "player.42"));
+        assert!(!matches("player.*", "player"));
+        assert!(!matches("player.*", "player.42.moves"));
+        assert!(matches("player.*.moves", "player.42.moves"));
+        assert!(!matches("player.*.moves", "player.42.chat"));
+        assert!(matches("*", "anything"));
+    }
+
+    #[test]
+    fn tail_wildcard_needs_at_least_one_token() {
+        assert!(matches("games.>", "games.finished.atomic"));
+        assert!(matches("games.>", "games.started"));
+        assert!(!matches("games.>", "games"));
+        assert!(!matches("games.finished.>", "games.started.atomic"));
+        assert!(matches(">", "a.b.c"));
+    }
+
+    #[test]
+    fn tokens_are_compared_whole() {
+        // A prefix of a token is not a match: `game` must not catch `games`.
+        assert!(!matches("game.>", "games.finished"));
+        assert!(!matches("games.fin*", "games.finished"));
+    }
+
+    #[test]
+    fn validation_mirrors_the_server() {
+        assert!(validate("games.finished.atomic", false).is_ok());
+        assert!(validate("games.*.>", true).is_ok());
+        assert!(validate("games.*", false).is_err());
+        assert!(validate("games.>.x", true).is_err());
+        assert!(validate("games..x", true).is_err());
+        assert!(validate("", true).is_err());
+        assert!(validate("games.x y", false).is_err());
+    }
+}

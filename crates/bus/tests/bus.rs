@@ -1,0 +1,324 @@
+//! One behaviour suite, run against both adapters: `fogblast up` relies on
+//! [`MemoryBus`] behaving like production's [`NatsBus`], and the only way to
+//! keep that true is to hold both to the same assertions.
+//!
+//! The NATS half needs a server with JetStream at `nats://127.0.0.1:4222`
+//! (or `FOGBLAST_TEST_NATS_URL`). Each test gets its own stream and subject
+//! prefix, so tests run in parallel and leave nothing behind.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use fogblast_bus::{BusError, ConsumerConfig, Delivery, EventBus, Headers, Message, NatsBus, NatsConfig};
+use futures::stream::{self, BoxStream, StreamExt};
+use tokio::time::timeout;
+
+/// Short so redelivery tests take a fraction of a second.
+const ACK_WAIT: Duration = Duration::from_millis(300);
+/// The most anything expected may take; only reached when a test fails.
+const ARRIVE: Duration = Duration::from_secs(5);
+/// How long to watch for what must not come: beyond two ack waits, so an
+/// unwanted redelivery would show up.
+const QUIET: Duration = Duration::from_millis(800);
+
+type Deliveries = BoxStream<'static, Result<Box<dyn Delivery>, BusError>>;
+type Messages = BoxStream<'static, Message>;
+
+fn consumer(name: &str, filter: &str) -> ConsumerConfig {
+    ConsumerConfig { name: name.into(), filter: filter.into(), ack_wait: ACK_WAIT }
+}
+
+fn text(payload: &Bytes) -> String {
+    String::from_utf8(payload.to_vec()).expect("test payloads are UTF-8")
+}
+
+fn sorted(mut headers: Headers) -> Headers {
+    // NATS keeps no order across header names.
+    headers.sort();
+    headers
+}
+
+async fn publish(bus: &dyn EventBus, subject: &str, id: &str, payload: &str) {
+    let ack = bus.publish_durable(subject, id, Vec::new(), Bytes::from(payload.to_owned())).await;
+    assert!(!ack.expect("publish_durable").duplicate, "{id} was new");
+}
+
+async fn next_delivery(deliveries: &mut Deliveries) -> Box<dyn Delivery> {
+    timeout(ARRIVE, deliveries.next())
+        .await
+        .expect("timed out waiting for a delivery")
+        .expect("delivery stream ended")
+        .expect("delivery failed")
+}
+
+async fn assert_no_delivery(deliveries: &mut Deliveries) {
+    if let Ok(item) = timeout(QUIET, deliveries.next()).await {
+        panic!("unexpected delivery: {item:?}");
+    }
+}
+
+async fn next_message(messages: &mut Messages) -> Message {
+    timeout(ARRIVE, messages.next()).await.expect("timed out waiting for a message").expect("subscription ended")
+}
+
+async fn assert_no_message(messages: &mut Messages) {
+    if let Ok(item) = timeout(QUIET, messages.next()).await {
+        panic!("unexpected message: {item:?}");
+    }
+}
+
+async fn durable_message_arrives_with_headers(bus: &dyn EventBus) {
+    let headers = vec![
+        ("traceparent".to_owned(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_owned()),
+        ("x-origin".to_owned(), "game-7".to_owned()),
+    ];
+    let ack = bus
+        .publish_durable("games.finished.atomic", "game-1", headers.clone(), Bytes::from_static(b"record"))
+        .await
+        .expect("publish_durable");
+    assert!(!ack.duplicate);
+
+    let mut deliveries = bus.consume_durable(consumer("archiver", "games.>")).await.expect("consume");
+    let delivery = next_delivery(&mut deliveries).await;
+    assert_eq!(delivery.message().subject, "games.finished.atomic");
+    assert_eq!(delivery.message().payload, Bytes::from_static(b"record"));
+    assert_eq!(sorted(delivery.message().headers.clone()), sorted(headers));
+    assert_eq!(delivery.message_id(), Some("game-1"));
+    assert_eq!(delivery.redeliveries(), 0);
+    delivery.ack().await.expect("ack");
+    assert_no_delivery(&mut deliveries).await;
+}
+
+async fn same_id_is_stored_and_delivered_once(bus: &dyn EventBus) {
+    let mut acks = Vec::new();
+    for attempt in 0..5 {
+        let payload = Bytes::from(format!("attempt-{attempt}"));
+        acks.push(bus.publish_durable("games.finished.atomic", "game-2", Vec::new(), payload).await.expect("publish"));
+    }
+    let duplicates: Vec<bool> = acks.iter().map(|ack| ack.duplicate).collect();
+    assert_eq!(duplicates, [false, true, true, true, true]);
+    assert!(acks.iter().all(|ack| ack.sequence == acks[0].sequence), "{acks:?}");
+    let other =
+        bus.publish_durable("games.finished.atomic", "game-3", Vec::new(), Bytes::new()).await.expect("publish");
+    assert!(!other.duplicate && other.sequence > acks[0].sequence);
+
+    let mut deliveries = bus.consume_durable(consumer("archiver", "games.>")).await.expect("consume");
+    let first = next_delivery(&mut deliveries).await;
+    assert_eq!((first.message_id(), text(&first.message().payload).as_str()), (Some("game-2"), "attempt-0"));
+    first.ack().await.expect("ack");
+    let second = next_delivery(&mut deliveries).await;
+    assert_eq!(second.message_id(), Some("game-3"));
+    second.ack().await.expect("ack");
+    assert_no_delivery(&mut deliveries).await;
+}
+
+async fn unacked_delivery_comes_back_acked_does_not(bus: &dyn EventBus) {
+    publish(bus, "games.finished.atomic", "acked", "a").await;
+    publish(bus, "games.finished.atomic", "forgotten", "b").await;
+    let mut deliveries = bus.consume_durable(consumer("ratings", "games.>")).await.expect("consume");
+    let acked = next_delivery(&mut deliveries).await;
+    let forgotten = next_delivery(&mut deliveries).await;
+    assert_eq!((acked.message_id(), forgotten.message_id()), (Some("acked"), Some("forgotten")));
+    acked.ack().await.expect("ack");
+    drop(forgotten);
+
+    let again = next_delivery(&mut deliveries).await;
+    assert_eq!(again.message_id(), Some("forgotten"));
+    assert!(again.redeliveries() >= 1, "redeliveries = {}", again.redeliveries());
+    again.ack().await.expect("ack");
+    assert_no_delivery(&mut deliveries).await;
+}
+
+async fn restarted_consumer_resumes_after_acked_messages(bus: &dyn EventBus) {
+    for n in 1..=3 {
+        publish(bus, "games.finished.atomic", &format!("m{n}"), "").await;
+    }
+    let mut crashed = bus.consume_durable(consumer("worker", "games.>")).await.expect("consume");
+    for expected in ["m1", "m2"] {
+        let delivery = next_delivery(&mut crashed).await;
+        assert_eq!(delivery.message_id(), Some(expected));
+        delivery.ack().await.expect("ack");
+    }
+    drop(crashed);
+    publish(bus, "games.finished.atomic", "m4", "").await;
+
+    // Whatever the crashed instance had pulled but not acked comes back
+    // after ack_wait, so order is not guaranteed; the set is.
+    let mut restarted = bus.consume_durable(consumer("worker", "games.>")).await.expect("consume");
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let delivery = next_delivery(&mut restarted).await;
+        seen.push(delivery.message_id().expect("id").to_owned());
+        delivery.ack().await.expect("ack");
+    }
+    seen.sort();
+    assert_eq!(seen, ["m3", "m4"]);
+    assert_no_delivery(&mut restarted).await;
+}
+
+async fn same_name_streams_share_the_work(bus: &dyn EventBus) {
+    let first = bus.consume_durable(consumer("shared", "games.>")).await.expect("consume");
+    let second = bus.consume_durable(consumer("shared", "games.>")).await.expect("consume");
+    for n in 0..20 {
+        publish(bus, "games.finished.atomic", &format!("g{n:02}"), "").await;
+    }
+    let mut both: Deliveries = stream::select(first, second).boxed();
+    let mut seen = Vec::new();
+    while seen.len() < 20 {
+        let delivery = next_delivery(&mut both).await;
+        assert_eq!(delivery.redeliveries(), 0, "{delivery:?}");
+        seen.push(delivery.message_id().expect("id").to_owned());
+        delivery.ack().await.expect("ack");
+    }
+    seen.sort();
+    let expected: Vec<String> = (0..20).map(|n| format!("g{n:02}")).collect();
+    assert_eq!(seen, expected, "every message exactly once across both streams");
+    assert_no_delivery(&mut both).await;
+}
+
+async fn each_durable_name_gets_every_message(bus: &dyn EventBus) {
+    publish(bus, "games.finished.fog", "game-4", "").await;
+    for name in ["archiver", "ratings"] {
+        let mut deliveries = bus.consume_durable(consumer(name, "games.>")).await.expect("consume");
+        let delivery = next_delivery(&mut deliveries).await;
+        assert_eq!(delivery.message_id(), Some("game-4"), "consumer {name}");
+        delivery.ack().await.expect("ack");
+    }
+}
+
+async fn filter_selects_subjects(bus: &dyn EventBus) {
+    publish(bus, "games.started.atomic", "s1", "").await;
+    publish(bus, "games.finished", "no-variant", "").await;
+    publish(bus, "games.finishedx.atomic", "lookalike", "").await;
+    publish(bus, "games.finished.atomic", "f1", "").await;
+    publish(bus, "games.finished.fog.blitz", "f2", "").await;
+
+    let mut deliveries = bus.consume_durable(consumer("finished", "games.finished.>")).await.expect("consume");
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let delivery = next_delivery(&mut deliveries).await;
+        seen.push(delivery.message().subject.clone());
+        delivery.ack().await.expect("ack");
+    }
+    assert_eq!(seen, ["games.finished.atomic", "games.finished.fog.blitz"]);
+    assert_no_delivery(&mut deliveries).await;
+}
+
+async fn plain_publish_reaches_matching_subscribers(bus: &dyn EventBus) {
+    let patterns = ["player.1", "player.*", "player.>", "player.*.moves"];
+    let mut subscriptions = Vec::new();
+    for pattern in patterns {
+        subscriptions.push(bus.subscribe(pattern).await.expect("subscribe"));
+    }
+    let headers = vec![("traceparent".to_owned(), "00-abc-def-01".to_owned())];
+    for (subject, payload) in [("player.1", "a"), ("player.1.moves", "b"), ("player.2.chat", "c"), ("lobby.1", "d")] {
+        bus.publish(subject, headers.clone(), Bytes::from(payload)).await.expect("publish");
+    }
+
+    let expected: [&[&str]; 4] = [&["a"], &["a"], &["a", "b", "c"], &["b"]];
+    for ((pattern, messages), expected) in patterns.iter().zip(&mut subscriptions).zip(expected) {
+        let mut got = Vec::new();
+        for _ in expected {
+            let message = next_message(messages).await;
+            assert_eq!(message.headers, headers, "headers on {}", message.subject);
+            got.push(text(&message.payload));
+        }
+        assert_eq!(got, expected, "subscription {pattern}");
+    }
+    futures::future::join_all(subscriptions.iter_mut().map(assert_no_message)).await;
+}
+
+async fn subscribe_sees_only_later_messages(bus: &dyn EventBus) {
+    bus.publish("player.9", Vec::new(), Bytes::from_static(b"before")).await.expect("publish");
+    let mut messages = bus.subscribe("player.9").await.expect("subscribe");
+    bus.publish("player.9", Vec::new(), Bytes::from_static(b"after")).await.expect("publish");
+    let message = next_message(&mut messages).await;
+    assert_eq!((message.subject.as_str(), text(&message.payload).as_str()), ("player.9", "after"));
+    assert_no_message(&mut messages).await;
+}
+
+async fn durable_publish_is_seen_by_plain_subscribers(bus: &dyn EventBus) {
+    let mut messages = bus.subscribe("games.finished.*").await.expect("subscribe");
+    let headers = vec![("x-origin".to_owned(), "game-7".to_owned())];
+    bus.publish_durable("games.finished.atomic", "game-5", headers.clone(), Bytes::from_static(b"end"))
+        .await
+        .expect("publish_durable");
+    let message = next_message(&mut messages).await;
+    assert_eq!(message.subject, "games.finished.atomic");
+    // The dedup id is the bus's business, not part of the caller's headers.
+    assert_eq!(message.headers, headers);
+}
+
+async fn durable_publish_outside_the_stream_fails(bus: &dyn EventBus) {
+    let result = timeout(ARRIVE, bus.publish_durable("player.1", "x", Vec::new(), Bytes::new())).await;
+    assert!(result.expect("an error, not a hang").is_err());
+}
+
+/// A bus on its own stream and prefix, deleted afterwards whether the
+/// behaviour passed or not.
+async fn on_nats<F, Fut>(behaviour: F)
+where
+    F: FnOnce(NatsBus) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
+    let tag = format!("{}_{nanos}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    let url = std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
+    let config = NatsConfig {
+        url: url.clone(),
+        stream: format!("FOGBLAST_TEST_{tag}"),
+        subject_prefix: format!("test_{tag}."),
+        duplicate_window: Duration::from_secs(60),
+    };
+    let stream = config.stream.clone();
+    let bus = timeout(ARRIVE, NatsBus::connect(config))
+        .await
+        .expect("connecting to NATS timed out")
+        .unwrap_or_else(|e| panic!("these tests need NATS with JetStream at {url}: {e}"));
+
+    let outcome = tokio::spawn(behaviour(bus)).await;
+
+    let client = async_nats::connect(&url).await.expect("connect for cleanup");
+    async_nats::jetstream::new(client).delete_stream(&stream).await.expect("delete test stream");
+    if let Err(panicked) = outcome {
+        std::panic::resume_unwind(panicked.into_panic());
+    }
+}
+
+macro_rules! on_both_adapters {
+    ($($behaviour:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test]
+                async fn $behaviour() {
+                    super::$behaviour(&fogblast_bus::MemoryBus::new()).await;
+                }
+            )*
+        }
+        mod nats {
+            $(
+                #[tokio::test]
+                async fn $behaviour() {
+                    super::on_nats(|bus| async move { super::$behaviour(&bus).await }).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_adapters!(
+    durable_message_arrives_with_headers,
+    same_id_is_stored_and_delivered_once,
+    unacked_delivery_comes_back_acked_does_not,
+    restarted_consumer_resumes_after_acked_messages,
+    same_name_streams_share_the_work,
+    each_durable_name_gets_every_message,
+    filter_selects_subjects,
+    plain_publish_reaches_matching_subscribers,
+    subscribe_sees_only_later_messages,
+    durable_publish_is_seen_by_plain_subscribers,
+    durable_publish_outside_the_stream_fails,
+);

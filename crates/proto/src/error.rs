@@ -1,0 +1,150 @@
+//! The one error vocabulary: every refusal a service gives carries an
+//! [`ErrorCode`], which maps to a gRPC status code, an HTTP status and the
+//! WebSocket `error` code, so a client always learns what went wrong in the
+//! same words whichever edge it came through.
+
+use prost::Message;
+use tonic::{Code, Status};
+
+pub use crate::game::ErrorCode;
+use crate::game::ErrorDetail;
+
+impl ErrorCode {
+    /// The code as the WebSocket protocol spells it.
+    pub fn as_ws_code(self) -> &'static str {
+        match self {
+            ErrorCode::Unspecified | ErrorCode::Internal => "internal",
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::NotYourTurn => "not_your_turn",
+            ErrorCode::NotYourGame => "not_your_game",
+            ErrorCode::IllegalMove => "illegal_move",
+            ErrorCode::StalePly => "stale_ply",
+            ErrorCode::GameOver => "game_over",
+            ErrorCode::Unavailable | ErrorCode::NotOwner => "unavailable",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::Unauthorized => "unauthorized",
+        }
+    }
+
+    pub fn grpc_code(self) -> Code {
+        match self {
+            ErrorCode::BadRequest | ErrorCode::IllegalMove => Code::InvalidArgument,
+            ErrorCode::NotFound => Code::NotFound,
+            ErrorCode::NotYourGame => Code::PermissionDenied,
+            ErrorCode::NotYourTurn | ErrorCode::GameOver | ErrorCode::Conflict => Code::FailedPrecondition,
+            ErrorCode::StalePly => Code::Aborted,
+            ErrorCode::NotOwner | ErrorCode::Unavailable => Code::Unavailable,
+            ErrorCode::RateLimited => Code::ResourceExhausted,
+            ErrorCode::Unauthorized => Code::Unauthenticated,
+            ErrorCode::Unspecified | ErrorCode::Internal => Code::Internal,
+        }
+    }
+
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::BadRequest | ErrorCode::IllegalMove => 400,
+            ErrorCode::Unauthorized => 401,
+            ErrorCode::NotYourGame => 403,
+            ErrorCode::NotFound => 404,
+            ErrorCode::NotYourTurn | ErrorCode::GameOver | ErrorCode::Conflict | ErrorCode::StalePly => 409,
+            ErrorCode::RateLimited => 429,
+            ErrorCode::NotOwner | ErrorCode::Unavailable => 503,
+            ErrorCode::Unspecified | ErrorCode::Internal => 500,
+        }
+    }
+
+    /// The code a bare status implies, for statuses that carry no detail
+    /// (transport failures, deadlines).
+    fn from_grpc_code(code: Code) -> ErrorCode {
+        match code {
+            Code::InvalidArgument | Code::OutOfRange => ErrorCode::BadRequest,
+            Code::NotFound => ErrorCode::NotFound,
+            Code::PermissionDenied => ErrorCode::NotYourGame,
+            Code::FailedPrecondition | Code::AlreadyExists => ErrorCode::Conflict,
+            Code::Aborted => ErrorCode::StalePly,
+            Code::ResourceExhausted => ErrorCode::RateLimited,
+            Code::Unauthenticated => ErrorCode::Unauthorized,
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled => ErrorCode::Unavailable,
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+/// A refusal with its code, a readable message and, for `NotOwner`, the
+/// address of the shard that owns the game.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ServiceError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub owner: Option<String>,
+}
+
+impl ServiceError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ServiceError {
+        ServiceError { code, message: message.into(), owner: None }
+    }
+
+    pub fn not_owner(owner: Option<String>) -> ServiceError {
+        let message = match &owner {
+            Some(addr) => format!("this shard does not own the game; {addr} does"),
+            None => "this shard does not own the game and no live shard does".to_owned(),
+        };
+        ServiceError { code: ErrorCode::NotOwner, message, owner }
+    }
+
+    pub fn into_status(self) -> Status {
+        let detail = ErrorDetail { code: self.code as i32, owner: self.owner.unwrap_or_default() };
+        Status::with_details(self.code.grpc_code(), self.message, detail.encode_to_vec().into())
+    }
+
+    /// Reads a status back, whether or not it carries a detail.
+    pub fn from_status(status: &Status) -> ServiceError {
+        match ErrorDetail::decode(status.details()) {
+            Ok(detail) if detail.code != 0 => ServiceError {
+                code: ErrorCode::try_from(detail.code).unwrap_or(ErrorCode::Internal),
+                message: status.message().to_owned(),
+                owner: Some(detail.owner).filter(|owner| !owner.is_empty()),
+            },
+            _ => ServiceError {
+                code: ErrorCode::from_grpc_code(status.code()),
+                message: status.message().to_owned(),
+                owner: None,
+            },
+        }
+    }
+}
+
+impl From<ServiceError> for Status {
+    fn from(error: ServiceError) -> Status {
+        error.into_status()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_carries_code_message_and_owner_both_ways() {
+        let error = ServiceError::not_owner(Some("10.0.0.7:50052".to_owned()));
+        let status = error.clone().into_status();
+        assert_eq!(status.code(), Code::Unavailable);
+        assert_eq!(ServiceError::from_status(&status), error);
+
+        let plain = Status::deadline_exceeded("too slow");
+        let read = ServiceError::from_status(&plain);
+        assert_eq!((read.code, read.message.as_str(), read.owner), (ErrorCode::Unavailable, "too slow", None));
+    }
+
+    #[test]
+    fn every_code_has_a_websocket_name_and_an_http_status() {
+        for code in 0..=13 {
+            let code = ErrorCode::try_from(code).unwrap();
+            assert!(!code.as_ws_code().is_empty());
+            assert!((400..600).contains(&code.http_status()));
+        }
+    }
+}

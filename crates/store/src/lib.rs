@@ -1,0 +1,141 @@
+//! Where live games are kept: each game's record with its version and the
+//! epoch of the shard that last wrote it, its bounded event history, the
+//! deadlines of games that need attention without a command, the outbox of
+//! finished games not yet published, join codes, and shard membership.
+//!
+//! Two adapters implement [`GameStore`]: [`RedisStore`] for production and
+//! the distributed tests, and [`MemoryStore`] for `fogblast up` on one
+//! machine. Both keep the same guarantees, which are the game service's
+//! invariants: a commit is refused unless the game is still at the version
+//! the writer read (one writer wins) and the writer's epoch is not older
+//! than the one recorded on the game (stale owners lose); and the store's
+//! clock, not the shard's, is the one time source.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use fogblast_proto::ids::{GameId, ShardId};
+
+mod memory;
+pub mod placement;
+mod redis_store;
+
+pub use memory::MemoryStore;
+pub use redis_store::RedisStore;
+
+/// A failure of the store itself: unreachable, timed out, or answering
+/// something unexpected.
+#[derive(Debug, thiserror::Error)]
+#[error("store: {0}")]
+pub struct StoreError(pub String);
+
+/// Why a commit was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// The game is no longer at the version the writer read (or, for a
+    /// create, the game already exists).
+    #[error("the game is at version {current}, not the expected one")]
+    VersionConflict { current: u64 },
+    /// The game records a newer epoch than the writer's: a newer owner has
+    /// written it.
+    #[error("the game was written at epoch {stored}, newer than the writer's")]
+    StaleEpoch { stored: u64 },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A live shard as membership records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub shard: ShardId,
+    /// The gRPC address other processes reach the shard at.
+    pub addr: String,
+    pub epoch: u64,
+}
+
+/// A game as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredGame {
+    /// The version of the last event; 0 is never stored (a create commits
+    /// at least one event).
+    pub version: u64,
+    /// The epoch of the shard that last wrote the game.
+    pub epoch: u64,
+    /// The encoded `fogblast.record.v1.GameRecord`.
+    pub record: Vec<u8>,
+}
+
+/// One atomic write of a game: the new record and the events it made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Commit {
+    pub game: GameId,
+    /// The version the writer read; 0 creates the game and is refused with
+    /// `VersionConflict` if it exists.
+    pub expected_version: u64,
+    /// The writer's membership epoch.
+    pub epoch: u64,
+    pub record: Vec<u8>,
+    /// At least one event. They get versions `expected_version + 1` on.
+    pub events: Vec<Vec<u8>>,
+    /// When the game next needs attention (store time, unix ms); `None`
+    /// takes it off the deadline set.
+    pub due_at_ms: Option<u64>,
+    /// The game has just finished: put it in the outbox of games to publish.
+    pub finished: bool,
+    /// Let the game's keys expire this long after the commit (finished
+    /// games); `None` keeps them without expiry.
+    pub expire_after: Option<Duration>,
+}
+
+/// The events after a version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventsAfter {
+    /// Every event after the requested version, oldest first, with its
+    /// version; empty when there is none yet.
+    Events { current: u64, events: Vec<(u64, Vec<u8>)> },
+    /// The bounded history no longer reaches back to the requested version.
+    /// The caller needs a snapshot at `current`.
+    Gap { current: u64 },
+    /// No such game.
+    NotFound,
+}
+
+/// Shard membership: heartbeat leases with increasing epochs.
+#[async_trait]
+pub trait Membership: Send + Sync + std::fmt::Debug {
+    /// Registers (or re-registers) a shard with a lease of `ttl` and returns
+    /// its new epoch, greater than every epoch handed out before.
+    async fn register(&self, shard: &ShardId, addr: &str, ttl: Duration) -> Result<u64, StoreError>;
+    /// Extends the lease if it is still held at `epoch`; `Ok(false)` when it
+    /// expired or was taken by a newer registration of the same shard.
+    async fn renew(&self, shard: &ShardId, epoch: u64, ttl: Duration) -> Result<bool, StoreError>;
+    /// Drops the lease if it is still held at `epoch`, so the shard's games
+    /// move at once instead of after the lease runs out.
+    async fn deregister(&self, shard: &ShardId, epoch: u64) -> Result<(), StoreError>;
+    /// The shards whose leases are live, in no particular order.
+    async fn members(&self) -> Result<Vec<Member>, StoreError>;
+}
+
+/// Live games.
+#[async_trait]
+pub trait GameStore: Membership {
+    /// The store's clock, unix milliseconds: the one time source for clocks.
+    async fn now_ms(&self) -> Result<u64, StoreError>;
+    async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError>;
+    /// Writes the commit atomically, or refuses it and changes nothing.
+    /// Returns the new version.
+    async fn commit(&self, commit: Commit) -> Result<u64, CommitError>;
+    /// The events after `after_version`, read atomically with the current
+    /// version.
+    async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError>;
+    /// Games whose deadline is at or before `now_ms`, with their deadlines,
+    /// earliest first, at most `limit`.
+    async fn due_games(&self, now_ms: u64, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError>;
+    /// Finished games not yet marked published, at most `limit`.
+    async fn unpublished(&self, limit: usize) -> Result<Vec<GameId>, StoreError>;
+    async fn mark_published(&self, game: &GameId) -> Result<(), StoreError>;
+    /// Reserves a join code for a game; `Ok(false)` if the code is taken.
+    async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError>;
+    async fn resolve_code(&self, code: &str) -> Result<Option<GameId>, StoreError>;
+    async fn release_code(&self, code: &str) -> Result<(), StoreError>;
+}

@@ -1,0 +1,330 @@
+//! The in-process store behind `fogblast up` on one machine, where running
+//! Redis would be one more thing to install. It keeps the Redis adapter's
+//! guarantees exactly (version and epoch checks, bounded history with gaps,
+//! deadlines, outbox, expiring codes, leases and game keys) so that the game
+//! service behaves the same on either, and the shared test suite holds both
+//! to it.
+//!
+//! Its one clock is unix milliseconds taken at construction plus the time
+//! elapsed on `tokio::time::Instant`: `now_ms` and every expiry read the
+//! same clock, so a test that pauses tokio's time sees leases and codes
+//! expire exactly when the store's clock says they should.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use fogblast_proto::ids::{GameId, ShardId};
+use tokio::time::Instant;
+
+use crate::{Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame};
+
+/// The history kept per game unless [`MemoryStore::with_history`] says
+/// otherwise; the Redis adapter uses the same default.
+pub(crate) const DEFAULT_HISTORY: usize = 256;
+
+/// Live games, membership and codes held in this process.
+#[derive(Debug)]
+pub struct MemoryStore {
+    history: usize,
+    clock: Clock,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct Clock {
+    base_unix_ms: u64,
+    base: Instant,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        // A system clock before 1970 is a broken host, not a reason to
+        // panic; the store then simply counts from zero.
+        let base_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, millis);
+        Clock { base_unix_ms, base: Instant::now() }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.base_unix_ms.saturating_add(millis(self.base.elapsed()))
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    games: HashMap<GameId, Game>,
+    /// Ordered as Redis orders a sorted set: by score, then by member.
+    deadlines: BTreeSet<(u64, GameId)>,
+    due_of: HashMap<GameId, u64>,
+    /// Ordered by when the game entered the outbox, like the Redis zset.
+    outbox: BTreeSet<(u64, GameId)>,
+    outbox_of: HashMap<GameId, u64>,
+    codes: HashMap<String, (GameId, u64)>,
+    last_epoch: u64,
+    leases: HashMap<ShardId, Lease>,
+}
+
+#[derive(Debug)]
+struct Game {
+    version: u64,
+    epoch: u64,
+    record: Vec<u8>,
+    events: VecDeque<Vec<u8>>,
+    expires_at_ms: Option<u64>,
+}
+
+#[derive(Debug)]
+struct Lease {
+    addr: String,
+    epoch: u64,
+    expires_at_ms: u64,
+}
+
+impl MemoryStore {
+    pub fn new() -> MemoryStore {
+        MemoryStore { history: DEFAULT_HISTORY, clock: Clock::new(), state: Mutex::new(State::default()) }
+    }
+
+    /// Keeps the last `n` events of each game (at least one).
+    pub fn with_history(mut self, n: usize) -> Self {
+        self.history = n.max(1);
+        self
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Nothing in a critical section panics midway through a change, so a
+        // poisoned lock still guards consistent state.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore::new()
+    }
+}
+
+impl State {
+    /// The game if it exists and has not expired; an expired game is
+    /// dropped here, the moment anything looks at it.
+    fn live_game(&mut self, game: &GameId, now_ms: u64) -> Option<&mut Game> {
+        if self.games.get(game).is_some_and(|g| g.expires_at_ms.is_some_and(|at| at <= now_ms)) {
+            self.games.remove(game);
+        }
+        self.games.get_mut(game)
+    }
+
+    fn live_lease(&mut self, shard: &ShardId, now_ms: u64) -> Option<&mut Lease> {
+        if self.leases.get(shard).is_some_and(|lease| lease.expires_at_ms <= now_ms) {
+            self.leases.remove(shard);
+        }
+        self.leases.get_mut(shard)
+    }
+
+    fn set_deadline(&mut self, game: &GameId, due: Option<u64>) {
+        if let Some(old) = self.due_of.remove(game) {
+            self.deadlines.remove(&(old, game.clone()));
+        }
+        if let Some(due) = due {
+            self.due_of.insert(game.clone(), due);
+            self.deadlines.insert((due, game.clone()));
+        }
+    }
+}
+
+#[async_trait]
+impl Membership for MemoryStore {
+    async fn register(&self, shard: &ShardId, addr: &str, ttl: Duration) -> Result<u64, StoreError> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        state.last_epoch += 1;
+        let epoch = state.last_epoch;
+        let lease = Lease { addr: addr.to_owned(), epoch, expires_at_ms: now.saturating_add(ttl_ms(ttl)) };
+        state.leases.insert(shard.clone(), lease);
+        Ok(epoch)
+    }
+
+    async fn renew(&self, shard: &ShardId, epoch: u64, ttl: Duration) -> Result<bool, StoreError> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        match state.live_lease(shard, now) {
+            Some(lease) if lease.epoch == epoch => {
+                lease.expires_at_ms = now.saturating_add(ttl_ms(ttl));
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn deregister(&self, shard: &ShardId, epoch: u64) -> Result<(), StoreError> {
+        let mut state = self.state();
+        if state.leases.get(shard).is_some_and(|lease| lease.epoch == epoch) {
+            state.leases.remove(shard);
+        }
+        Ok(())
+    }
+
+    async fn members(&self) -> Result<Vec<Member>, StoreError> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        state.leases.retain(|_, lease| lease.expires_at_ms > now);
+        let members = state
+            .leases
+            .iter()
+            .map(|(shard, lease)| Member { shard: shard.clone(), addr: lease.addr.clone(), epoch: lease.epoch })
+            .collect();
+        Ok(members)
+    }
+}
+
+#[async_trait]
+impl GameStore for MemoryStore {
+    async fn now_ms(&self) -> Result<u64, StoreError> {
+        Ok(self.clock.now_ms())
+    }
+
+    async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        let stored = state.live_game(game, now).map(|g| StoredGame {
+            version: g.version,
+            epoch: g.epoch,
+            record: g.record.clone(),
+        });
+        Ok(stored)
+    }
+
+    async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
+        if commit.events.is_empty() {
+            return Err(StoreError("a commit needs at least one event".into()).into());
+        }
+        let new_version = new_version(commit.expected_version, commit.events.len())?;
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        // The epoch is checked before the version, as in the Redis script:
+        // a stale owner learns at once that it must let go of the game.
+        match state.live_game(&commit.game, now) {
+            Some(game) if commit.epoch < game.epoch => return Err(CommitError::StaleEpoch { stored: game.epoch }),
+            Some(game) if game.version != commit.expected_version => {
+                return Err(CommitError::VersionConflict { current: game.version })
+            }
+            None if commit.expected_version != 0 => return Err(CommitError::VersionConflict { current: 0 }),
+            _ => {}
+        }
+        let expires_at_ms = commit.expire_after.map(|after| now.saturating_add(ttl_ms(after)));
+        let history = self.history;
+        let game = state.games.entry(commit.game.clone()).or_insert_with(|| Game {
+            version: 0,
+            epoch: 0,
+            record: Vec::new(),
+            events: VecDeque::new(),
+            expires_at_ms: None,
+        });
+        game.version = new_version;
+        game.epoch = commit.epoch;
+        game.record = commit.record;
+        game.expires_at_ms = expires_at_ms;
+        let skip = commit.events.len().saturating_sub(history);
+        game.events.extend(commit.events.into_iter().skip(skip));
+        let excess = game.events.len().saturating_sub(history);
+        game.events.drain(..excess);
+        state.set_deadline(&commit.game, commit.due_at_ms);
+        if commit.finished && !state.outbox_of.contains_key(&commit.game) {
+            state.outbox_of.insert(commit.game.clone(), now);
+            state.outbox.insert((now, commit.game));
+        }
+        Ok(new_version)
+    }
+
+    async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        let Some(game) = state.live_game(game, now) else {
+            return Ok(EventsAfter::NotFound);
+        };
+        let current = game.version;
+        if after_version >= current {
+            return Ok(EventsAfter::Events { current, events: Vec::new() });
+        }
+        let held = game.events.len() as u64;
+        let first = current + 1 - held.min(current);
+        if after_version + 1 < first {
+            return Ok(EventsAfter::Gap { current });
+        }
+        let skip = (after_version + 1 - first) as usize;
+        let events = game.events.iter().skip(skip).zip(after_version + 1..).map(|(e, v)| (v, e.clone())).collect();
+        Ok(EventsAfter::Events { current, events })
+    }
+
+    async fn due_games(&self, now_ms: u64, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
+        let state = self.state();
+        let due = state
+            .deadlines
+            .iter()
+            .take_while(|(due, _)| *due <= now_ms)
+            .take(limit)
+            .map(|(due, game)| (game.clone(), *due))
+            .collect();
+        Ok(due)
+    }
+
+    async fn unpublished(&self, limit: usize) -> Result<Vec<GameId>, StoreError> {
+        Ok(self.state().outbox.iter().take(limit).map(|(_, game)| game.clone()).collect())
+    }
+
+    async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
+        let mut state = self.state();
+        if let Some(at) = state.outbox_of.remove(game) {
+            state.outbox.remove(&(at, game.clone()));
+        }
+        Ok(())
+    }
+
+    async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        if state.codes.get(code).is_some_and(|(_, expires)| *expires > now) {
+            return Ok(false);
+        }
+        state.codes.insert(code.to_owned(), (game.clone(), now.saturating_add(ttl_ms(ttl))));
+        Ok(true)
+    }
+
+    async fn resolve_code(&self, code: &str) -> Result<Option<GameId>, StoreError> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        match state.codes.get(code) {
+            Some((game, expires)) if *expires > now => Ok(Some(game.clone())),
+            Some(_) => {
+                state.codes.remove(code);
+                Ok(None)
+            }
+            None => Ok(None),
+        }
+    }
+
+    async fn release_code(&self, code: &str) -> Result<(), StoreError> {
+        self.state().codes.remove(code);
+        Ok(())
+    }
+}
+
+/// The version after a commit of `events` events, shared with the Redis
+/// adapter so both refuse the same impossible commits.
+pub(crate) fn new_version(expected: u64, events: usize) -> Result<u64, StoreError> {
+    u64::try_from(events)
+        .ok()
+        .and_then(|n| expected.checked_add(n))
+        .ok_or_else(|| StoreError(format!("version overflow after {expected}")))
+}
+
+/// A TTL in whole milliseconds, at least one: Redis refuses a zero `PX`,
+/// and both adapters must agree on what a tiny TTL means.
+pub(crate) fn ttl_ms(ttl: Duration) -> u64 {
+    millis(ttl).max(1)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,280 @@
+//! The production store: Redis, reached through a connection manager that
+//! reconnects on its own. Every check-and-write is one Lua script, so Redis
+//! runs it atomically and a refused commit changes nothing.
+//!
+//! Key layout, every key starting with the configured prefix:
+//! - `game:{<gid>}`: hash with `version`, `epoch`, `record`;
+//! - `events:{<gid>}`: list of the game's last events, oldest first;
+//! - `deadlines`: zset of game ids scored by due time (store ms);
+//! - `outbox`: zset of finished, unpublished game ids scored by finish time;
+//! - `code:<CODE>`: string holding a game id, with a TTL;
+//! - `shard-epoch`: counter handing out membership epochs;
+//! - `shard:<id>`: hash with `addr` and `epoch`, expiring with the lease;
+//! - `shards`: set of shard ids that may hold a lease.
+//!
+//! The braces give one game's keys one Redis Cluster hash slot. Scripts
+//! touch the global keys too, which is sound on a single Redis (or a
+//! cluster where the prefix itself carries a hash tag).
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use fogblast_proto::ids::{GameId, ShardId};
+use redis::aio::ConnectionManager;
+use redis::Value;
+
+use crate::memory::{new_version, ttl_ms, DEFAULT_HISTORY};
+use crate::{Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame};
+
+mod scripts;
+mod value;
+
+use value::{array, bytes, pairs, text, uint};
+
+/// Live games, membership and codes in Redis.
+#[derive(Clone)]
+pub struct RedisStore {
+    conn: ConnectionManager,
+    prefix: String,
+    history: usize,
+    scripts: scripts::Scripts,
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore").field("prefix", &self.prefix).field("history", &self.history).finish()
+    }
+}
+
+fn redis_error(error: redis::RedisError) -> StoreError {
+    StoreError(format!("redis: {error}"))
+}
+
+impl RedisStore {
+    /// Connects to the Redis at `url`, keeping every key under `key_prefix`.
+    pub async fn connect(url: &str, key_prefix: &str) -> Result<RedisStore, StoreError> {
+        let client = redis::Client::open(url).map_err(redis_error)?;
+        let conn = ConnectionManager::new(client).await.map_err(redis_error)?;
+        Ok(RedisStore {
+            conn,
+            prefix: key_prefix.to_owned(),
+            history: DEFAULT_HISTORY,
+            scripts: scripts::Scripts::new(),
+        })
+    }
+
+    /// Keeps the last `n` events of each game (at least one).
+    pub fn with_history(mut self, n: usize) -> Self {
+        self.history = n.max(1);
+        self
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    fn game_key(&self, game: &GameId) -> String {
+        format!("{}game:{{{game}}}", self.prefix)
+    }
+
+    fn events_key(&self, game: &GameId) -> String {
+        format!("{}events:{{{game}}}", self.prefix)
+    }
+
+    fn shard_key(&self, shard: &ShardId) -> String {
+        format!("{}shard:{shard}", self.prefix)
+    }
+
+    fn code_key(&self, code: &str) -> String {
+        format!("{}code:{code}", self.prefix)
+    }
+
+    async fn query(&self, cmd: &redis::Cmd) -> Result<Value, StoreError> {
+        cmd.query_async(&mut self.conn.clone()).await.map_err(redis_error)
+    }
+
+    async fn run(&self, invocation: &redis::ScriptInvocation<'_>) -> Result<Value, StoreError> {
+        invocation.invoke_async(&mut self.conn.clone()).await.map_err(redis_error)
+    }
+}
+
+fn game_id(raw: &Value) -> Result<GameId, StoreError> {
+    let raw = text(raw)?;
+    GameId::parse(&raw).map_err(|e| StoreError(format!("bad game id {raw:?} in redis: {e}")))
+}
+
+#[async_trait]
+impl Membership for RedisStore {
+    async fn register(&self, shard: &ShardId, addr: &str, ttl: Duration) -> Result<u64, StoreError> {
+        let mut invocation = self.scripts.register.prepare_invoke();
+        invocation
+            .key(self.key("shard-epoch"))
+            .key(self.shard_key(shard))
+            .key(self.key("shards"))
+            .arg(shard.as_str())
+            .arg(addr)
+            .arg(ttl_ms(ttl));
+        let reply = self.run(&invocation).await?;
+        uint(&reply)
+    }
+
+    async fn renew(&self, shard: &ShardId, epoch: u64, ttl: Duration) -> Result<bool, StoreError> {
+        let mut invocation = self.scripts.renew.prepare_invoke();
+        invocation.key(self.shard_key(shard)).arg(epoch).arg(ttl_ms(ttl));
+        let reply = self.run(&invocation).await?;
+        Ok(uint(&reply)? == 1)
+    }
+
+    async fn deregister(&self, shard: &ShardId, epoch: u64) -> Result<(), StoreError> {
+        let mut invocation = self.scripts.deregister.prepare_invoke();
+        invocation.key(self.shard_key(shard)).key(self.key("shards")).arg(shard.as_str()).arg(epoch);
+        self.run(&invocation).await.map(drop)
+    }
+
+    async fn members(&self) -> Result<Vec<Member>, StoreError> {
+        let mut invocation = self.scripts.members.prepare_invoke();
+        invocation.key(self.key("shards")).arg(self.key("shard:"));
+        let reply = self.run(&invocation).await?;
+        let mut members = Vec::new();
+        for entry in array(&reply)? {
+            let [shard, addr, epoch] = array(entry)? else {
+                return Err(StoreError(format!("unexpected member entry {entry:?}")));
+            };
+            let shard = text(shard)?;
+            let shard =
+                ShardId::parse(&shard).map_err(|e| StoreError(format!("bad shard id {shard:?} in redis: {e}")))?;
+            members.push(Member { shard, addr: text(addr)?, epoch: uint(epoch)? });
+        }
+        Ok(members)
+    }
+}
+
+#[async_trait]
+impl GameStore for RedisStore {
+    async fn now_ms(&self) -> Result<u64, StoreError> {
+        let reply = self.query(&redis::cmd("TIME")).await?;
+        let [secs, micros] = array(&reply)? else {
+            return Err(StoreError(format!("unexpected TIME reply {reply:?}")));
+        };
+        let micros = uint(micros)?;
+        uint(secs)?
+            .checked_mul(1000)
+            .and_then(|ms| ms.checked_add(micros / 1000))
+            .ok_or_else(|| StoreError("TIME out of range".into()))
+    }
+
+    async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError> {
+        let reply =
+            self.query(redis::cmd("HMGET").arg(self.game_key(game)).arg("version").arg("epoch").arg("record")).await?;
+        let [version, epoch, record] = array(&reply)? else {
+            return Err(StoreError(format!("unexpected HMGET reply {reply:?}")));
+        };
+        if *version == Value::Nil {
+            return Ok(None);
+        }
+        Ok(Some(StoredGame { version: uint(version)?, epoch: uint(epoch)?, record: bytes(record)? }))
+    }
+
+    async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
+        if commit.events.is_empty() {
+            return Err(StoreError("a commit needs at least one event".into()).into());
+        }
+        let version = new_version(commit.expected_version, commit.events.len())?;
+        let mut invocation = self.scripts.commit.prepare_invoke();
+        invocation
+            .key(self.game_key(&commit.game))
+            .key(self.events_key(&commit.game))
+            .key(self.key("deadlines"))
+            .key(self.key("outbox"))
+            .arg(commit.expected_version)
+            .arg(commit.epoch)
+            .arg(version)
+            .arg(commit.record)
+            .arg(commit.due_at_ms.map(|due| due.to_string()).unwrap_or_default())
+            .arg(if commit.finished { "1" } else { "0" })
+            .arg(commit.expire_after.map(|after| ttl_ms(after).to_string()).unwrap_or_default())
+            .arg(self.history)
+            .arg(commit.game.as_str());
+        // Only the events the history will keep travel to Redis.
+        let skip = commit.events.len().saturating_sub(self.history);
+        for event in &commit.events[skip..] {
+            invocation.arg(event.as_slice());
+        }
+        let reply = self.run(&invocation).await?;
+        match array(&reply)? {
+            [tag] if text(tag)? == "ok" => Ok(version),
+            [tag, current] if text(tag)? == "version" => Err(CommitError::VersionConflict { current: uint(current)? }),
+            [tag, stored] if text(tag)? == "epoch" => Err(CommitError::StaleEpoch { stored: uint(stored)? }),
+            _ => Err(StoreError(format!("unexpected commit reply {reply:?}")).into()),
+        }
+    }
+
+    async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError> {
+        let mut invocation = self.scripts.events_after.prepare_invoke();
+        invocation.key(self.game_key(game)).key(self.events_key(game)).arg(after_version);
+        let reply = self.run(&invocation).await?;
+        match array(&reply)? {
+            [tag] if text(tag)? == "missing" => Ok(EventsAfter::NotFound),
+            [tag, current] if text(tag)? == "gap" => Ok(EventsAfter::Gap { current: uint(current)? }),
+            [tag, current, events] if text(tag)? == "events" => {
+                let events = array(events)?
+                    .iter()
+                    .zip(after_version.saturating_add(1)..)
+                    .map(|(event, version)| Ok((version, bytes(event)?)))
+                    .collect::<Result<_, StoreError>>()?;
+                Ok(EventsAfter::Events { current: uint(current)?, events })
+            }
+            _ => Err(StoreError(format!("unexpected events reply {reply:?}"))),
+        }
+    }
+
+    async fn due_games(&self, now_ms: u64, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
+        let cmd = redis::cmd("ZRANGEBYSCORE")
+            .arg(self.key("deadlines"))
+            .arg("-inf")
+            .arg(now_ms)
+            .arg("WITHSCORES")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit)
+            .to_owned();
+        let reply = self.query(&cmd).await?;
+        pairs(&reply)?.into_iter().map(|(game, due)| Ok((game_id(game)?, uint(due)?))).collect()
+    }
+
+    async fn unpublished(&self, limit: usize) -> Result<Vec<GameId>, StoreError> {
+        if limit == 0 {
+            // `ZRANGE 0 -1` would mean everything.
+            return Ok(Vec::new());
+        }
+        let reply = self.query(redis::cmd("ZRANGE").arg(self.key("outbox")).arg(0).arg(limit - 1)).await?;
+        array(&reply)?.iter().map(game_id).collect()
+    }
+
+    async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
+        self.query(redis::cmd("ZREM").arg(self.key("outbox")).arg(game.as_str())).await.map(drop)
+    }
+
+    async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError> {
+        let cmd = redis::cmd("SET")
+            .arg(self.code_key(code))
+            .arg(game.as_str())
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl_ms(ttl))
+            .to_owned();
+        Ok(self.query(&cmd).await? != Value::Nil)
+    }
+
+    async fn resolve_code(&self, code: &str) -> Result<Option<GameId>, StoreError> {
+        match self.query(redis::cmd("GET").arg(self.code_key(code))).await? {
+            Value::Nil => Ok(None),
+            raw => game_id(&raw).map(Some),
+        }
+    }
+
+    async fn release_code(&self, code: &str) -> Result<(), StoreError> {
+        self.query(redis::cmd("DEL").arg(self.code_key(code))).await.map(drop)
+    }
+}

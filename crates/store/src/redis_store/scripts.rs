@@ -1,0 +1,141 @@
+//! The Lua scripts that make each check-and-write atomic in Redis. They live
+//! apart from the adapter so their argument order sits next to the code
+//! that reads it. Versions and epochs travel as decimal strings computed in
+//! Rust and are compared as strings or small numbers, so Lua's doubles never
+//! round a stored value.
+
+use redis::Script;
+
+/// KEYS: game, events, deadlines, outbox.
+/// ARGV: expected version, epoch, new version, record, due ms or "",
+/// finished "1"/"0", expire ms or "", history cap, game id, events...
+///
+/// The epoch is checked before the version so that a stale owner learns at
+/// once to let go of the game instead of reloading and retrying.
+const COMMIT: &str = r#"
+local stored = redis.call('HMGET', KEYS[1], 'version', 'epoch')
+local version, epoch = stored[1], stored[2]
+if version then
+  if tonumber(ARGV[2]) < tonumber(epoch) then
+    return {'epoch', epoch}
+  end
+  if version ~= ARGV[1] then
+    return {'version', version}
+  end
+elseif ARGV[1] ~= '0' then
+  return {'version', '0'}
+end
+redis.call('HSET', KEYS[1], 'version', ARGV[3], 'epoch', ARGV[2], 'record', ARGV[4])
+for i = 10, #ARGV do
+  redis.call('RPUSH', KEYS[2], ARGV[i])
+end
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[8]), -1)
+if ARGV[5] == '' then
+  redis.call('ZREM', KEYS[3], ARGV[9])
+else
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[9])
+end
+if ARGV[6] == '1' then
+  local now = redis.call('TIME')
+  redis.call('ZADD', KEYS[4], 'NX', now[1] * 1000 + math.floor(now[2] / 1000), ARGV[9])
+end
+if ARGV[7] == '' then
+  redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[2])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[7])
+  redis.call('PEXPIRE', KEYS[2], ARGV[7])
+end
+return {'ok'}
+"#;
+
+/// KEYS: game, events. ARGV: the version the caller has.
+///
+/// The list holds the last `LLEN` events, so the first one held is at
+/// version `current - LLEN + 1`.
+const EVENTS_AFTER: &str = r#"
+local current = redis.call('HGET', KEYS[1], 'version')
+if not current then
+  return {'missing'}
+end
+local version, after = tonumber(current), tonumber(ARGV[1])
+if after >= version then
+  return {'events', current, {}}
+end
+local first = version - redis.call('LLEN', KEYS[2]) + 1
+if after + 1 < first then
+  return {'gap', current}
+end
+return {'events', current, redis.call('LRANGE', KEYS[2], after + 1 - first, -1)}
+"#;
+
+/// KEYS: epoch counter, lease, shard set. ARGV: shard id, addr, ttl ms.
+const REGISTER: &str = r#"
+local epoch = redis.call('INCR', KEYS[1])
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'addr', ARGV[2], 'epoch', epoch)
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[1])
+return epoch
+"#;
+
+/// KEYS: lease. ARGV: epoch, ttl ms.
+const RENEW: &str = r#"
+if redis.call('HGET', KEYS[1], 'epoch') == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"#;
+
+/// KEYS: lease, shard set. ARGV: shard id, epoch.
+const DEREGISTER: &str = r#"
+if redis.call('HGET', KEYS[1], 'epoch') == ARGV[2] then
+  redis.call('DEL', KEYS[1])
+  redis.call('SREM', KEYS[2], ARGV[1])
+end
+return 0
+"#;
+
+/// KEYS: shard set. ARGV: the lease key prefix.
+///
+/// Reads and prunes in one step, so a shard that registers while another
+/// process lists members is never pruned by mistake. The lease keys are
+/// derived here rather than declared, which only a single Redis allows.
+const MEMBERS: &str = r#"
+local live = {}
+for _, shard in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local lease = redis.call('HMGET', ARGV[1] .. shard, 'addr', 'epoch')
+  if lease[1] and lease[2] then
+    table.insert(live, {shard, lease[1], lease[2]})
+  else
+    redis.call('SREM', KEYS[1], shard)
+  end
+end
+return live
+"#;
+
+/// The scripts, hashed once; redis-rs sends `EVALSHA` and falls back to
+/// loading the script when Redis has forgotten it.
+#[derive(Clone, Debug)]
+pub(super) struct Scripts {
+    pub commit: Script,
+    pub events_after: Script,
+    pub register: Script,
+    pub renew: Script,
+    pub deregister: Script,
+    pub members: Script,
+}
+
+impl Scripts {
+    pub fn new() -> Scripts {
+        Scripts {
+            commit: Script::new(COMMIT),
+            events_after: Script::new(EVENTS_AFTER),
+            register: Script::new(REGISTER),
+            renew: Script::new(RENEW),
+            deregister: Script::new(DEREGISTER),
+            members: Script::new(MEMBERS),
+        }
+    }
+}

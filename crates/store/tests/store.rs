@@ -1,0 +1,378 @@
+//! The store's guarantees, written once and held against both adapters: the
+//! game service relies on them whichever store it runs on, so the in-process
+//! store must refuse, expire and order exactly as Redis does.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fogblast_store::{CommitError, EventsAfter, GameStore, StoredGame};
+use support::{commit, gid, numbered, sid, sleep_ms, Harness};
+
+/// Everything a refused commit must leave untouched.
+async fn snapshot(store: &dyn GameStore, game: &str) -> (Option<StoredGame>, EventsAfter, usize, usize) {
+    let game = gid(game);
+    let due = store.due_games(u64::MAX, 100).await.unwrap().len();
+    let outbox = store.unpublished(100).await.unwrap().len();
+    (store.load(&game).await.unwrap(), store.events_after(&game, 0).await.unwrap(), due, outbox)
+}
+
+async fn create_then_recreate_conflicts(store: &dyn GameStore) {
+    let g = gid("g1");
+    assert_eq!(store.load(&g).await.unwrap(), None);
+    assert_eq!(store.commit(commit(&g, 0, 5, "r1", &["a", "b"])).await.unwrap(), 2);
+    let stored = StoredGame { version: 2, epoch: 5, record: b"r1".to_vec() };
+    assert_eq!(store.load(&g).await.unwrap(), Some(stored.clone()));
+    let again = store.commit(commit(&g, 0, 5, "r2", &["c"])).await;
+    assert!(matches!(again, Err(CommitError::VersionConflict { current: 2 })), "{again:?}");
+    assert_eq!(store.load(&g).await.unwrap(), Some(stored));
+}
+
+async fn wrong_version_changes_nothing(store: &dyn GameStore) {
+    let g = gid("g1");
+    store.commit(commit(&g, 0, 1, "r1", &["a"])).await.unwrap();
+    let before = snapshot(store, "g1").await;
+    for expected in [2, 7] {
+        let mut refused = commit(&g, expected, 1, "bad", &["x"]);
+        refused.due_at_ms = Some(1);
+        refused.finished = true;
+        let result = store.commit(refused).await;
+        assert!(matches!(result, Err(CommitError::VersionConflict { current: 1 })), "{result:?}");
+    }
+    assert_eq!(snapshot(store, "g1").await, before);
+    let missing = store.commit(commit(&gid("nope"), 3, 1, "r", &["a"])).await;
+    assert!(matches!(missing, Err(CommitError::VersionConflict { current: 0 })), "{missing:?}");
+    assert_eq!(store.load(&gid("nope")).await.unwrap(), None);
+}
+
+async fn stale_epoch_changes_nothing(store: &dyn GameStore) {
+    let g = gid("g1");
+    store.commit(commit(&g, 0, 5, "r1", &["a"])).await.unwrap();
+    let before = snapshot(store, "g1").await;
+    let stale = store.commit(commit(&g, 1, 4, "bad", &["x"])).await;
+    assert!(matches!(stale, Err(CommitError::StaleEpoch { stored: 5 })), "{stale:?}");
+    // A stale writer at the wrong version hears about its epoch first.
+    let both = store.commit(commit(&g, 9, 4, "bad", &["x"])).await;
+    assert!(matches!(both, Err(CommitError::StaleEpoch { stored: 5 })), "{both:?}");
+    assert_eq!(snapshot(store, "g1").await, before);
+}
+
+async fn newer_epoch_is_recorded(store: &dyn GameStore) {
+    let g = gid("g1");
+    store.commit(commit(&g, 0, 5, "r1", &["a"])).await.unwrap();
+    assert_eq!(store.commit(commit(&g, 1, 7, "r2", &["b"])).await.unwrap(), 2);
+    assert_eq!(store.load(&g).await.unwrap().unwrap().epoch, 7);
+    let old = store.commit(commit(&g, 2, 5, "r3", &["c"])).await;
+    assert!(matches!(old, Err(CommitError::StaleEpoch { stored: 7 })), "{old:?}");
+    assert_eq!(store.commit(commit(&g, 2, 7, "r3", &["c"])).await.unwrap(), 3);
+    assert_eq!(store.load(&g).await.unwrap(), Some(StoredGame { version: 3, epoch: 7, record: b"r3".to_vec() }));
+}
+
+async fn empty_commit_is_refused(store: &dyn GameStore) {
+    let g = gid("g1");
+    let result = store.commit(commit(&g, 0, 1, "r", &[])).await;
+    assert!(matches!(result, Err(CommitError::Store(_))), "{result:?}");
+    assert_eq!(store.load(&g).await.unwrap(), None);
+}
+
+async fn one_writer_wins_each_race(writers: &[Arc<dyn GameStore>]) {
+    let g = gid("raced");
+    writers[0].commit(commit(&g, 0, 1, "start", &["e"])).await.unwrap();
+    const CONTENDERS: usize = 8;
+    for round in 1..=50u64 {
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..CONTENDERS {
+            let store = Arc::clone(&writers[i % writers.len()]);
+            let c = commit(&g, round, 1, &format!("{round}-{i}"), &["e"]);
+            tasks.spawn(async move { (i, store.commit(c).await) });
+        }
+        let mut winners = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            match joined.unwrap() {
+                (i, Ok(version)) => {
+                    assert_eq!(version, round + 1);
+                    winners.push(i);
+                }
+                (_, Err(CommitError::VersionConflict { current })) => assert_eq!(current, round + 1),
+                (_, Err(other)) => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "round {round}: {winners:?}");
+        let stored = writers[0].load(&g).await.unwrap().unwrap();
+        assert_eq!((stored.version, stored.record), (round + 1, format!("{round}-{}", winners[0]).into_bytes()));
+    }
+}
+
+async fn events_after_gives_exact_ranges(store: &dyn GameStore) {
+    let g = gid("g1");
+    assert_eq!(store.events_after(&g, 0).await.unwrap(), EventsAfter::NotFound);
+    store.commit(commit(&g, 0, 1, "r", &["a", "b"])).await.unwrap();
+    store.commit(commit(&g, 2, 1, "r", &["c"])).await.unwrap();
+    let after = |v| store.events_after(&g, v);
+    assert_eq!(after(0).await.unwrap(), EventsAfter::Events { current: 3, events: numbered(1, &["a", "b", "c"]) });
+    assert_eq!(after(1).await.unwrap(), EventsAfter::Events { current: 3, events: numbered(2, &["b", "c"]) });
+    assert_eq!(after(2).await.unwrap(), EventsAfter::Events { current: 3, events: numbered(3, &["c"]) });
+    for caught_up in [3, 10] {
+        assert_eq!(after(caught_up).await.unwrap(), EventsAfter::Events { current: 3, events: vec![] });
+    }
+}
+
+async fn history_cap_leaves_a_gap(store: &dyn GameStore) {
+    assert_eq!(support::HISTORY, 4);
+    let g = gid("g1");
+    store.commit(commit(&g, 0, 1, "r", &["1", "2", "3"])).await.unwrap();
+    for v in 3..6 {
+        store.commit(commit(&g, v, 1, "r", &[&(v + 1).to_string()])).await.unwrap();
+    }
+    // Versions 3 to 6 are held.
+    let held = numbered(3, &["3", "4", "5", "6"]);
+    assert_eq!(store.events_after(&g, 2).await.unwrap(), EventsAfter::Events { current: 6, events: held });
+    assert_eq!(store.events_after(&g, 1).await.unwrap(), EventsAfter::Gap { current: 6 });
+    assert_eq!(store.events_after(&g, 0).await.unwrap(), EventsAfter::Gap { current: 6 });
+    // One commit of more events than the cap keeps only the newest.
+    let big = gid("g2");
+    assert_eq!(store.commit(commit(&big, 0, 1, "r", &["1", "2", "3", "4", "5", "6"])).await.unwrap(), 6);
+    let held = numbered(4, &["4", "5", "6"]);
+    assert_eq!(store.events_after(&big, 3).await.unwrap(), EventsAfter::Events { current: 6, events: held });
+    assert_eq!(store.events_after(&big, 1).await.unwrap(), EventsAfter::Gap { current: 6 });
+}
+
+async fn deadlines_are_ordered_and_moved(store: &dyn GameStore) {
+    for (name, due) in [("g1", Some(1000)), ("g2", Some(500)), ("g3", Some(2000)), ("g4", None)] {
+        let mut c = commit(&gid(name), 0, 1, "r", &["a"]);
+        c.due_at_ms = due;
+        store.commit(c).await.unwrap();
+    }
+    assert_eq!(store.due_games(499, 10).await.unwrap(), vec![]);
+    assert_eq!(store.due_games(1000, 10).await.unwrap(), vec![(gid("g2"), 500), (gid("g1"), 1000)]);
+    assert_eq!(store.due_games(1500, 1).await.unwrap(), vec![(gid("g2"), 500)]);
+    assert_eq!(store.due_games(1500, 0).await.unwrap(), vec![]);
+    // A commit without a deadline takes the game off; one with a deadline moves it.
+    store.commit(commit(&gid("g2"), 1, 1, "r", &["b"])).await.unwrap();
+    let mut later = commit(&gid("g1"), 1, 1, "r", &["b"]);
+    later.due_at_ms = Some(3000);
+    store.commit(later).await.unwrap();
+    assert_eq!(store.due_games(2500, 10).await.unwrap(), vec![(gid("g3"), 2000)]);
+    assert_eq!(store.due_games(u64::MAX / 2, 10).await.unwrap(), vec![(gid("g3"), 2000), (gid("g1"), 3000)]);
+}
+
+async fn outbox_holds_finished_games_until_published(store: &dyn GameStore) {
+    store.commit(commit(&gid("live"), 0, 1, "r", &["a"])).await.unwrap();
+    for name in ["g2", "g1"] {
+        let mut c = commit(&gid(name), 0, 1, "r", &["a"]);
+        c.finished = true;
+        store.commit(c).await.unwrap();
+        sleep_ms(5).await;
+    }
+    assert_eq!(store.unpublished(10).await.unwrap(), vec![gid("g2"), gid("g1")]);
+    assert_eq!(store.unpublished(1).await.unwrap(), vec![gid("g2")]);
+    assert_eq!(store.unpublished(0).await.unwrap(), vec![]);
+    store.mark_published(&gid("g2")).await.unwrap();
+    store.mark_published(&gid("g2")).await.unwrap();
+    assert_eq!(store.unpublished(10).await.unwrap(), vec![gid("g1")]);
+}
+
+async fn codes_claim_resolve_release_and_expire(store: &dyn GameStore) {
+    let long = Duration::from_secs(60);
+    assert!(store.claim_code("ABCD", &gid("g1"), long).await.unwrap());
+    assert!(!store.claim_code("ABCD", &gid("g2"), long).await.unwrap());
+    assert_eq!(store.resolve_code("ABCD").await.unwrap(), Some(gid("g1")));
+    assert_eq!(store.resolve_code("WXYZ").await.unwrap(), None);
+    store.release_code("ABCD").await.unwrap();
+    assert_eq!(store.resolve_code("ABCD").await.unwrap(), None);
+    assert!(store.claim_code("ABCD", &gid("g2"), long).await.unwrap());
+    assert_eq!(store.resolve_code("ABCD").await.unwrap(), Some(gid("g2")));
+    assert!(store.claim_code("SHORT", &gid("g3"), Duration::from_millis(250)).await.unwrap());
+    assert_eq!(store.resolve_code("SHORT").await.unwrap(), Some(gid("g3")));
+    sleep_ms(600).await;
+    assert_eq!(store.resolve_code("SHORT").await.unwrap(), None);
+    assert!(store.claim_code("SHORT", &gid("g4"), long).await.unwrap());
+}
+
+async fn members(store: &dyn GameStore) -> BTreeSet<(String, String, u64)> {
+    let members = store.members().await.unwrap();
+    members.into_iter().map(|m| (m.shard.into_string(), m.addr, m.epoch)).collect()
+}
+
+fn member(shard: &str, addr: &str, epoch: u64) -> (String, String, u64) {
+    (shard.to_owned(), addr.to_owned(), epoch)
+}
+
+async fn registration_epochs_increase(store: &dyn GameStore) {
+    let ttl = Duration::from_secs(10);
+    let a1 = store.register(&sid("a"), "10.0.0.1:1", ttl).await.unwrap();
+    let b = store.register(&sid("b"), "10.0.0.2:1", ttl).await.unwrap();
+    let a2 = store.register(&sid("a"), "10.0.0.3:1", ttl).await.unwrap();
+    assert!(0 < a1 && a1 < b && b < a2, "{a1} {b} {a2}");
+    let expected = BTreeSet::from([member("a", "10.0.0.3:1", a2), member("b", "10.0.0.2:1", b)]);
+    assert_eq!(members(store).await, expected);
+    assert!(!store.renew(&sid("a"), a1, ttl).await.unwrap());
+    assert!(store.renew(&sid("a"), a2, ttl).await.unwrap());
+    assert!(!store.renew(&sid("nobody"), a2, ttl).await.unwrap());
+    assert_eq!(members(store).await, expected);
+}
+
+async fn unrenewed_lease_expires(store: &dyn GameStore) {
+    let short = Duration::from_millis(400);
+    let a = store.register(&sid("a"), "a:1", short).await.unwrap();
+    let b = store.register(&sid("b"), "b:1", Duration::from_secs(10)).await.unwrap();
+    for _ in 0..6 {
+        sleep_ms(100).await;
+        assert!(store.renew(&sid("a"), a, short).await.unwrap());
+    }
+    assert_eq!(members(store).await, BTreeSet::from([member("a", "a:1", a), member("b", "b:1", b)]));
+    sleep_ms(800).await;
+    assert_eq!(members(store).await, BTreeSet::from([member("b", "b:1", b)]));
+    assert!(!store.renew(&sid("a"), a, short).await.unwrap());
+    let again = store.register(&sid("a"), "a:2", short).await.unwrap();
+    assert!(again > b);
+    assert_eq!(members(store).await.len(), 2);
+}
+
+async fn deregister_needs_the_current_epoch(store: &dyn GameStore) {
+    let ttl = Duration::from_secs(10);
+    let old = store.register(&sid("a"), "a:1", ttl).await.unwrap();
+    let current = store.register(&sid("a"), "a:1", ttl).await.unwrap();
+    store.deregister(&sid("a"), old).await.unwrap();
+    assert_eq!(members(store).await, BTreeSet::from([member("a", "a:1", current)]));
+    store.deregister(&sid("a"), current).await.unwrap();
+    assert_eq!(members(store).await, BTreeSet::new());
+    assert!(!store.renew(&sid("a"), current, ttl).await.unwrap());
+    store.deregister(&sid("a"), current).await.unwrap();
+}
+
+async fn finished_games_expire(store: &dyn GameStore) {
+    let (gone, kept) = (gid("gone"), gid("kept"));
+    let mut c = commit(&gone, 0, 1, "r", &["a"]);
+    c.expire_after = Some(Duration::from_millis(300));
+    store.commit(c).await.unwrap();
+    // A later commit without expiry makes the game permanent again.
+    let mut c = commit(&kept, 0, 1, "r", &["a"]);
+    c.expire_after = Some(Duration::from_millis(300));
+    store.commit(c).await.unwrap();
+    store.commit(commit(&kept, 1, 1, "r", &["b"])).await.unwrap();
+    assert!(store.load(&gone).await.unwrap().is_some());
+    sleep_ms(700).await;
+    assert_eq!(store.load(&gone).await.unwrap(), None);
+    assert_eq!(store.events_after(&gone, 0).await.unwrap(), EventsAfter::NotFound);
+    assert_eq!(store.load(&kept).await.unwrap().map(|g| g.version), Some(2));
+    assert_eq!(store.commit(commit(&gone, 0, 1, "new", &["a"])).await.unwrap(), 1);
+}
+
+async fn clock_is_unix_ms(store: &dyn GameStore) {
+    let system = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let first = store.now_ms().await.unwrap();
+    assert!(first.abs_diff(system) < 5_000, "store {first} vs system {system}");
+    sleep_ms(20).await;
+    let second = store.now_ms().await.unwrap();
+    assert!(second >= first + 15, "{first} then {second}");
+}
+
+/// Runs each behaviour against each adapter, as its own test.
+macro_rules! suite {
+    (store: [$($name:ident),* $(,)?], writers: [$($raced:ident),* $(,)?] $(,)?) => {
+        suite!(@adapter on_memory, Harness::memory(), [$($name),*], [$($raced),*]);
+        suite!(@adapter on_redis, Harness::redis().await, [$($name),*], [$($raced),*]);
+    };
+    (@adapter $adapter:ident, $harness:expr, [$($name:ident),*], [$($raced:ident),*]) => {
+        mod $adapter {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let harness = $harness;
+                    super::$name(harness.store()).await;
+                    harness.cleanup().await;
+                }
+            )*
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $raced() {
+                    let harness = $harness;
+                    super::$raced(&harness.writers).await;
+                    harness.cleanup().await;
+                }
+            )*
+        }
+    };
+}
+
+suite!(
+    store: [
+        create_then_recreate_conflicts,
+        wrong_version_changes_nothing,
+        stale_epoch_changes_nothing,
+        newer_epoch_is_recorded,
+        empty_commit_is_refused,
+        events_after_gives_exact_ranges,
+        history_cap_leaves_a_gap,
+        deadlines_are_ordered_and_moved,
+        outbox_holds_finished_games_until_published,
+        codes_claim_resolve_release_and_expire,
+        registration_epochs_increase,
+        unrenewed_lease_expires,
+        deregister_needs_the_current_epoch,
+        finished_games_expire,
+        clock_is_unix_ms,
+    ],
+    writers: [one_writer_wins_each_race],
+);
+
+/// The Redis key layout other tools may inspect, and Redis data this build
+/// did not write: a spoiled key must surface as an error, never a panic.
+#[tokio::test]
+async fn redis_key_layout_and_spoiled_data() {
+    let harness = Harness::redis().await;
+    let store = harness.store();
+    let (mut raw, prefix) = harness.raw().await.unwrap();
+    let mut c = commit(&gid("g1"), 0, 3, "rec", &["a", "b"]);
+    c.due_at_ms = Some(42);
+    c.finished = true;
+    store.commit(c).await.unwrap();
+    let fields: Vec<String> = redis::cmd("HMGET")
+        .arg(format!("{prefix}game:{{g1}}"))
+        .arg(&["version", "epoch", "record"][..])
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(fields, ["2", "3", "rec"]);
+    let events: Vec<String> =
+        redis::cmd("LRANGE").arg(format!("{prefix}events:{{g1}}")).arg(0).arg(-1).query_async(&mut raw).await.unwrap();
+    assert_eq!(events, ["a", "b"]);
+    let due: Option<u64> =
+        redis::cmd("ZSCORE").arg(format!("{prefix}deadlines")).arg("g1").query_async(&mut raw).await.unwrap();
+    assert_eq!(due, Some(42));
+    let finished: Option<f64> =
+        redis::cmd("ZSCORE").arg(format!("{prefix}outbox")).arg("g1").query_async(&mut raw).await.unwrap();
+    assert!(finished.is_some());
+
+    // A shard whose lease ran out is pruned from the shard set.
+    store.register(&sid("a"), "a:1", Duration::from_millis(100)).await.unwrap();
+    sleep_ms(300).await;
+    assert!(store.members().await.unwrap().is_empty());
+    let listed: bool =
+        redis::cmd("SISMEMBER").arg(format!("{prefix}shards")).arg("a").query_async(&mut raw).await.unwrap();
+    assert!(!listed);
+
+    let _: () = redis::cmd("HSET")
+        .arg(format!("{prefix}game:{{bad}}"))
+        .arg(&["version", "abc", "epoch", "1", "record", "x"][..])
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(store.load(&gid("bad")).await.is_err());
+    assert!(store.events_after(&gid("bad"), 0).await.is_err());
+    let spoiled = store.commit(commit(&gid("bad"), 1, 1, "r", &["a"])).await;
+    assert!(matches!(spoiled, Err(CommitError::Store(_))), "{spoiled:?}");
+    let _: () = redis::cmd("ZADD")
+        .arg(format!("{prefix}deadlines"))
+        .arg(1)
+        .arg("no spaces allowed")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(store.due_games(100, 10).await.is_err());
+    harness.cleanup().await;
+}

@@ -1,0 +1,611 @@
+//! What each command does to a game, decided without I/O: given the live
+//! game, the store's time and the command, either a refusal with its code,
+//! or the new record and the events it makes. The shard commits the result;
+//! nothing here can half-apply.
+
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::{ClockState, EndReason, OfferAction, Status};
+use fogblast_proto::ids::PlayerId;
+use fogblast_proto::record::GameRecord;
+use fogblast_rules::{CastlingMode, Color, MoveEffects, Position};
+
+use crate::clock::{self, LagPolicy};
+use crate::config::Timeouts;
+use crate::record::{color_from_wire, color_to_wire, end_reason, result_for, wire_color_or_none, LiveGame};
+
+/// A player's command, or the shard's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Join {
+        player: PlayerId,
+        name: String,
+    },
+    Move {
+        player: PlayerId,
+        uci: String,
+        ply: u32,
+        lag_ms: u32,
+    },
+    /// The computer seat's move, made for the position at `ply`.
+    ComputerMove {
+        uci: String,
+        ply: u32,
+    },
+    Resign {
+        player: PlayerId,
+    },
+    Abort {
+        player: PlayerId,
+    },
+    Draw {
+        player: PlayerId,
+        action: OfferAction,
+    },
+    Takeback {
+        player: PlayerId,
+        action: OfferAction,
+    },
+    ClaimVictory {
+        player: PlayerId,
+    },
+    /// `new_game` is the id the rematch gets once agreed.
+    Rematch {
+        player: PlayerId,
+        new_game: String,
+    },
+    Presence {
+        player: PlayerId,
+        connected: bool,
+    },
+    /// Whatever has fallen due: a flag, an abort, an abandoned game.
+    Tick,
+}
+
+/// Something that happened, before it is cut into each audience's view.
+#[derive(Clone, Debug)]
+pub enum Event {
+    Moved {
+        ply: u32,
+        uci: String,
+        san: String,
+        effects: MoveEffects,
+        after: Position,
+        clock: Option<ClockState>,
+    },
+    Ended {
+        clock: Option<ClockState>,
+    },
+    Offer {
+        takeback: bool,
+        action: OfferAction,
+        by: Color,
+    },
+    Seated {
+        color: Color,
+    },
+    Presence {
+        color: Color,
+        gone: bool,
+        claim_in_ms: u64,
+    },
+    /// The position changed other than by a move.
+    Reset,
+    Rematch {
+        by: Color,
+        game_id: String,
+    },
+}
+
+/// What a command changed.
+#[derive(Debug)]
+pub struct Applied {
+    pub live: LiveGame,
+    pub events: Vec<Event>,
+    /// Committed with the events, then returned to the caller: a move that
+    /// arrived after its player's flag fell ends the game on time and is
+    /// still refused.
+    pub refusal: Option<ServiceError>,
+    /// Both sides agreed to a rematch: this game must be created first.
+    pub rematch: bool,
+}
+
+/// A command's result.
+#[derive(Debug)]
+pub enum Outcome {
+    Applied(Box<Applied>),
+    /// The same move was already played at that ply: a resend. Answer as
+    /// before, change nothing.
+    AlreadyPlayed,
+    /// Nothing to do (a tick with nothing due, a presence already known).
+    Unchanged,
+}
+
+fn refuse<T>(code: ErrorCode, message: impl Into<String>) -> Result<T, ServiceError> {
+    Err(ServiceError::new(code, message))
+}
+
+/// Applies `command` at store time `now_ms`.
+pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts) -> Result<Outcome, ServiceError> {
+    let mut next = Next { live: live.clone(), events: Vec::new(), now_ms, refusal: None, rematch: false };
+    let changed = match command {
+        Command::Join { player, name } => next.join(player, name)?,
+        Command::Move { player, uci, ply, lag_ms } => {
+            let color = next.seated_color(&player)?;
+            match next.check_ply(color, &uci, ply)? {
+                PlyCheck::Resend => return Ok(Outcome::AlreadyPlayed),
+                PlyCheck::Fresh => next.play(color, &uci, u64::from(lag_ms))?,
+            }
+        }
+        Command::ComputerMove { uci, ply } => {
+            let color = next.live.game.position().turn();
+            if !next.live.is_computer(color) || ply as usize != next.live.ply() || next.live.status() != Status::Playing
+            {
+                return Ok(Outcome::Unchanged);
+            }
+            next.play(color, &uci, 0)?
+        }
+        Command::Resign { player } => {
+            let color = next.seated_color(&player)?;
+            next.require_playing()?;
+            next.end(Some(!color), EndReason::Resign)
+        }
+        Command::Abort { player } => next.abort(&player)?,
+        Command::Draw { player, action } => next.draw(&player, action)?,
+        Command::Takeback { player, action } => next.takeback(&player, action)?,
+        Command::ClaimVictory { player } => next.claim_victory(&player, timeouts)?,
+        Command::Rematch { player, new_game } => next.rematch(&player, new_game)?,
+        Command::Presence { player, connected } => next.presence(&player, connected, timeouts),
+        Command::Tick => next.tick(timeouts),
+    };
+    if !changed {
+        return Ok(Outcome::Unchanged);
+    }
+    Ok(Outcome::Applied(Box::new(Applied {
+        live: next.live,
+        events: next.events,
+        refusal: next.refusal,
+        rematch: next.rematch,
+    })))
+}
+
+enum PlyCheck {
+    Fresh,
+    Resend,
+}
+
+struct Next {
+    live: LiveGame,
+    events: Vec<Event>,
+    now_ms: u64,
+    refusal: Option<ServiceError>,
+    rematch: bool,
+}
+
+impl Next {
+    fn record(&mut self) -> &mut GameRecord {
+        &mut self.live.record
+    }
+
+    fn seated_color(&self, player: &PlayerId) -> Result<Color, ServiceError> {
+        self.live
+            .color_of(player)
+            .map_or_else(|| refuse(ErrorCode::NotYourGame, "you do not hold a seat in this game"), Ok)
+    }
+
+    fn require_playing(&self) -> Result<(), ServiceError> {
+        match self.live.status() {
+            Status::Playing => Ok(()),
+            Status::Ended => refuse(ErrorCode::GameOver, "the game is over"),
+            _ => refuse(ErrorCode::Conflict, "the game has not started: a seat is free"),
+        }
+    }
+
+    fn join(&mut self, player: PlayerId, name: String) -> Result<bool, ServiceError> {
+        if self.live.status() != Status::Waiting {
+            return refuse(ErrorCode::Conflict, "this game has no free seat");
+        }
+        if self.live.color_of(&player).is_some() {
+            return refuse(ErrorCode::Conflict, "you cannot join your own game");
+        }
+        let color = Color::ALL
+            .into_iter()
+            .find(|&c| self.live.player_id(c).is_empty() && !self.live.is_computer(c))
+            .map_or_else(|| refuse(ErrorCode::Conflict, "this game has no free seat"), Ok)?;
+        let seat_player = self.live.seat_mut(color).player.get_or_insert_with(Default::default);
+        seat_player.id = player.into_string();
+        seat_player.name = name;
+        let now = self.now_ms;
+        let record = self.record();
+        record.set_status(Status::Playing);
+        record.started_at_ms = now;
+        record.turn_started_ms = now;
+        self.events.push(Event::Seated { color });
+        Ok(true)
+    }
+
+    fn check_ply(&self, color: Color, uci: &str, ply: u32) -> Result<PlyCheck, ServiceError> {
+        let played = self.live.ply();
+        let ply = ply as usize;
+        if ply < played {
+            let initial_turn = self.live.game.initial().turn();
+            let mover = if ply.is_multiple_of(2) { initial_turn } else { !initial_turn };
+            let same = self.live.record.moves.get(ply).is_some_and(|m| same_uci(m, uci, &self.live, ply));
+            if mover == color && same {
+                return Ok(PlyCheck::Resend);
+            }
+            return refuse(ErrorCode::StalePly, format!("ply {ply} was already played; the game is at ply {played}"));
+        }
+        if ply > played {
+            return refuse(ErrorCode::StalePly, format!("the game is at ply {played}, not {ply}"));
+        }
+        Ok(PlyCheck::Fresh)
+    }
+
+    fn play(&mut self, color: Color, uci: &str, lag_ms: u64) -> Result<bool, ServiceError> {
+        self.require_playing()?;
+        if self.live.game.position().turn() != color {
+            return refuse(ErrorCode::NotYourTurn, "it is not your turn");
+        }
+        let position = *self.live.game.position();
+        let parsed: fogblast_rules::Uci =
+            uci.parse().map_err(|e| ServiceError::new(ErrorCode::BadRequest, format!("{uci:?} is not UCI: {e}")))?;
+        let Some(m) = position.parse_uci(&parsed) else {
+            return refuse(ErrorCode::IllegalMove, format!("{uci} is not a legal move here"));
+        };
+        // Settle the mover's clock first: a move after the flag fell loses on time.
+        if self.live.clock_running() {
+            let now = self.now_ms;
+            let started = self.live.record.turn_started_ms;
+            let seat = self.live.seat(color);
+            let time = clock::time_spent(now.saturating_sub(started), lag_ms, seat.lag_quota_ms);
+            if time.spent_ms >= seat.remaining_ms {
+                self.flag(color);
+                self.refusal =
+                    Some(ServiceError::new(ErrorCode::GameOver, "your time ran out before the move arrived"));
+                return Ok(true);
+            }
+            let settings = self.live.record.clock.unwrap_or_default();
+            let policy = LagPolicy::for_clock(&settings);
+            let seat = self.live.seat_mut(color);
+            seat.remaining_ms = seat.remaining_ms - time.spent_ms + u64::from(settings.increment_ms);
+            seat.lag_quota_ms = clock::next_quota(&policy, seat.lag_quota_ms, time.compensated_ms);
+        }
+        let san = position.san(m);
+        let effects = self.live.game.play(m).map_err(|e| ServiceError::new(ErrorCode::IllegalMove, e.to_string()))?;
+        let uci_text = m.to_uci(castling_mode(&self.live)).to_string();
+        let remaining = self.live.seat(color).remaining_ms;
+        let now = self.now_ms;
+        let record = self.record();
+        record.moves.push(uci_text.clone());
+        record.clock_ms.push(remaining);
+        record.turn_started_ms = now;
+        // A move answers any offer the opponent left standing.
+        if record.draw_offer != wire_color_or_none(Some(color)) {
+            record.draw_offer = wire_color_or_none(None);
+        }
+        record.takeback_offer = wire_color_or_none(None);
+        let ply = self.live.ply() as u32 - 1;
+        let after = *self.live.game.position();
+        let clock = self.clock_state();
+        self.events.push(Event::Moved { ply, uci: uci_text, san, effects, after, clock });
+        if let Some(outcome) = self.live.game.outcome() {
+            self.end(outcome.winner(), end_reason(outcome));
+        }
+        Ok(true)
+    }
+
+    /// The side to move ran out of time: it loses, or draws when the
+    /// opponent could not have won.
+    fn flag(&mut self, color: Color) {
+        self.live.seat_mut(color).remaining_ms = 0;
+        let outcome = self.live.game.position().outcome_on_timeout(color);
+        self.end(outcome.winner(), EndReason::Timeout);
+    }
+
+    fn end(&mut self, winner: Option<Color>, reason: EndReason) -> bool {
+        self.settle_running_clock();
+        let now = self.now_ms;
+        let record = self.record();
+        record.set_status(Status::Ended);
+        record.result = if reason == EndReason::Aborted { "*".to_owned() } else { result_for(winner).to_owned() };
+        record.set_reason(reason);
+        record.ended_at_ms = now;
+        record.turn_started_ms = 0;
+        record.draw_offer = wire_color_or_none(None);
+        record.takeback_offer = wire_color_or_none(None);
+        let clock = self.clock_state();
+        self.events.push(Event::Ended { clock });
+        true
+    }
+
+    /// Charges the running side the time it used, so a finished game keeps
+    /// the clocks as they stood at the end.
+    fn settle_running_clock(&mut self) {
+        if let Some(side) = self.live.running_side() {
+            let elapsed = self.now_ms.saturating_sub(self.live.record.turn_started_ms);
+            let seat = self.live.seat_mut(side);
+            seat.remaining_ms = seat.remaining_ms.saturating_sub(elapsed);
+            self.live.record.turn_started_ms = self.now_ms;
+        }
+    }
+
+    fn clock_state(&self) -> Option<ClockState> {
+        self.live.clock_at(self.now_ms)
+    }
+
+    fn abort(&mut self, player: &PlayerId) -> Result<bool, ServiceError> {
+        let color = self.seated_color(player)?;
+        match self.live.status() {
+            Status::Ended => return refuse(ErrorCode::GameOver, "the game is over"),
+            Status::Playing if self.moves_by(color) > 0 && self.moves_by(!color) > 0 => {
+                return refuse(ErrorCode::Conflict, "both sides have moved: resign or offer a draw instead");
+            }
+            _ => {}
+        }
+        Ok(self.end(None, EndReason::Aborted))
+    }
+
+    fn moves_by(&self, color: Color) -> usize {
+        let initial_turn = self.live.game.initial().turn();
+        let plies = self.live.ply();
+        if color == initial_turn {
+            plies.div_ceil(2)
+        } else {
+            plies / 2
+        }
+    }
+
+    fn draw(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, ServiceError> {
+        let color = self.seated_color(player)?;
+        self.require_playing()?;
+        let standing = color_from_wire(self.live.record.draw_offer());
+        match action {
+            OfferAction::Offer if standing == Some(!color) => self.agree_draw(color),
+            OfferAction::Offer if standing == Some(color) => {
+                refuse(ErrorCode::Conflict, "your draw offer already stands")
+            }
+            OfferAction::Offer => {
+                self.events.push(Event::Offer { takeback: false, action, by: color });
+                if self.live.is_computer(!color) {
+                    // The computer plays every game out.
+                    self.events.push(Event::Offer { takeback: false, action: OfferAction::Decline, by: !color });
+                } else {
+                    self.live.record.draw_offer = wire_color_or_none(Some(color));
+                }
+                Ok(true)
+            }
+            OfferAction::Accept if standing == Some(!color) => self.agree_draw(color),
+            OfferAction::Decline if standing == Some(!color) => {
+                self.live.record.draw_offer = wire_color_or_none(None);
+                self.events.push(Event::Offer { takeback: false, action, by: color });
+                Ok(true)
+            }
+            OfferAction::Accept | OfferAction::Decline => {
+                refuse(ErrorCode::Conflict, "there is no draw offer to answer")
+            }
+            OfferAction::Unspecified => refuse(ErrorCode::BadRequest, "action must be offer, accept or decline"),
+        }
+    }
+
+    fn agree_draw(&mut self, color: Color) -> Result<bool, ServiceError> {
+        self.events.push(Event::Offer { takeback: false, action: OfferAction::Accept, by: color });
+        Ok(self.end(None, EndReason::Agreement))
+    }
+
+    fn takeback(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, ServiceError> {
+        let color = self.seated_color(player)?;
+        self.require_playing()?;
+        let standing = color_from_wire(self.live.record.takeback_offer());
+        match action {
+            OfferAction::Offer => {
+                if self.moves_by(color) == 0 {
+                    return refuse(ErrorCode::Conflict, "you have no move to take back");
+                }
+                if standing == Some(color) {
+                    return refuse(ErrorCode::Conflict, "your takeback request already stands");
+                }
+                self.events.push(Event::Offer { takeback: true, action, by: color });
+                if self.live.is_computer(!color) || standing == Some(!color) {
+                    self.events.push(Event::Offer { takeback: true, action: OfferAction::Accept, by: !color });
+                    self.take_back_for(color);
+                } else {
+                    self.live.record.takeback_offer = wire_color_or_none(Some(color));
+                }
+                Ok(true)
+            }
+            OfferAction::Accept if standing == Some(!color) => {
+                self.events.push(Event::Offer { takeback: true, action, by: color });
+                self.take_back_for(!color);
+                Ok(true)
+            }
+            OfferAction::Decline if standing == Some(!color) => {
+                self.live.record.takeback_offer = wire_color_or_none(None);
+                self.events.push(Event::Offer { takeback: true, action, by: color });
+                Ok(true)
+            }
+            OfferAction::Accept | OfferAction::Decline => {
+                refuse(ErrorCode::Conflict, "there is no takeback request to answer")
+            }
+            OfferAction::Unspecified => refuse(ErrorCode::BadRequest, "action must be request, accept or decline"),
+        }
+    }
+
+    /// Takes back `requester`'s last move and any reply to it, so it is the
+    /// requester's turn again. Clocks keep the time already used.
+    fn take_back_for(&mut self, requester: Color) {
+        self.settle_running_clock();
+        let plies = if self.live.game.position().turn() == requester { 2 } else { 1 };
+        self.live.game.undo(plies);
+        let keep = self.live.ply();
+        let now = self.now_ms;
+        let record = self.record();
+        record.moves.truncate(keep);
+        record.clock_ms.truncate(keep);
+        record.turn_started_ms = now;
+        record.takeback_offer = wire_color_or_none(None);
+        record.draw_offer = wire_color_or_none(None);
+        self.events.push(Event::Reset);
+    }
+
+    fn claim_victory(&mut self, player: &PlayerId, timeouts: &Timeouts) -> Result<bool, ServiceError> {
+        let color = self.seated_color(player)?;
+        self.require_playing()?;
+        let gone_since = self.live.seat(!color).gone_since_ms;
+        if gone_since == 0 {
+            return refuse(ErrorCode::Conflict, "your opponent is still here");
+        }
+        let claim_at = gone_since + timeouts.claim_after_ms;
+        if self.now_ms < claim_at {
+            return refuse(ErrorCode::Conflict, format!("you may claim in {} ms", claim_at - self.now_ms));
+        }
+        if self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0 {
+            return Ok(self.end(None, EndReason::Aborted));
+        }
+        Ok(self.end(Some(color), EndReason::Abandoned))
+    }
+
+    fn rematch(&mut self, player: &PlayerId, new_game: String) -> Result<bool, ServiceError> {
+        let color = self.seated_color(player)?;
+        if self.live.status() != Status::Ended {
+            return refuse(ErrorCode::Conflict, "a rematch is offered once the game is over");
+        }
+        if !self.live.record.rematch_game_id.is_empty() {
+            return refuse(ErrorCode::Conflict, "the rematch has started");
+        }
+        let standing = color_from_wire(self.live.record.rematch_offer());
+        if standing == Some(color) {
+            return refuse(ErrorCode::Conflict, "your rematch offer already stands");
+        }
+        if standing == Some(!color) || self.live.is_computer(!color) {
+            self.live.record.rematch_game_id = new_game.clone();
+            self.rematch = true;
+            self.events.push(Event::Rematch { by: color, game_id: new_game });
+        } else {
+            self.live.record.rematch_offer = wire_color_or_none(Some(color));
+            self.events.push(Event::Rematch { by: color, game_id: String::new() });
+        }
+        Ok(true)
+    }
+
+    fn presence(&mut self, player: &PlayerId, connected: bool, timeouts: &Timeouts) -> bool {
+        let Some(color) = self.live.color_of(player) else { return false };
+        if self.live.status() == Status::Ended {
+            return false;
+        }
+        let now = self.now_ms;
+        let seat = self.live.seat_mut(color);
+        match (connected, seat.gone_since_ms) {
+            (true, 0) => false,
+            (false, since) if since != 0 => false,
+            (true, _) => {
+                seat.gone_since_ms = 0;
+                self.events.push(Event::Presence { color, gone: false, claim_in_ms: 0 });
+                true
+            }
+            (false, _) => {
+                seat.gone_since_ms = now;
+                self.events.push(Event::Presence { color, gone: true, claim_in_ms: timeouts.claim_after_ms });
+                true
+            }
+        }
+    }
+
+    /// Ends the game for whatever fell due; the rules are `next_due`'s.
+    fn tick(&mut self, timeouts: &Timeouts) -> bool {
+        let now = self.now_ms;
+        let record = &self.live.record;
+        match self.live.status() {
+            Status::Waiting if now >= record.created_at_ms + timeouts.open_game_ms => {
+                self.end(None, EndReason::Aborted)
+            }
+            Status::Playing => {
+                if let Some(side) = self.live.running_side() {
+                    let seat = self.live.seat(side);
+                    if clock::is_flagged(now, record.turn_started_ms, seat.remaining_ms, seat.lag_quota_ms) {
+                        self.flag(side);
+                        return true;
+                    }
+                }
+                let not_started = self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0;
+                if not_started && now >= record.turn_started_ms + timeouts.no_start_ms {
+                    return self.end(None, EndReason::Aborted);
+                }
+                if let Some(since) = self.both_gone_since() {
+                    if now >= since + timeouts.abandon_ms {
+                        let reason = if not_started { EndReason::Aborted } else { EndReason::Abandoned };
+                        return self.end(None, reason);
+                    }
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    fn both_gone_since(&self) -> Option<u64> {
+        let white = self.live.seat(Color::White).gone_since_ms;
+        let black = self.live.seat(Color::Black).gone_since_ms;
+        let gone = |c: Color, since: u64| since != 0 || self.live.is_computer(c);
+        (gone(Color::White, white) && gone(Color::Black, black)).then(|| white.max(black))
+    }
+}
+
+/// When the game next needs attention without a command, as store time.
+pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
+    let record = &live.record;
+    match live.status() {
+        Status::Waiting => Some(record.created_at_ms + timeouts.open_game_ms),
+        Status::Playing => {
+            let turn = live.game.position().turn();
+            let mut due = Vec::with_capacity(4);
+            if live.is_computer(turn) {
+                due.push(record.turn_started_ms);
+            }
+            if let Some(side) = live.running_side() {
+                let seat = live.seat(side);
+                due.push(clock::flag_at_ms(record.turn_started_ms, seat.remaining_ms, seat.lag_quota_ms));
+            }
+            if live.ply() < 2 {
+                due.push(record.turn_started_ms + timeouts.no_start_ms);
+            }
+            let white = live.seat(Color::White).gone_since_ms;
+            let black = live.seat(Color::Black).gone_since_ms;
+            let gone = |c: Color, since: u64| since != 0 || live.is_computer(c);
+            if gone(Color::White, white) && gone(Color::Black, black) {
+                due.push(white.max(black) + timeouts.abandon_ms);
+            }
+            due.into_iter().min()
+        }
+        _ => None,
+    }
+}
+
+fn castling_mode(live: &LiveGame) -> CastlingMode {
+    if live.record.chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    }
+}
+
+/// Whether a resent move names the one stored at `ply`, however the client
+/// spelled castling.
+fn same_uci(stored: &str, sent: &str, live: &LiveGame, ply: usize) -> bool {
+    if stored == sent {
+        return true;
+    }
+    let mut replay = fogblast_rules::Game::new(*live.game.initial());
+    for uci in &live.record.moves[..ply] {
+        if replay.play_uci(uci).is_err() {
+            return false;
+        }
+    }
+    let position = replay.position();
+    let parse = |text: &str| text.parse::<fogblast_rules::Uci>().ok().and_then(|u| position.parse_uci(&u));
+    matches!((parse(stored), parse(sent)), (Some(a), Some(b)) if a == b)
+}
+
+/// The colour the contract uses, for events.
+pub fn wire(color: Color) -> i32 {
+    color_to_wire(color) as i32
+}

@@ -1,0 +1,252 @@
+//! New games: a `CreateGame` request checked and turned into the first
+//! record, and the record of an agreed rematch. Ids and join codes are made
+//! here too.
+
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::{ColorChoice, CreateGameRequest, Level, Player, Status, Variant as WireVariant};
+use fogblast_proto::ids::{GameId, PlayerId};
+use fogblast_proto::record::{GameRecord, Seat};
+use fogblast_rules::{Color, Fen, Position, Variant};
+use rand::Rng;
+
+use crate::clock::{self, LagPolicy};
+use crate::record::{variant_from_wire, variant_to_wire, LiveGame};
+
+/// Join codes avoid characters that read alike (0/O, 1/I/L).
+const CODE_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+/// 31^8 is about 8.5e11 codes: guessing a live one under the gateways'
+/// rate limits is futile.
+pub const CODE_LEN: usize = 8;
+const ID_ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+const ID_LEN: usize = 12;
+
+/// A checked `CreateGame` request.
+#[derive(Clone, Debug)]
+pub struct NewGame {
+    pub player: PlayerId,
+    pub name: String,
+    pub variant: Variant,
+    pub chess960: bool,
+    pub color: ColorChoice,
+    pub clock: Option<fogblast_proto::game::ClockSettings>,
+    pub computer: Option<Level>,
+    pub rated: bool,
+}
+
+fn bad(message: impl Into<String>) -> ServiceError {
+    ServiceError::new(ErrorCode::BadRequest, message)
+}
+
+impl NewGame {
+    pub fn from_request(request: &CreateGameRequest) -> Result<NewGame, ServiceError> {
+        let player = PlayerId::parse(&request.player_id).map_err(|e| bad(e.to_string()))?;
+        let wire_variant = WireVariant::try_from(request.variant).unwrap_or(WireVariant::Unspecified);
+        let variant = variant_from_wire(wire_variant).ok_or_else(|| bad("variant must be standard, atomic or fog"))?;
+        if request.chess960 && !variant.allows_chess960() {
+            return Err(bad("Chess960 starting positions are for standard and atomic only"));
+        }
+        let color = match ColorChoice::try_from(request.color) {
+            Ok(ColorChoice::Unspecified) | Err(_) => return Err(bad("color must be white, black or random")),
+            Ok(color) => color,
+        };
+        if let Some(settings) = &request.clock {
+            clock::validate(settings).map_err(bad)?;
+        }
+        let computer = if request.computer {
+            let level = match Level::try_from(request.level) {
+                Ok(Level::Unspecified) | Err(_) => return Err(bad("level must be easy, medium or hard")),
+                Ok(level) => level,
+            };
+            if variant == Variant::Fog {
+                return Err(ServiceError::new(ErrorCode::Unavailable, "no computer plays fog of war yet"));
+            }
+            if request.rated {
+                return Err(bad("games against the computer are not rated"));
+            }
+            Some(level)
+        } else {
+            None
+        };
+        if request.player_name.len() > 40 {
+            return Err(bad("names are at most 40 bytes"));
+        }
+        Ok(NewGame {
+            player,
+            name: request.player_name.clone(),
+            variant,
+            chess960: request.chess960,
+            color,
+            clock: request.clock,
+            computer,
+            rated: request.rated,
+        })
+    }
+}
+
+pub fn random_game_id(rng: &mut impl Rng) -> GameId {
+    GameId::parse(&random_text(rng, ID_ALPHABET, ID_LEN)).expect("the id alphabet is valid")
+}
+
+pub fn random_code(rng: &mut impl Rng) -> String {
+    random_text(rng, CODE_ALPHABET, CODE_LEN)
+}
+
+fn random_text(rng: &mut impl Rng, alphabet: &[u8], len: usize) -> String {
+    (0..len).map(|_| char::from(alphabet[rng.random_range(0..alphabet.len())])).collect()
+}
+
+/// The rematch of a game has an id derived from the game's, so a rematch
+/// retried after a crash finds the game it already made.
+pub fn rematch_id(game: &str) -> GameId {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut text = String::with_capacity(ID_LEN);
+    for byte in b"rematch:".iter().chain(game.as_bytes()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    for _ in 0..ID_LEN {
+        hash ^= hash >> 29;
+        hash = hash.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        text.push(char::from(ID_ALPHABET[(hash >> 59) as usize % ID_ALPHABET.len()]));
+    }
+    GameId::parse(&text).expect("the id alphabet is valid")
+}
+
+fn starting_position(variant: Variant, chess960: bool, rng: &mut impl Rng) -> Position {
+    if chess960 {
+        Position::chess960(rng.random_range(0..960), variant).expect("0..960 are valid Chess960 positions")
+    } else {
+        Position::new(variant)
+    }
+}
+
+fn seat(player: Player, settings: Option<&fogblast_proto::game::ClockSettings>) -> Seat {
+    Seat {
+        player: Some(player),
+        remaining_ms: settings.map_or(0, |s| u64::from(s.initial_ms)),
+        lag_quota_ms: settings.map_or(0, |s| LagPolicy::for_clock(s).initial_ms),
+        gone_since_ms: 0,
+    }
+}
+
+fn computer_player(level: Level) -> Player {
+    let name = match level {
+        Level::Easy => "Computer (easy)",
+        Level::Medium => "Computer (medium)",
+        _ => "Computer (hard)",
+    };
+    Player { id: String::new(), name: name.to_owned(), computer: true, level: level as i32 }
+}
+
+/// The first record of a new game and the creator's colour.
+pub fn new_record(game: &GameId, code: &str, spec: &NewGame, now_ms: u64, rng: &mut impl Rng) -> (GameRecord, Color) {
+    let creator_color = match spec.color {
+        ColorChoice::ChooseWhite => Color::White,
+        ColorChoice::ChooseBlack => Color::Black,
+        _ => {
+            if rng.random::<bool>() {
+                Color::White
+            } else {
+                Color::Black
+            }
+        }
+    };
+    let creator = Player { id: spec.player.to_string(), name: spec.name.clone(), computer: false, level: 0 };
+    let other = spec.computer.map_or_else(Player::default, computer_player);
+    let (white, black) = if creator_color == Color::White { (creator, other) } else { (other, creator) };
+    let position = starting_position(spec.variant, spec.chess960, rng);
+    let status = if spec.computer.is_some() { Status::Playing } else { Status::Waiting };
+    let record = GameRecord {
+        game_id: game.to_string(),
+        variant: variant_to_wire(spec.variant) as i32,
+        chess960: spec.chess960,
+        initial_fen: Fen::from_position(&position).to_string(),
+        white: Some(seat(white, spec.clock.as_ref())),
+        black: Some(seat(black, spec.clock.as_ref())),
+        rated: spec.rated,
+        clock: spec.clock,
+        code: if spec.computer.is_some() { String::new() } else { code.to_owned() },
+        status: status as i32,
+        created_at_ms: now_ms,
+        started_at_ms: if status == Status::Playing { now_ms } else { 0 },
+        turn_started_ms: now_ms,
+        seed: rng.random(),
+        ..GameRecord::default()
+    };
+    (record, creator_color)
+}
+
+/// The agreed rematch of a finished game: same settings, colours swapped,
+/// both seats taken, a fresh Chess960 position if the game had one.
+pub fn rematch_record(old: &LiveGame, game: &GameId, now_ms: u64, rng: &mut impl Rng) -> GameRecord {
+    let settings = old.record.clock;
+    let player = |c: Color| old.seat(c).player.clone().unwrap_or_default();
+    let position = starting_position(old.variant(), old.record.chess960, rng);
+    GameRecord {
+        game_id: game.to_string(),
+        variant: old.record.variant,
+        chess960: old.record.chess960,
+        initial_fen: Fen::from_position(&position).to_string(),
+        white: Some(seat(player(Color::Black), settings.as_ref())),
+        black: Some(seat(player(Color::White), settings.as_ref())),
+        rated: old.record.rated,
+        clock: settings,
+        status: Status::Playing as i32,
+        created_at_ms: now_ms,
+        started_at_ms: now_ms,
+        turn_started_ms: now_ms,
+        seed: rng.random(),
+        ..GameRecord::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_ids_use_their_alphabets() {
+        let mut rng = rand::rng();
+        for _ in 0..100 {
+            let code = random_code(&mut rng);
+            assert_eq!(code.len(), CODE_LEN);
+            assert!(code.bytes().all(|b| CODE_ALPHABET.contains(&b)), "{code}");
+            let id = random_game_id(&mut rng);
+            assert!(id.as_str().bytes().all(|b| ID_ALPHABET.contains(&b)), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_rematch_id_is_fixed_by_its_game_and_differs_between_games() {
+        assert_eq!(rematch_id("abc"), rematch_id("abc"));
+        assert_ne!(rematch_id("abc"), rematch_id("abd"));
+        assert_ne!(rematch_id("abc").as_str(), "abc");
+    }
+
+    #[test]
+    fn requests_are_checked() {
+        let good = CreateGameRequest {
+            player_id: "p1".into(),
+            variant: WireVariant::Atomic as i32,
+            color: ColorChoice::ChooseRandom as i32,
+            ..Default::default()
+        };
+        assert!(NewGame::from_request(&good).is_ok());
+        let cases = [
+            CreateGameRequest { player_id: String::new(), ..good.clone() },
+            CreateGameRequest { variant: 0, ..good.clone() },
+            CreateGameRequest { variant: WireVariant::Fog as i32, chess960: true, ..good.clone() },
+            CreateGameRequest { color: 0, ..good.clone() },
+            CreateGameRequest {
+                clock: Some(fogblast_proto::game::ClockSettings { initial_ms: 30_000, increment_ms: 0 }),
+                ..good.clone()
+            },
+            CreateGameRequest { computer: true, level: 0, ..good.clone() },
+            CreateGameRequest { computer: true, level: Level::Easy as i32, rated: true, ..good.clone() },
+        ];
+        for case in cases {
+            let error = NewGame::from_request(&case).unwrap_err();
+            assert_eq!(error.code, ErrorCode::BadRequest, "{case:?}");
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Finished games leave for other services as `GameFinished` on the
+//! durable stream, subject `games.finished.<variant>`, with the game id as
+//! the message id. The commit that ends a game also puts it in the store's
+//! outbox; it leaves the outbox only once the stream acknowledged it, and
+//! the sweep retries whatever is left, on whichever shard owns the game
+//! then. A resend after a crash is dropped by the stream's deduplication,
+//! and the rating service keys on the game id too.
+
+use bytes::Bytes;
+use fogblast_proto::events::{FinishedPlayer, GameFinished};
+use fogblast_proto::ids::GameId;
+use prost::Message;
+use tracing::{info, warn};
+
+use crate::record::LiveGame;
+use crate::shard::Shard;
+
+/// Why a finished game was not published this time.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Store(#[from] fogblast_store::StoreError),
+    #[error(transparent)]
+    Bus(#[from] fogblast_bus::BusError),
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+pub fn subject(live: &LiveGame) -> String {
+    format!("games.finished.{}", live.variant().name())
+}
+
+pub fn finished_event(live: &LiveGame) -> GameFinished {
+    let record = &live.record;
+    let player = |seat: Option<&fogblast_proto::record::Seat>| {
+        let player = seat.and_then(|s| s.player.clone()).unwrap_or_default();
+        FinishedPlayer { id: player.id, name: player.name, computer: player.computer, level: player.level }
+    };
+    GameFinished {
+        game_id: record.game_id.clone(),
+        variant: record.variant,
+        chess960: record.chess960,
+        initial_fen: record.initial_fen.clone(),
+        white: Some(player(record.white.as_ref())),
+        black: Some(player(record.black.as_ref())),
+        rated: record.rated,
+        result: record.result.clone(),
+        reason: record.reason,
+        moves: record.moves.clone(),
+        clock_ms: if record.clock.is_some() { record.clock_ms.clone() } else { Vec::new() },
+        clock: record.clock,
+        final_fen: live.fen(),
+        created_at_ms: record.created_at_ms,
+        started_at_ms: record.started_at_ms,
+        ended_at_ms: record.ended_at_ms,
+    }
+}
+
+/// Publishes one finished game and takes it out of the outbox.
+pub async fn publish(shard: &Shard, game: &GameId) -> Result<(), PublishError> {
+    let Some(stored) = shard.store.load(game).await? else {
+        warn!(game = %game, "a finished game expired before it was published");
+        shard.store.mark_published(game).await?;
+        return Ok(());
+    };
+    let record = fogblast_proto::record::GameRecord::decode(stored.record.as_slice())
+        .map_err(|e| PublishError::Unreadable(e.to_string()))?;
+    let live = LiveGame::from_record(record).map_err(|e| PublishError::Unreadable(e.to_string()))?;
+    let event = finished_event(&live);
+    let ack = shard
+        .bus
+        .publish_durable(&subject(&live), game.as_str(), Vec::new(), Bytes::from(event.encode_to_vec()))
+        .await?;
+    shard.store.mark_published(game).await?;
+    shard.metrics.games_published.inc();
+    info!(game = %game, result = %event.result, duplicate = ack.duplicate, "finished game published");
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! A live game: the record the store keeps, together with the rules' replay
+//! of its moves, so commands are checked against a real position while
+//! only the compact record is ever written. Also the translations between
+//! the rules' types and the contract's enums.
+
+use fogblast_proto::game::{ClockState, Color as WireColor, EndReason, Status, Variant as WireVariant};
+use fogblast_proto::ids::PlayerId;
+use fogblast_proto::record::{GameRecord, Seat};
+use fogblast_rules::{Color, DrawReason, Fen, Game, Outcome, Position, Variant, WinReason};
+
+/// A stored record that cannot be replayed: written by a newer or broken
+/// build. The game is refused rather than guessed at.
+#[derive(Debug, thiserror::Error)]
+#[error("game record {game}: {reason}")]
+pub struct CorruptRecord {
+    pub game: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct LiveGame {
+    pub record: GameRecord,
+    pub game: Game,
+}
+
+impl LiveGame {
+    pub fn from_record(record: GameRecord) -> Result<LiveGame, CorruptRecord> {
+        let corrupt = |reason: String| CorruptRecord { game: record.game_id.clone(), reason };
+        let variant = variant_from_wire(record.variant()).ok_or_else(|| corrupt("unknown variant".into()))?;
+        let initial = Position::from_fen(&record.initial_fen, variant).map_err(|e| corrupt(e.to_string()))?;
+        let mut game = Game::new(initial);
+        for (ply, uci) in record.moves.iter().enumerate() {
+            game.play_uci(uci).map_err(|e| corrupt(format!("move {ply} ({uci}): {e}")))?;
+        }
+        Ok(LiveGame { record, game })
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.game.position().variant()
+    }
+
+    pub fn ply(&self) -> usize {
+        self.game.ply()
+    }
+
+    pub fn status(&self) -> Status {
+        self.record.status()
+    }
+
+    pub fn seat(&self, color: Color) -> &Seat {
+        let seat = match color {
+            Color::White => &self.record.white,
+            Color::Black => &self.record.black,
+        };
+        seat.as_ref().expect("records are created with both seats")
+    }
+
+    pub fn seat_mut(&mut self, color: Color) -> &mut Seat {
+        let seat = match color {
+            Color::White => &mut self.record.white,
+            Color::Black => &mut self.record.black,
+        };
+        seat.get_or_insert_with(Seat::default)
+    }
+
+    pub fn player_id(&self, color: Color) -> &str {
+        self.seat(color).player.as_ref().map_or("", |p| p.id.as_str())
+    }
+
+    pub fn is_computer(&self, color: Color) -> bool {
+        self.seat(color).player.as_ref().is_some_and(|p| p.computer)
+    }
+
+    /// The seat `player` holds. A player seated on both sides (impossible
+    /// through the service, but cheap to answer) gets the side to move.
+    pub fn color_of(&self, player: &PlayerId) -> Option<Color> {
+        let turn = self.game.position().turn();
+        [turn, !turn].into_iter().find(|&c| !self.is_computer(c) && self.player_id(c) == player.as_str())
+    }
+
+    /// The clocks run once both sides have made their first move.
+    pub fn clock_running(&self) -> bool {
+        self.record.clock.is_some() && self.status() == Status::Playing && self.ply() >= 2
+    }
+
+    /// Whose clock runs now, if any.
+    pub fn running_side(&self) -> Option<Color> {
+        self.clock_running().then(|| self.game.position().turn())
+    }
+
+    /// The clocks as they stand at `now_ms`, or `None` for a game without one.
+    pub fn clock_at(&self, now_ms: u64) -> Option<ClockState> {
+        self.record.clock?;
+        let mut white_ms = self.seat(Color::White).remaining_ms;
+        let mut black_ms = self.seat(Color::Black).remaining_ms;
+        let running = self.running_side();
+        if let Some(side) = running {
+            let elapsed = now_ms.saturating_sub(self.record.turn_started_ms);
+            let side_ms = if side == Color::White { &mut white_ms } else { &mut black_ms };
+            *side_ms = side_ms.saturating_sub(elapsed);
+        }
+        Some(ClockState { white_ms, black_ms, running: wire_color_or_none(running) })
+    }
+
+    pub fn fen(&self) -> String {
+        Fen::from_position(self.game.position()).to_string()
+    }
+}
+
+pub fn variant_from_wire(variant: WireVariant) -> Option<Variant> {
+    match variant {
+        WireVariant::Standard => Some(Variant::Standard),
+        WireVariant::Atomic => Some(Variant::Atomic),
+        WireVariant::Fog => Some(Variant::Fog),
+        WireVariant::Unspecified => None,
+    }
+}
+
+pub fn variant_to_wire(variant: Variant) -> WireVariant {
+    match variant {
+        Variant::Standard => WireVariant::Standard,
+        Variant::Atomic => WireVariant::Atomic,
+        Variant::Fog => WireVariant::Fog,
+    }
+}
+
+pub fn color_to_wire(color: Color) -> WireColor {
+    match color {
+        Color::White => WireColor::White,
+        Color::Black => WireColor::Black,
+    }
+}
+
+pub fn color_from_wire(color: WireColor) -> Option<Color> {
+    match color {
+        WireColor::White => Some(Color::White),
+        WireColor::Black => Some(Color::Black),
+        WireColor::Unspecified => None,
+    }
+}
+
+pub fn wire_color_or_none(color: Option<Color>) -> i32 {
+    color.map_or(WireColor::Unspecified, color_to_wire) as i32
+}
+
+/// The end reason the contract names for an outcome by the rules.
+pub fn end_reason(outcome: Outcome) -> EndReason {
+    match outcome {
+        Outcome::Decisive { reason, .. } => match reason {
+            WinReason::Checkmate => EndReason::Checkmate,
+            WinReason::KingExploded => EndReason::Explosion,
+            WinReason::KingCaptured => EndReason::KingCaptured,
+            WinReason::Timeout => EndReason::Timeout,
+        },
+        Outcome::Draw { reason } => match reason {
+            DrawReason::Stalemate => EndReason::Stalemate,
+            DrawReason::NoMoves => EndReason::NoMoves,
+            DrawReason::InsufficientMaterial => EndReason::InsufficientMaterial,
+            DrawReason::ThreefoldRepetition => EndReason::Threefold,
+            DrawReason::FiftyMoves => EndReason::FiftyMoves,
+            DrawReason::TimeoutVsInsufficientMaterial => EndReason::Timeout,
+        },
+    }
+}
+
+/// `1-0`, `0-1` or `1/2-1/2` for a win by `winner`, or a draw.
+pub fn result_for(winner: Option<Color>) -> &'static str {
+    match winner {
+        Some(Color::White) => "1-0",
+        Some(Color::Black) => "0-1",
+        None => "1/2-1/2",
+    }
+}

@@ -1,0 +1,111 @@
+//! Watch streams: every event of a game after a version, then each new one
+//! as it is committed. The store's bounded history answers the catch-up;
+//! the shard's in-memory broadcast carries the live part. A watcher that
+//! falls behind the broadcast, or whose history has been trimmed, is caught
+//! up again from the store or sent a snapshot, so it never misses or
+//! repeats an event. The stream ends with `NOT_OWNER` when the game moves
+//! to another shard; the gateway resumes there from its last version.
+
+use std::sync::Arc;
+
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::{watch_event, Snapshot, WatchEvent};
+use fogblast_proto::ids::GameId;
+use fogblast_store::EventsAfter;
+use prost::Message;
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Status;
+
+use crate::audience;
+use crate::shard::{unavailable, Shard};
+
+pub type WatchStream = ReceiverStream<Result<WatchEvent, Status>>;
+
+pub fn watch(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<WatchStream, ServiceError> {
+    shard.ownership.check(&game)?;
+    let (tx, rx) = mpsc::channel(64);
+    // Subscribe before reading the history, so nothing falls in between.
+    let live = shard.subscribe(&game);
+    let changes = shard.ownership.changes();
+    tokio::spawn(async move {
+        shard.metrics.watchers.inc();
+        let end = follow(&shard, &game, after_version, live, changes, &tx).await;
+        shard.metrics.watchers.dec();
+        if let Err(error) = end {
+            let _ = tx.send(Err(error.into_status())).await;
+        }
+    });
+    Ok(ReceiverStream::new(rx))
+}
+
+type Sender = mpsc::Sender<Result<WatchEvent, Status>>;
+
+/// Ends with `Ok` when the watcher hung up.
+async fn follow(
+    shard: &Arc<Shard>,
+    game: &GameId,
+    after_version: u64,
+    mut live: broadcast::Receiver<Arc<WatchEvent>>,
+    mut changes: tokio::sync::watch::Receiver<Arc<Vec<fogblast_store::Member>>>,
+    tx: &Sender,
+) -> Result<(), ServiceError> {
+    let mut last = after_version;
+    if !catch_up(shard, game, &mut last, tx).await? {
+        return Ok(());
+    }
+    loop {
+        tokio::select! {
+            received = live.recv() => match received {
+                Ok(event) if event.version <= last => {}
+                Ok(event) if event.version == last + 1 => {
+                    last = event.version;
+                    if tx.send(Ok((*event).clone())).await.is_err() {
+                        return Ok(());
+                    }
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if !catch_up(shard, game, &mut last, tx).await? {
+                        return Ok(());
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return Ok(()),
+            },
+            changed = changes.changed() => {
+                if changed.is_err() || !shard.ownership.owns(game) {
+                    return Err(shard.ownership.check(game).err().unwrap_or_else(|| ServiceError::not_owner(None)));
+                }
+            }
+            _ = tx.closed() => return Ok(()),
+        }
+    }
+}
+
+/// Sends what the store holds after `last`; `false` when the watcher hung up.
+async fn catch_up(shard: &Arc<Shard>, game: &GameId, last: &mut u64, tx: &Sender) -> Result<bool, ServiceError> {
+    match shard.store.events_after(game, *last).await.map_err(unavailable)? {
+        EventsAfter::NotFound => Err(ServiceError::new(ErrorCode::NotFound, format!("no game {game}"))),
+        EventsAfter::Events { events, .. } => {
+            for (version, bytes) in events {
+                if version <= *last {
+                    continue;
+                }
+                let event = WatchEvent::decode(bytes.as_slice())
+                    .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("unreadable event {version}: {e}")))?;
+                *last = version;
+                if tx.send(Ok(event)).await.is_err() {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
+        EventsAfter::Gap { .. } => {
+            let (live, version) = shard.current(game).await?;
+            let now = shard.store.now_ms().await.map_err(unavailable)?;
+            let [white, black, spectators] = audience::snapshot(&live, version, now, &shard.config.timeouts);
+            let snapshot = Snapshot { white: Some(white), black: Some(black), spectators: Some(spectators) };
+            *last = version;
+            Ok(tx.send(Ok(WatchEvent { version, kind: Some(watch_event::Kind::Snapshot(snapshot)) })).await.is_ok())
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! Never leak the fog: over many random fog-of-war games, every payload the
+//! service would send (each move event and each full state, for each seat
+//! and for spectators) shows only what that audience may see. A seat's
+//! board holds pieces only on squares it sees, and exactly the true pieces
+//! there; it learns the opponent's moves only as "a move was played";
+//! spectators see no pieces and no moves; and once the game ends everyone
+//! gets the whole game.
+
+use std::str::FromStr;
+
+use fogblast_game_service::audience::{event_for_all, state_for, Viewer};
+use fogblast_game_service::commands::{apply, Command, Outcome};
+use fogblast_game_service::create::{new_record, NewGame};
+use fogblast_game_service::{LiveGame, Timeouts};
+use fogblast_proto::game::event_payload::Kind;
+use fogblast_proto::game::{ColorChoice, EventPayload, GameState, MoveEvent, Status};
+use fogblast_proto::ids::{GameId, PlayerId};
+use fogblast_rules::{Bitboard, Color, Fen, Position, Square, Variant};
+use proptest::prelude::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const WHITE: &str = "white-player";
+const BLACK: &str = "black-player";
+
+fn player(color: Color) -> PlayerId {
+    PlayerId::parse(if color == Color::White { WHITE } else { BLACK }).unwrap()
+}
+
+fn new_fog_game(rng: &mut StdRng) -> LiveGame {
+    let spec = NewGame {
+        player: player(Color::White),
+        name: "w".into(),
+        variant: Variant::Fog,
+        chess960: false,
+        color: ColorChoice::ChooseWhite,
+        clock: None,
+        computer: None,
+        rated: false,
+    };
+    let (record, _) = new_record(&GameId::parse("fog1").unwrap(), "CODE2345", &spec, 1_000, rng);
+    let live = LiveGame::from_record(record).unwrap();
+    let joined =
+        apply(&live, Command::Join { player: player(Color::Black), name: "b".into() }, 1_000, &Timeouts::default());
+    match joined.unwrap() {
+        Outcome::Applied(applied) => applied.live,
+        other => panic!("join did nothing: {other:?}"),
+    }
+}
+
+fn squares(names: &[String]) -> Bitboard {
+    names.iter().fold(Bitboard::EMPTY, |acc, name| acc | Square::from_str(name).expect("a square name"))
+}
+
+/// The pieces a FEN shows, as (square, piece char) pairs.
+fn shown(fen: &str) -> Vec<(Square, char)> {
+    let setup = Fen::from_str(fen).expect("payload FENs parse").0;
+    setup.board.pieces().map(|(sq, piece)| (sq, piece.char())).collect()
+}
+
+/// A seat's board: exactly the true pieces on the squares it sees, nothing elsewhere.
+fn check_seat_board(truth: &Position, color: Color, fen: &str, visible: &[String]) {
+    let visible = squares(visible);
+    assert_eq!(visible, truth.visible_squares(color), "visible squares differ from the rules' view");
+    for (sq, piece) in shown(fen) {
+        assert!(visible.contains(sq), "{color:?} is shown a piece on hidden {sq}: {fen}");
+        assert_eq!(truth.board().piece_at(sq).map(|p| p.char()), Some(piece), "wrong piece on {sq}");
+    }
+    for sq in visible {
+        if let Some(piece) = truth.board().piece_at(sq) {
+            assert!(shown(fen).contains(&(sq, piece.char())), "{color:?} does not see its visible {sq}");
+        }
+    }
+}
+
+fn check_spectator_board(fen: &str, visible: &[String]) {
+    assert!(shown(fen).is_empty(), "spectators were shown pieces: {fen}");
+    assert!(visible.is_empty(), "spectators were told visible squares");
+}
+
+fn move_event(payload: &Option<EventPayload>) -> &MoveEvent {
+    match payload.as_ref().and_then(|p| p.kind.as_ref()) {
+        Some(Kind::Move(event)) => event,
+        other => panic!("expected a move event, got {other:?}"),
+    }
+}
+
+fn check_state(live: &LiveGame, state: &GameState, viewer: Viewer) {
+    let truth = live.game.position();
+    if live.status() == Status::Ended {
+        assert_eq!(state.fen, live.fen(), "the fog lifts at the end");
+        assert!(state.moves.iter().all(|m| m.uci.is_some()), "the whole move list at the end");
+        return;
+    }
+    match viewer {
+        Viewer::Seat(color) => {
+            check_seat_board(truth, color, &state.fen, &state.visible);
+            for (ply, view) in state.moves.iter().enumerate() {
+                let mover = if ply.is_multiple_of(2) { Color::White } else { Color::Black };
+                assert_eq!(view.uci.is_some(), mover == color, "ply {ply} known to {color:?}?");
+            }
+        }
+        Viewer::Spectator => {
+            check_spectator_board(&state.fen, &state.visible);
+            assert!(state.moves.iter().all(|m| m.uci.is_none()), "spectators were told a move");
+        }
+    }
+}
+
+/// Plays one random fog game through the command layer, checking every payload.
+fn play_and_check(seed: u64, max_plies: usize) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut live = new_fog_game(&mut rng);
+    let mut version = 1;
+    let timeouts = Timeouts::default();
+    for ply in 0..max_plies {
+        if live.status() != Status::Playing {
+            break;
+        }
+        let before = *live.game.position();
+        let moves = before.legal_moves();
+        // Prefer captures now and then, so games reach losses in the fog.
+        let captures: Vec<_> = moves.iter().filter(|m| before.board().occupied().contains(m.to())).collect();
+        let m = if !captures.is_empty() && rng.random_bool(0.5) {
+            *captures[rng.random_range(0..captures.len())]
+        } else {
+            moves[rng.random_range(0..moves.len())]
+        };
+        let mover = before.turn();
+        let uci = m.to_uci(fogblast_rules::CastlingMode::Standard).to_string();
+        let command = Command::Move { player: player(mover), uci: uci.clone(), ply: ply as u32, lag_ms: 0 };
+        let Outcome::Applied(applied) = apply(&live, command, 2_000 + ply as u64, &timeouts).unwrap() else {
+            panic!("a legal move was not applied");
+        };
+        live = applied.live;
+        let truth = *live.game.position();
+        for (i, event) in applied.events.iter().enumerate() {
+            let v = version + 1 + i as u64;
+            let audience = event_for_all(&live, event, v, 3_000, &timeouts);
+            match audience.white.as_ref().and_then(|p| p.kind.as_ref()) {
+                Some(Kind::Move(_)) => {
+                    let [white, black] = [&audience.white, &audience.black].map(move_event);
+                    let spectators = move_event(&audience.spectators);
+                    let (own, other) = if mover == Color::White { (white, black) } else { (black, white) };
+                    assert_eq!(own.uci.as_deref(), Some(uci.as_str()), "the mover sees its own move");
+                    assert_eq!(other.uci, None, "the opponent learned the move text");
+                    assert_eq!(other.san, None, "the opponent learned the move in SAN");
+                    assert_eq!(spectators.uci, None, "spectators learned the move");
+                    check_seat_board(&truth, mover, &own.fen, &own.visible);
+                    check_seat_board(&truth, !mover, &other.fen, &other.visible);
+                    check_spectator_board(&spectators.fen, &spectators.visible);
+                    assert!(own.lost.is_empty() && spectators.lost.is_empty());
+                    assert!(own.exploded.is_empty() && other.exploded.is_empty() && spectators.exploded.is_empty());
+                    // Lost squares: only the receiver's own pieces, only where it no longer sees.
+                    let hidden = !truth.visible_squares(!mover);
+                    for sq in squares(&other.lost) {
+                        assert!(hidden.contains(sq), "a lost piece flagged on a square still seen");
+                        assert_eq!(before.board().color_at(sq), Some(!mover), "flagged a square it had no piece on");
+                    }
+                }
+                Some(Kind::End(end)) => {
+                    assert_eq!(end.moves, live.record.moves, "the end event carries the whole game");
+                    assert_eq!(end.fen, live.fen());
+                    assert_eq!(audience.white, audience.black);
+                    assert_eq!(audience.white, audience.spectators);
+                }
+                other => panic!("unexpected event after a move: {other:?}"),
+            }
+        }
+        version += applied.events.len() as u64;
+        for viewer in Viewer::ALL {
+            check_state(&live, &state_for(&live, version, viewer, 3_000, &timeouts), viewer);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fog_payloads_never_show_a_hidden_square(seed in any::<u64>()) {
+        play_and_check(seed, 300);
+    }
+}
+
+#[test]
+fn many_fixed_games_reach_their_end_without_a_leak() {
+    for seed in 0..40 {
+        play_and_check(seed, 600);
+    }
+}
