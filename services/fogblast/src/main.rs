@@ -4,11 +4,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod backends;
 mod bench;
 mod engine_bench;
 mod engine_pool;
+mod game_bench;
+mod game_shard;
 mod perft;
 mod selfplay;
+mod signals;
 mod uci;
 
 #[derive(Debug, Parser)]
@@ -32,6 +36,10 @@ enum Command {
     Uci,
     /// Run the engine pool service: computer moves over gRPC, metrics over HTTP.
     Engine(fogblast_engine_service::EngineConfig),
+    /// Run one game shard: authoritative games and clocks over gRPC, kept in Redis.
+    Game(game_shard::GameArgs),
+    /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
+    GameBench(game_bench::GameBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +51,8 @@ fn main() -> ExitCode {
         Command::Selfplay(args) => selfplay::run(&args),
         Command::Uci => uci::run(),
         Command::Engine(config) => engine_pool::run(config),
+        Command::Game(args) => game_shard::run(args),
+        Command::GameBench(args) => game_bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

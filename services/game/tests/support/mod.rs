@@ -356,3 +356,76 @@ impl Router {
         events
     }
 }
+
+/// Settings the computer tests add to a shard's configuration.
+pub trait GameConfigExt {
+    fn with_engines(self, engines: Vec<String>) -> GameConfig;
+}
+
+impl GameConfigExt for GameConfig {
+    fn with_engines(self, engine_addrs: Vec<String>) -> GameConfig {
+        GameConfig { engine_addrs, ..self }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Added for tests/ownership.rs: shards whose store keeps a short event
+// history, so a watcher that resumes from further back than the history
+// reaches gets a snapshot.
+// ---------------------------------------------------------------------------
+
+impl Backend {
+    /// The Redis store keeping only the last `history` events of each game.
+    pub async fn store_with_history(&self, history: usize) -> Arc<dyn GameStore> {
+        let Backend::Distributed { prefix } = self else { panic!("only distributed clusters have a history setting") };
+        let store = RedisStore::connect(&redis_url(), &format!("{prefix}:")).await.expect("redis is running");
+        Arc::new(store.with_history(history))
+    }
+}
+
+impl ShardProcess {
+    /// [`ShardProcess::start`], with a store that keeps only the last
+    /// `history` events of each game.
+    pub async fn start_with_history(backend: &Backend, id: &str, config: GameConfig, history: usize) -> ShardProcess {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let drills = Drills::default();
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let (addr_tx, addr_rx) = oneshot::channel::<String>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let config = GameConfig { shard_id: Some(id.to_owned()), ..config };
+        let backend_for_shard = backend.clone();
+        let drills_for_shard = drills.clone();
+        runtime.spawn(async move {
+            let store = backend_for_shard.store_with_history(history).await;
+            let bus = backend_for_shard.bus().await;
+            let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let _ = addr_tx.send(format!("http://{}", grpc.local_addr().unwrap()));
+            let shutdown = async move {
+                let _ = stop_rx.await;
+            };
+            let result =
+                fogblast_game_service::run_with_drills(config, store, bus, grpc, http, shutdown, drills_for_shard)
+                    .await;
+            if let Err(error) = result {
+                eprintln!("shard stopped with an error: {error}");
+            }
+            let _ = done_tx.send(());
+        });
+        let addr = addr_rx.await.unwrap();
+        let shard = ShardProcess {
+            id: id.to_owned(),
+            addr,
+            drills,
+            runtime: Some(runtime),
+            stop: Some(stop_tx),
+            done: Some(done_rx),
+        };
+        let store = backend.store().await;
+        eventually(Duration::from_secs(5), || async {
+            store.members().await.unwrap().iter().any(|m| m.shard.as_str() == id)
+        })
+        .await;
+        shard
+    }
+}

@@ -1,0 +1,55 @@
+//! Where services keep state and send events: Redis and NATS JetStream
+//! when their URLs are given, the in-process adapters otherwise. Parsed
+//! once from flags and the environment, shared by every service command.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use fogblast_bus::{EventBus, MemoryBus, NatsBus, NatsConfig};
+use fogblast_store::{GameStore, MemoryStore, RedisStore};
+use tracing::info;
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct BackendArgs {
+    /// Redis for live games, membership and deadlines [default: an in-process store].
+    #[arg(long, env = "REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Prefix of every Redis key, so several deployments can share one Redis.
+    #[arg(long, env = "FOGBLAST_REDIS_PREFIX", default_value = "fogblast:")]
+    pub redis_prefix: String,
+    /// NATS with JetStream for finished games and notifications [default: an in-process bus].
+    #[arg(long, env = "NATS_URL")]
+    pub nats_url: Option<String>,
+    /// The JetStream stream that keeps finished games.
+    #[arg(long, env = "FOGBLAST_NATS_STREAM", default_value = "FOGBLAST_GAMES")]
+    pub nats_stream: String,
+}
+
+pub async fn store(args: &BackendArgs) -> anyhow::Result<Arc<dyn GameStore>> {
+    Ok(match &args.redis_url {
+        Some(url) => {
+            info!(url = %url, prefix = %args.redis_prefix, "store: redis");
+            Arc::new(
+                RedisStore::connect(url, &args.redis_prefix).await.with_context(|| format!("connecting to {url}"))?,
+            )
+        }
+        None => {
+            info!("store: in-process (REDIS_URL not set); games live and die with this process");
+            Arc::new(MemoryStore::new())
+        }
+    })
+}
+
+pub async fn bus(args: &BackendArgs) -> anyhow::Result<Arc<dyn EventBus>> {
+    Ok(match &args.nats_url {
+        Some(url) => {
+            info!(url = %url, stream = %args.nats_stream, "event bus: nats jetstream");
+            let config = NatsConfig { url: url.clone(), stream: args.nats_stream.clone(), ..NatsConfig::default() };
+            Arc::new(NatsBus::connect(config).await.with_context(|| format!("connecting to {url}"))?)
+        }
+        None => {
+            info!("event bus: in-process (NATS_URL not set)");
+            Arc::new(MemoryBus::new())
+        }
+    })
+}
