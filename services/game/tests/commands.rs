@@ -1,0 +1,186 @@
+//! The command layer on its own, where time is whatever the test says: a
+//! clock that runs only for the side to move, lag compensated within the
+//! quota, a move that arrives after the flag, the timeouts that end games
+//! nobody plays, offers and presence.
+
+use fogblast_game_service::commands::{apply, next_due, Command, Event, Outcome};
+use fogblast_game_service::create::{new_record, NewGame};
+use fogblast_game_service::{LiveGame, Timeouts};
+use fogblast_proto::error::ErrorCode;
+use fogblast_proto::game::{ClockSettings, ColorChoice, EndReason, OfferAction, Status};
+use fogblast_proto::ids::{GameId, PlayerId};
+use fogblast_rules::{Color, Variant};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+const START: u64 = 1_000_000;
+
+fn id(name: &str) -> PlayerId {
+    PlayerId::parse(name).unwrap()
+}
+
+fn timeouts() -> Timeouts {
+    Timeouts { no_start_ms: 30_000, open_game_ms: 600_000, claim_after_ms: 20_000, abandon_ms: 300_000 }
+}
+
+/// A game between "w" and "b", joined at `START`.
+fn game(variant: Variant, clock: Option<(u32, u32)>) -> LiveGame {
+    let spec = NewGame {
+        player: id("w"),
+        name: "w".into(),
+        variant,
+        chess960: false,
+        color: ColorChoice::ChooseWhite,
+        clock: clock.map(|(initial_ms, increment_ms)| ClockSettings { initial_ms, increment_ms }),
+        computer: None,
+        rated: false,
+    };
+    let (record, _) =
+        new_record(&GameId::parse("g1").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(1));
+    applied(apply(
+        &LiveGame::from_record(record).unwrap(),
+        Command::Join { player: id("b"), name: "b".into() },
+        START,
+        &timeouts(),
+    ))
+}
+
+fn applied(outcome: Result<Outcome, fogblast_proto::error::ServiceError>) -> LiveGame {
+    match outcome.expect("the command is accepted") {
+        Outcome::Applied(applied) => {
+            assert!(applied.refusal.is_none(), "refused: {:?}", applied.refusal);
+            applied.live
+        }
+        other => panic!("nothing applied: {other:?}"),
+    }
+}
+
+fn play(live: &LiveGame, player: &str, uci: &str, at: u64, lag_ms: u32) -> LiveGame {
+    let command = Command::Move { player: id(player), uci: uci.into(), ply: live.ply() as u32, lag_ms };
+    applied(apply(live, command, at, &timeouts()))
+}
+
+fn remaining(live: &LiveGame, color: Color) -> u64 {
+    live.seat(color).remaining_ms
+}
+
+#[test]
+fn the_clock_starts_after_both_first_moves_and_only_the_side_to_move_runs() {
+    let live = game(Variant::Standard, Some((60_000, 2_000)));
+    let live = play(&live, "w", "e2e4", START + 10_000, 0);
+    let live = play(&live, "b", "e7e5", START + 25_000, 0);
+    // First moves are free.
+    assert_eq!((remaining(&live, Color::White), remaining(&live, Color::Black)), (60_000, 60_000));
+    let live = play(&live, "w", "g1f3", START + 28_000, 0);
+    assert_eq!(remaining(&live, Color::White), 60_000 - 3_000 + 2_000);
+    assert_eq!(remaining(&live, Color::Black), 60_000, "black's clock did not run during white's move");
+    let state = live.clock_at(START + 29_500).unwrap();
+    assert_eq!((state.white_ms, state.black_ms), (59_000, 58_500), "only black runs now");
+    assert_eq!(live.record.clock_ms, vec![60_000, 60_000, 59_000]);
+}
+
+#[test]
+fn measured_lag_is_given_back_within_the_quota() {
+    let live = game(Variant::Standard, Some((60_000, 0)));
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    let quota = live.seat(Color::White).lag_quota_ms;
+    assert_eq!(quota, 3 * 390);
+    let live = play(&live, "w", "g1f3", START + 5_000, 300);
+    assert_eq!(remaining(&live, Color::White), 60_000 - 4_700, "300 ms of lag handed back");
+    assert_eq!(live.seat(Color::White).lag_quota_ms, quota - 300 + 390);
+    // Claiming more than the quota gets only the quota.
+    let live = play(&live, "b", "b8c6", START + 5_000, 0);
+    let quota = live.seat(Color::White).lag_quota_ms;
+    let live = play(&live, "w", "f1c4", START + 10_000, 60_000);
+    assert_eq!(remaining(&live, Color::White), 60_000 - 4_700 - (5_000 - quota.min(1_000)));
+}
+
+#[test]
+fn a_move_after_the_flag_fell_ends_the_game_on_time_and_is_refused() {
+    let live = game(Variant::Atomic, Some((60_000, 0)));
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    let late = Command::Move { player: id("w"), uci: "g1f3".into(), ply: 2, lag_ms: 0 };
+    let Outcome::Applied(result) = apply(&live, late, START + 61_000 + 1_200, &timeouts()).unwrap() else {
+        panic!("the flag is recorded")
+    };
+    assert_eq!(result.refusal.as_ref().map(|e| e.code), Some(ErrorCode::GameOver));
+    assert_eq!(result.live.status(), Status::Ended);
+    assert_eq!(result.live.record.reason(), EndReason::Timeout);
+    assert_eq!(result.live.record.result, "0-1");
+    assert_eq!(result.live.ply(), 2, "the late move is not played");
+    assert_eq!(remaining(&result.live, Color::White), 0);
+}
+
+#[test]
+fn the_timer_flags_at_the_deadline_plus_the_lag_that_could_still_count() {
+    let live = game(Variant::Standard, Some((60_000, 0)));
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    let due = next_due(&live, &timeouts()).unwrap();
+    assert_eq!(due, START + 60_000 + 1_000);
+    assert!(matches!(apply(&live, Command::Tick, due - 1, &timeouts()), Ok(Outcome::Unchanged)));
+    let flagged = applied(apply(&live, Command::Tick, due, &timeouts()));
+    assert_eq!((flagged.record.result.as_str(), flagged.record.reason()), ("0-1", EndReason::Timeout));
+    assert_eq!(next_due(&flagged, &timeouts()), None);
+}
+
+#[test]
+fn games_nobody_starts_or_joins_are_aborted() {
+    let live = game(Variant::Fog, None);
+    assert_eq!(next_due(&live, &timeouts()), Some(START + 30_000));
+    let aborted = applied(apply(&live, Command::Tick, START + 30_000, &timeouts()));
+    assert_eq!((aborted.record.result.as_str(), aborted.record.reason()), ("*", EndReason::Aborted));
+
+    let spec = NewGame {
+        player: id("w"),
+        name: String::new(),
+        variant: Variant::Atomic,
+        chess960: true,
+        color: ColorChoice::ChooseRandom,
+        clock: None,
+        computer: None,
+        rated: true,
+    };
+    let (record, _) =
+        new_record(&GameId::parse("g2").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(2));
+    let open = LiveGame::from_record(record).unwrap();
+    assert_eq!(open.status(), Status::Waiting);
+    assert_eq!(next_due(&open, &timeouts()), Some(START + 600_000));
+    let expired = applied(apply(&open, Command::Tick, START + 600_000, &timeouts()));
+    assert_eq!(expired.record.reason(), EndReason::Aborted);
+}
+
+#[test]
+fn a_gone_opponent_can_be_claimed_against_only_after_the_announced_time() {
+    let live = game(Variant::Atomic, None);
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    let gone = apply(&live, Command::Presence { player: id("b"), connected: false }, START + 1_000, &timeouts());
+    let Outcome::Applied(gone) = gone.unwrap() else { panic!("presence recorded") };
+    assert!(matches!(gone.events[..], [Event::Presence { color: Color::Black, gone: true, claim_in_ms: 20_000 }]));
+    let live = gone.live;
+    // Reporting it again changes nothing.
+    let again = apply(&live, Command::Presence { player: id("b"), connected: false }, START + 2_000, &timeouts());
+    assert!(matches!(again, Ok(Outcome::Unchanged)));
+    let early = apply(&live, Command::ClaimVictory { player: id("w") }, START + 20_999, &timeouts()).unwrap_err();
+    assert_eq!(early.code, ErrorCode::Conflict);
+    let won = applied(apply(&live, Command::ClaimVictory { player: id("w") }, START + 21_000, &timeouts()));
+    assert_eq!((won.record.result.as_str(), won.record.reason()), ("1-0", EndReason::Abandoned));
+}
+
+#[test]
+fn a_move_answers_the_opponents_draw_offer_and_offering_back_accepts() {
+    let live = game(Variant::Standard, None);
+    let live = play(&live, "w", "e2e4", START, 0);
+    let offer = Command::Draw { player: id("w"), action: OfferAction::Offer };
+    let live = applied(apply(&live, offer.clone(), START, &timeouts()));
+    assert_eq!(live.record.draw_offer, 1);
+    let live = play(&live, "b", "e7e5", START, 0);
+    assert_eq!(live.record.draw_offer, 0, "black's move declined the offer");
+    let live = applied(apply(&live, offer, START, &timeouts()));
+    let accept_by_offer = Command::Draw { player: id("b"), action: OfferAction::Offer };
+    let drawn = applied(apply(&live, accept_by_offer, START, &timeouts()));
+    assert_eq!((drawn.record.result.as_str(), drawn.record.reason()), ("1/2-1/2", EndReason::Agreement));
+}
