@@ -13,6 +13,10 @@ use crate::clock::{self, LagPolicy};
 use crate::config::Timeouts;
 use crate::record::{color_from_wire, color_to_wire, end_reason, result_for, wire_color_or_none, LiveGame};
 
+/// How long the computer's turn may pass without a move before another
+/// shard's sweep asks the engine again.
+pub const COMPUTER_RESCUE_MS: u64 = 3_000;
+
 /// A player's command, or the shard's own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -558,8 +562,10 @@ pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
         Status::Playing => {
             let turn = live.game.position().turn();
             let mut due = Vec::with_capacity(4);
+            // The owner asks the engine as soon as the computer is to
+            // move; the deadline is the rescue for an owner that died.
             if live.is_computer(turn) {
-                due.push(record.turn_started_ms);
+                due.push(record.turn_started_ms + COMPUTER_RESCUE_MS);
             }
             if let Some(side) = live.running_side() {
                 let seat = live.seat(side);
