@@ -83,7 +83,8 @@ pub async fn run(
     let service = EngineService::new(pool.submitter(), metrics.clone(), config.queue);
     let server = Server::builder()
         .add_service(EngineServer::new(service))
-        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener), signal);
+        // Without NODELAY a small reply can wait for the peer's delayed ACK.
+        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal);
     info!(
         grpc = %grpc_addr,
         metrics = %metrics_addr,
