@@ -133,7 +133,9 @@ pub async fn run_with_drills(
     info!(shard = %shard_id, grpc = %grpc_addr, advertise = %advertise, metrics = %metrics_addr, "game shard listening");
     let served = Server::builder()
         .add_service(GameServer::new(service::GameService::new(shard)))
-        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener), signal)
+        // Small frames both ways: without NODELAY a reply can wait for the
+        // peer's delayed ACK (tens of milliseconds).
+        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal)
         .await;
     let _ = stop_tx.send(true);
     let _ = heartbeat.await;

@@ -63,6 +63,8 @@ pub struct Shard {
     engines: EnginePool,
     slots: Mutex<HashMap<GameId, Arc<tokio::sync::Mutex<Slot>>>>,
     watchers: Mutex<HashMap<GameId, broadcast::Sender<Arc<WatchEvent>>>>,
+    /// The generation of each game's pending timer.
+    timers: Mutex<HashMap<GameId, u64>>,
     thinking: Mutex<HashSet<GameId>>,
     publishing: Mutex<HashSet<GameId>>,
 }
@@ -93,6 +95,7 @@ impl Shard {
             engines,
             slots: Mutex::default(),
             watchers: Mutex::default(),
+            timers: Mutex::default(),
             thinking: Mutex::default(),
             publishing: Mutex::default(),
         }
@@ -113,7 +116,7 @@ impl Shard {
         Ok(Some(Cached { live, version: stored.version }))
     }
 
-    /// The game as last committed, read from the store if not held.
+    /// The game as last committed, read from the store.
     pub async fn current(&self, game: &GameId) -> Result<(LiveGame, u64), ServiceError> {
         if !self.ownership.owns(game) {
             let cached = self.load(game).await?.ok_or_else(|| not_found(game))?;
@@ -121,9 +124,9 @@ impl Shard {
         }
         let slot = self.slot(game);
         let mut slot = slot.lock().await;
-        if slot.cached.is_none() {
-            slot.cached = self.load(game).await?;
-        }
+        // Read through: no commit would catch a held copy that a shard with
+        // a lagging view of membership has made stale.
+        slot.cached = self.load(game).await?;
         let cached = slot.cached.as_ref().ok_or_else(|| not_found(game))?;
         Ok((cached.live.clone(), cached.version))
     }
@@ -223,19 +226,28 @@ impl Shard {
         let slot = self.slot(game);
         let mut slot = slot.lock().await;
         for _ in 0..COMMIT_ATTEMPTS {
-            if slot.cached.is_none() {
+            let held = slot.cached.is_some();
+            if !held {
                 slot.cached = self.load(game).await?;
             }
             let Some(cached) = slot.cached.clone() else { return Err(not_found(game)) };
             let now = self.store.now_ms().await.map_err(unavailable)?;
-            let applied = match commands::apply(&cached.live, command.clone(), now, &self.config.timeouts)? {
+            let outcome = commands::apply(&cached.live, command.clone(), now, &self.config.timeouts);
+            // Only a commit checks the held copy against the store. A shard
+            // whose view of membership lagged may have written the game
+            // since, so a refusal or a no-op is decided again on a fresh read.
+            if held && !matches!(outcome, Ok(Outcome::Applied(_))) {
+                slot.cached = None;
+                continue;
+            }
+            let applied = match outcome? {
                 Outcome::AlreadyPlayed | Outcome::Unchanged => {
                     return Ok(Done { version: cached.version, live: cached.live });
                 }
                 Outcome::Applied(applied) => applied,
             };
             if applied.rematch {
-                self.create_rematch(&applied.live, epoch, now).await?;
+                self.create_rematch(&applied.live, now).await?;
             }
             let was_ended = cached.live.status() == Status::Ended;
             let ended = applied.live.status() == Status::Ended;
@@ -292,12 +304,15 @@ impl Shard {
         Err(ServiceError::new(ErrorCode::Unavailable, "the game is changing too fast; try again"))
     }
 
-    async fn create_rematch(self: &Arc<Self>, old: &LiveGame, epoch: u64, now: u64) -> Result<(), ServiceError> {
+    async fn create_rematch(self: &Arc<Self>, old: &LiveGame, now: u64) -> Result<(), ServiceError> {
         let game = GameId::parse(&old.record.rematch_game_id)
             .map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
         let record = create::rematch_record(old, &game, now, &mut rand::rng());
         let live = LiveGame::from_record(record).map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
-        match self.commit_new(&game, live, epoch, now).await {
+        // Another shard may own the new game. Written at epoch 0 (a create
+        // can overwrite nothing), it takes its owner's epoch on the first
+        // write instead of fencing that owner out.
+        match self.commit_new(&game, live, 0, now).await {
             // Made by an earlier attempt that crashed before recording it.
             Ok(_) => Ok(()),
             Err(error) if error.code == ErrorCode::Conflict => Ok(()),
@@ -342,11 +357,28 @@ impl Shard {
         }
     }
 
+    /// Sets the game's one timer; a timer set earlier for the game finds
+    /// itself replaced when it wakes and does nothing.
     fn arm_timer(self: &Arc<Self>, game: GameId, delay_ms: u64) {
+        let generation = {
+            let mut timers = self.timers.lock().expect("timers lock");
+            let generation = timers.get(&game).map_or(0, |g| g + 1);
+            timers.insert(game.clone(), generation);
+            generation
+        };
         let shard = Arc::downgrade(self);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-            if let Some(shard) = shard.upgrade() {
+            let Some(shard) = shard.upgrade() else { return };
+            let current = {
+                let mut timers = shard.timers.lock().expect("timers lock");
+                let current = timers.get(&game) == Some(&generation);
+                if current {
+                    timers.remove(&game);
+                }
+                current
+            };
+            if current {
                 shard.on_due(&game).await;
             }
         });

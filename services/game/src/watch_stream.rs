@@ -54,6 +54,12 @@ async fn follow(
     if !catch_up(shard, game, &mut last, tx).await? {
         return Ok(());
     }
+    // A lease that runs out changes no membership this shard sees (it may
+    // be paused or cut off from the store), so ownership is also checked on
+    // a timer: a shard that stopped serving must not keep a watcher waiting
+    // for events that now happen elsewhere.
+    let mut recheck = tokio::time::interval((shard.config.lease() / 3).max(std::time::Duration::from_millis(1)));
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             received = live.recv() => match received {
@@ -73,6 +79,11 @@ async fn follow(
             },
             changed = changes.changed() => {
                 if changed.is_err() || !shard.ownership.owns(game) {
+                    return Err(shard.ownership.check(game).err().unwrap_or_else(|| ServiceError::not_owner(None)));
+                }
+            }
+            _ = recheck.tick() => {
+                if !shard.ownership.owns(game) {
                     return Err(shard.ownership.check(game).err().unwrap_or_else(|| ServiceError::not_owner(None)));
                 }
             }
