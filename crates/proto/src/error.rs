@@ -66,7 +66,9 @@ impl ErrorCode {
             Code::Aborted => ErrorCode::StalePly,
             Code::ResourceExhausted => ErrorCode::RateLimited,
             Code::Unauthenticated => ErrorCode::Unauthorized,
-            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled => ErrorCode::Unavailable,
+            // A connection that broke mid-call surfaces as `Unknown`; like
+            // the others here it is worth retrying elsewhere.
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown => ErrorCode::Unavailable,
             _ => ErrorCode::Internal,
         }
     }
