@@ -46,6 +46,7 @@ pub enum Backend {
 
 impl Backend {
     pub fn distributed(test: &str) -> Backend {
+        SWEEP_STALE.call_once(sweep_stale_test_resources);
         let prefix = format!("test-{test}-{:08x}", rand::random::<u32>());
         Backend::Distributed { prefix }
     }
@@ -427,5 +428,74 @@ impl ShardProcess {
         })
         .await;
         shard
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Test runs leave streams and keys behind when they fail or are killed.
+// The first distributed cluster of each test binary removes what earlier
+// runs left: test streams created, and test keys last touched, over half an
+// hour ago. Nothing a running test uses is that old.
+// ---------------------------------------------------------------------------
+
+static SWEEP_STALE: std::sync::Once = std::sync::Once::new();
+const STALE_AFTER_S: i64 = 1_800;
+
+fn sweep_stale_test_resources() {
+    let sweep = std::thread::spawn(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let _ = tokio::time::timeout(Duration::from_secs(20), async {
+                sweep_stale_streams().await;
+                sweep_stale_keys().await;
+            })
+            .await;
+        });
+    });
+    let _ = sweep.join();
+}
+
+async fn sweep_stale_streams() {
+    use futures::TryStreamExt;
+    let Ok(client) = async_nats::connect(nats_url()).await else { return };
+    let jetstream = async_nats::jetstream::new(client);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let Ok(infos) = jetstream.streams().try_collect::<Vec<_>>().await else { return };
+    for info in infos {
+        let name = &info.config.name;
+        let test_stream = name.starts_with("TEST_") || name.starts_with("FOGBLAST_TEST_");
+        if test_stream && now - info.created.unix_timestamp() > STALE_AFTER_S {
+            let _ = jetstream.delete_stream(name).await;
+        }
+    }
+}
+
+async fn sweep_stale_keys() {
+    let Ok(client) = redis::Client::open(redis_url()) else { return };
+    let Ok(mut connection) = client.get_multiplexed_async_connection().await else { return };
+    let mut cursor: u64 = 0;
+    loop {
+        let Ok((next, keys)): redis::RedisResult<(u64, Vec<String>)> = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg("test-*")
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(&mut connection)
+            .await
+        else {
+            return;
+        };
+        for key in keys {
+            let idle: redis::RedisResult<Option<i64>> =
+                redis::cmd("OBJECT").arg("IDLETIME").arg(&key).query_async(&mut connection).await;
+            if matches!(idle, Ok(Some(seconds)) if seconds > STALE_AFTER_S) {
+                let _: redis::RedisResult<i64> = redis::cmd("DEL").arg(&key).query_async(&mut connection).await;
+            }
+        }
+        if next == 0 {
+            return;
+        }
+        cursor = next;
     }
 }
