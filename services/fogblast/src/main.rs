@@ -10,6 +10,7 @@ mod engine_bench;
 mod engine_pool;
 mod game_bench;
 mod game_shard;
+mod gateway;
 mod perft;
 mod selfplay;
 mod signals;
@@ -38,6 +39,8 @@ enum Command {
     Engine(fogblast_engine_service::EngineConfig),
     /// Run one game shard: authoritative games and clocks over gRPC, kept in Redis.
     Game(game_shard::GameArgs),
+    /// Run one gateway: the WebSocket edge players and bots connect to.
+    Gateway(gateway::GatewayArgs),
     /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
     GameBench(game_bench::GameBenchArgs),
 }
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Engine(config) => engine_pool::run(config),
         Command::Game(args) => game_shard::run(args),
         Command::GameBench(args) => game_bench::run(&args),
+        Command::Gateway(args) => gateway::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -148,8 +148,9 @@ fn payload(live: &LiveGame, event: &Event, version: u64, viewer: Viewer, now_ms:
             let sees_move = !fog || viewer == Viewer::Seat(effects.mover);
             let mut exploded = Vec::new();
             if !fog && effects.explosion.is_some() {
+                // The capturer dies on the captured square: name each square once.
                 let cleared = effects.captured.iter().chain(effects.exploded.iter()).map(|&(sq, _)| sq);
-                exploded = cleared.map(|sq| sq.to_string()).collect();
+                exploded = square_names(cleared.fold(Bitboard::EMPTY, |all, sq| all | sq));
             }
             let lost = match viewer {
                 Viewer::Seat(color) if fog && color != effects.mover => {

@@ -1,0 +1,70 @@
+//! The gateway's settings, read once from flags and the environment by the
+//! `fogblast` binary and passed down; tests build the struct directly.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct GatewayConfig {
+    /// Address the WebSocket and HTTP server listens on.
+    #[arg(long = "gateway-listen", env = "FOGBLAST_GATEWAY_LISTEN", default_value = "0.0.0.0:8080")]
+    pub listen: SocketAddr,
+    /// Secret that signs player tokens; every gateway of a deployment needs the same one [default: random, so tokens die with the process].
+    #[arg(long = "token-secret", env = "FOGBLAST_TOKEN_SECRET", hide_env_values = true)]
+    pub token_secret: Option<String>,
+    /// Largest WebSocket frame or message accepted, in bytes; a larger one closes the connection.
+    #[arg(long = "max-frame-bytes", env = "FOGBLAST_GATEWAY_MAX_FRAME_BYTES", default_value_t = 4096)]
+    pub max_frame_bytes: usize,
+    /// Messages a connection may send per `credit-window-ms`; past that they are refused with `rate_limited`.
+    #[arg(long = "credits", env = "FOGBLAST_GATEWAY_CREDITS", default_value_t = 100)]
+    pub credits: u32,
+    #[arg(long = "credit-window-ms", env = "FOGBLAST_GATEWAY_CREDIT_WINDOW_MS", default_value_t = 20_000)]
+    pub credit_window_ms: u64,
+    /// Concurrent connections from one IP address.
+    #[arg(long = "max-connections-per-ip", env = "FOGBLAST_GATEWAY_MAX_CONNECTIONS_PER_IP", default_value_t = 64)]
+    pub max_connections_per_ip: u32,
+    /// Games one IP address may create per minute.
+    #[arg(long = "games-per-ip-minute", env = "FOGBLAST_GATEWAY_GAMES_PER_IP_MINUTE", default_value_t = 30)]
+    pub games_per_ip_minute: u32,
+    /// Shards are asked to fail over for at most this long before a command is answered `unavailable`.
+    #[arg(long = "route-timeout-ms", env = "FOGBLAST_GATEWAY_ROUTE_TIMEOUT_MS", default_value_t = 8_000)]
+    pub route_timeout_ms: u64,
+    /// How often shard membership is read again.
+    #[arg(long = "membership-refresh-ms", env = "FOGBLAST_GATEWAY_MEMBERSHIP_REFRESH_MS", default_value_t = 1_000)]
+    pub membership_refresh_ms: u64,
+    /// A connection that sends nothing (not even a ping) for this long is closed.
+    #[arg(long = "idle-timeout-ms", env = "FOGBLAST_GATEWAY_IDLE_TIMEOUT_MS", default_value_t = 60_000)]
+    pub idle_timeout_ms: u64,
+    /// On SIGTERM, how long clients get to leave before the gateway exits.
+    #[arg(long = "drain-ms", env = "FOGBLAST_GATEWAY_DRAIN_MS", default_value_t = 10_000)]
+    pub drain_ms: u64,
+    /// Trust the first address of `X-Forwarded-For` as the client's (behind a load balancer).
+    #[arg(long = "trust-forwarded-for", env = "FOGBLAST_GATEWAY_TRUST_FORWARDED_FOR")]
+    pub trust_forwarded_for: bool,
+}
+
+impl GatewayConfig {
+    pub fn route_timeout(&self) -> Duration {
+        Duration::from_millis(self.route_timeout_ms)
+    }
+}
+
+impl Default for GatewayConfig {
+    /// The same defaults as the flags, without reading the environment.
+    fn default() -> GatewayConfig {
+        GatewayConfig {
+            listen: "0.0.0.0:8080".parse().expect("a valid default address"),
+            token_secret: None,
+            max_frame_bytes: 4096,
+            credits: 100,
+            credit_window_ms: 20_000,
+            max_connections_per_ip: 64,
+            games_per_ip_minute: 30,
+            route_timeout_ms: 8_000,
+            membership_refresh_ms: 1_000,
+            idle_timeout_ms: 60_000,
+            drain_ms: 10_000,
+            trust_forwarded_for: false,
+        }
+    }
+}

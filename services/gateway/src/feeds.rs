@@ -1,0 +1,298 @@
+//! One Watch stream per game per gateway, fanned out to every local socket
+//! of that game with its audience's frame. A feed keeps its last events, so
+//! a socket that resumes after a short drop is replayed exactly what it
+//! missed without asking the shard. When the owning shard changes or
+//! fails, the feed resumes on the new owner from its last version; when
+//! its last socket leaves, it stops.
+//!
+//! Feeds also report presence: when a player's last socket on a game they
+//! are seated in goes, the game service is told, and the opponent hears
+//! `opponent_gone`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+
+use axum::extract::ws::Utf8Bytes;
+use fogblast_proto::error::ErrorCode;
+use fogblast_proto::game::{watch_event, Audience, GameState, PresenceRequest, WatchRequest};
+use fogblast_proto::ids::{GameId, PlayerId};
+use tokio::task::JoinHandle;
+use tracing::{debug, warn};
+
+use crate::conn::Conn;
+use crate::frames;
+use crate::metrics::Metrics;
+use crate::routing::Router;
+
+/// Events kept per feed for sockets that resume.
+const RECENT: usize = 256;
+
+/// Which of an event's three frames a socket gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seat {
+    White,
+    Black,
+    Spectator,
+}
+
+impl Seat {
+    pub fn of(audience: Audience) -> Seat {
+        match audience {
+            Audience::WhiteSeat => Seat::White,
+            Audience::BlackSeat => Seat::Black,
+            _ => Seat::Spectator,
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Seat::White => 0,
+            Seat::Black => 1,
+            Seat::Spectator => 2,
+        }
+    }
+}
+
+struct Subscriber {
+    conn: Arc<Conn>,
+    seat: Seat,
+    player: Option<PlayerId>,
+    /// Events up to this version were already given to the socket.
+    seen: u64,
+}
+
+#[derive(Default)]
+struct FeedState {
+    subscribers: HashMap<u64, Subscriber>,
+    recent: VecDeque<(u64, [Option<Utf8Bytes>; 3])>,
+    last: u64,
+    task: Option<JoinHandle<()>>,
+}
+
+struct Feed {
+    game: GameId,
+    state: Mutex<FeedState>,
+}
+
+pub struct Feeds {
+    router: Arc<Router>,
+    metrics: Arc<Metrics>,
+    feeds: Mutex<HashMap<GameId, Arc<Feed>>>,
+    me: Weak<Feeds>,
+}
+
+impl std::fmt::Debug for Feeds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feeds").finish_non_exhaustive()
+    }
+}
+
+impl Feeds {
+    pub fn new(router: Arc<Router>, metrics: Arc<Metrics>) -> Arc<Feeds> {
+        Arc::new_cyclic(|me| Feeds { router, metrics, feeds: Mutex::default(), me: me.clone() })
+    }
+
+    fn feed(&self, game: &GameId) -> Arc<Feed> {
+        let mut feeds = self.feeds.lock().expect("feeds lock");
+        let feed = feeds
+            .entry(game.clone())
+            .or_insert_with(|| Arc::new(Feed { game: game.clone(), state: Mutex::default() }))
+            .clone();
+        self.metrics.game_feeds.set(feeds.len() as i64);
+        feed
+    }
+
+    /// Sends `conn` every event after `seen` and each new one, with the
+    /// frame for `seat`. The caller has given the socket the game up to
+    /// `seen` (a state, or the events it already had). Returns `false` when
+    /// the feed no longer holds all events after `seen`, so the caller
+    /// must send a fresh state instead.
+    pub fn subscribe(&self, game: &GameId, conn: &Arc<Conn>, seat: Seat, player: Option<PlayerId>, seen: u64) -> bool {
+        let feed = self.feed(game);
+        let mut state = feed.state.lock().expect("feed lock");
+        let running = state.task.is_some();
+        if running {
+            let oldest = state.recent.front().map_or(state.last + 1, |(v, _)| *v);
+            if seen + 1 < oldest && seen < state.last {
+                return false;
+            }
+            for (v, frames) in &state.recent {
+                if *v > seen {
+                    if let Some(frame) = &frames[seat.index()] {
+                        conn.send(frame.clone());
+                    }
+                }
+            }
+        }
+        let seen = if running { seen.max(state.last) } else { seen };
+        let seated_player = if seat == Seat::Spectator { None } else { player.clone() };
+        let first_for_player = seated_player.as_ref().is_some_and(|p| {
+            !state.subscribers.values().any(|s| s.seat != Seat::Spectator && s.player.as_ref() == Some(p))
+        });
+        state.subscribers.insert(conn.id, Subscriber { conn: conn.clone(), seat, player: seated_player.clone(), seen });
+        if !running {
+            state.last = seen;
+            let feeds = self.me.clone();
+            let feed_for_task = feed.clone();
+            state.task = Some(tokio::spawn(async move { follow(feeds, feed_for_task).await }));
+        }
+        drop(state);
+        if let (true, Some(player)) = (first_for_player, seated_player) {
+            self.report_presence(game, &player, true);
+        }
+        true
+    }
+
+    /// Whether `conn` already follows `game`.
+    pub fn follows(&self, game: &GameId, conn: &Conn) -> bool {
+        let feeds = self.feeds.lock().expect("feeds lock");
+        feeds.get(game).is_some_and(|feed| feed.state.lock().expect("feed lock").subscribers.contains_key(&conn.id))
+    }
+
+    /// Stops sending `game` to `conn`.
+    pub fn unsubscribe(&self, game: &GameId, conn: &Conn) {
+        let Some(feed) = self.feeds.lock().expect("feeds lock").get(game).cloned() else { return };
+        self.remove(&feed, conn.id);
+    }
+
+    /// Stops sending any game to `conn` (it closed).
+    pub fn unsubscribe_all(&self, conn: &Conn) {
+        let feeds: Vec<Arc<Feed>> = self.feeds.lock().expect("feeds lock").values().cloned().collect();
+        for feed in feeds {
+            self.remove(&feed, conn.id);
+        }
+    }
+
+    fn remove(&self, feed: &Arc<Feed>, conn: u64) {
+        let mut state = feed.state.lock().expect("feed lock");
+        let Some(gone) = state.subscribers.remove(&conn) else { return };
+        let last_for_player =
+            gone.player.as_ref().is_some_and(|p| !state.subscribers.values().any(|s| s.player.as_ref() == Some(p)));
+        if state.subscribers.is_empty() {
+            if let Some(task) = state.task.take() {
+                task.abort();
+            }
+            drop(state);
+            let mut feeds = self.feeds.lock().expect("feeds lock");
+            // Only if no one subscribed again in between.
+            if feed.state.lock().expect("feed lock").subscribers.is_empty() {
+                feeds.remove(&feed.game);
+            }
+            self.metrics.game_feeds.set(feeds.len() as i64);
+        } else {
+            drop(state);
+        }
+        if let (true, Some(player)) = (last_for_player, gone.player) {
+            self.report_presence(&feed.game, &player, false);
+        }
+    }
+
+    fn report_presence(&self, game: &GameId, player: &PlayerId, connected: bool) {
+        let router = self.router.clone();
+        let request = PresenceRequest { game_id: game.to_string(), player_id: player.to_string(), connected };
+        let game = game.clone();
+        tokio::spawn(async move {
+            let result = router
+                .call(Some(&game), |mut client| {
+                    let request = request.clone();
+                    async move { client.report_presence(request).await }
+                })
+                .await;
+            if let Err(error) = result {
+                if error.code != ErrorCode::GameOver {
+                    debug!(game = %game, %error, "presence not reported");
+                }
+            }
+        });
+    }
+}
+
+/// Follows the game's Watch stream, on whichever shard owns it, until the
+/// feed's last subscriber leaves (which aborts this task).
+async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
+    let mut backoff = std::time::Duration::from_millis(50);
+    loop {
+        let Some(router) = feeds.upgrade().map(|f| f.router.clone()) else { return };
+        let after = feed.state.lock().expect("feed lock").last;
+        let request = WatchRequest { game_id: feed.game.to_string(), after_version: after };
+        let opened = router
+            .call(Some(&feed.game), |mut client| {
+                let request = request.clone();
+                async move { client.watch(request).await }
+            })
+            .await;
+        let mut stream = match opened {
+            Ok(stream) => stream,
+            Err(error) if error.code == ErrorCode::NotFound => {
+                warn!(game = %feed.game, "watched game not found");
+                return;
+            }
+            Err(error) => {
+                debug!(game = %feed.game, %error, "watch not opened; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(std::time::Duration::from_secs(2));
+                continue;
+            }
+        };
+        backoff = std::time::Duration::from_millis(50);
+        loop {
+            match stream.message().await {
+                Ok(Some(event)) => deliver(&feeds, &feed, event),
+                Ok(None) => break,
+                Err(status) => {
+                    debug!(game = %feed.game, code = ?status.code(), "watch ended; resuming");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchEvent) {
+    let version = event.version;
+    let mut state = feed.state.lock().expect("feed lock");
+    if version <= state.last && !matches!(event.kind, Some(watch_event::Kind::Snapshot(_))) {
+        return;
+    }
+    let sent = match event.kind {
+        Some(watch_event::Kind::Event(audience_event)) => {
+            let frames = frames::event(feed.game.as_str(), version, &audience_event);
+            let mut sent = 0;
+            for subscriber in state.subscribers.values_mut() {
+                if version > subscriber.seen {
+                    subscriber.seen = version;
+                    if let Some(frame) = &frames[subscriber.seat.index()] {
+                        subscriber.conn.send(frame.clone());
+                        sent += 1;
+                    }
+                }
+            }
+            state.recent.push_back((version, frames));
+            if state.recent.len() > RECENT {
+                state.recent.pop_front();
+            }
+            sent
+        }
+        Some(watch_event::Kind::Snapshot(snapshot)) => {
+            // The history had a gap: everyone gets the whole game again.
+            let states: [Option<GameState>; 3] = [snapshot.white, snapshot.black, snapshot.spectators];
+            let rendered = states.map(|s| s.map(|s| frames::text(&frames::state(&s))));
+            let mut sent = 0;
+            for subscriber in state.subscribers.values_mut() {
+                subscriber.seen = version;
+                if let Some(frame) = &rendered[subscriber.seat.index()] {
+                    subscriber.conn.send(frame.clone());
+                    sent += 1;
+                }
+            }
+            state.recent.clear();
+            sent
+        }
+        None => 0,
+    };
+    state.last = version;
+    drop(state);
+    if let Some(feeds) = feeds.upgrade() {
+        feeds.metrics.frames_out.inc_by(sent);
+    }
+}

@@ -1,0 +1,113 @@
+//! The gateway's HTTP routes: the WebSocket upgrade at `/ws`, health and
+//! readiness, metrics, a spectator's view of a game at `/api/games/{id}`,
+//! and the pages a browser opens (`/` and invite links `/g/{code}`).
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, Path, State, WebSocketUpgrade};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::GetStateRequest;
+use fogblast_proto::ids::GameId;
+
+use crate::{frames, session, Gateway};
+
+pub fn routes(gateway: Arc<Gateway>) -> Router {
+    Router::new()
+        .route("/ws", get(upgrade))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready))
+        .route("/metrics", get(metrics))
+        .route("/api/games/{id}", get(game))
+        .route("/", get(page))
+        .route("/g/{code}", get(page))
+        .with_state(gateway)
+}
+
+fn client_ip(gateway: &Gateway, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
+    if gateway.config.trust_forwarded_for {
+        let forwarded = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
+        if let Some(ip) = forwarded.and_then(|v| v.split(',').next()).and_then(|v| v.trim().parse().ok()) {
+            return ip;
+        }
+    }
+    peer.ip()
+}
+
+async fn upgrade(
+    State(gateway): State<Arc<Gateway>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    if *gateway.draining.borrow() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining: connect to another gateway").into_response();
+    }
+    let ip = client_ip(&gateway, peer, &headers);
+    if !gateway.limits.connect(ip) {
+        gateway.metrics.closed.with_label_values(&["too many connections from one address"]).inc();
+        return (StatusCode::TOO_MANY_REQUESTS, "too many connections from your address").into_response();
+    }
+    let max = gateway.config.max_frame_bytes;
+    upgrade
+        .max_frame_size(max)
+        .max_message_size(max)
+        .on_failed_upgrade({
+            let gateway = gateway.clone();
+            move |_| gateway.limits.disconnect(ip)
+        })
+        .on_upgrade(move |socket| session::serve(socket, gateway, ip))
+}
+
+async fn ready(State(gateway): State<Arc<Gateway>>) -> Response {
+    if *gateway.draining.borrow() {
+        (StatusCode::SERVICE_UNAVAILABLE, "draining").into_response()
+    } else if gateway.router.live_shards() == 0 {
+        (StatusCode::SERVICE_UNAVAILABLE, "no game shard is live").into_response()
+    } else {
+        (StatusCode::OK, "ready").into_response()
+    }
+}
+
+async fn metrics(State(gateway): State<Arc<Gateway>>) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], gateway.metrics.render()).into_response()
+}
+
+fn error_response(error: &ServiceError) -> Response {
+    let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(frames::error(error.code.as_ws_code(), &error.message, None))).into_response()
+}
+
+/// A spectator's view: in fog of war, no pieces and no moves until the end.
+async fn game(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
+    let game = match GameId::parse(&id) {
+        Ok(game) => game,
+        Err(e) => return error_response(&ServiceError::new(ErrorCode::BadRequest, e.to_string())),
+    };
+    let request = GetStateRequest { game_id: game.to_string(), player_id: String::new() };
+    let state = gateway
+        .router
+        .call(Some(&game), |mut client| {
+            let request = request.clone();
+            async move { client.get_state(request).await }
+        })
+        .await;
+    match state {
+        Ok(state) => Json(frames::state(&state)).into_response(),
+        Err(error) => error_response(&error),
+    }
+}
+
+async fn page() -> Html<&'static str> {
+    Html(PAGE)
+}
+
+const PAGE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Fogblast</title></head>
+<body><h1>Fogblast</h1><p>This is a Fogblast gateway. Clients connect to <code>/ws</code>
+and speak the protocol in <code>docs/protocol.md</code>.</p></body></html>
+"#;

@@ -1,0 +1,127 @@
+//! The gateway: the WebSocket edge between clients and the game shards.
+//! It gives anonymous players signed tokens, speaks the published protocol
+//! (`docs/protocol.md`), routes each command to the shard that owns the
+//! game, and fans each game's events out to its local sockets, one Watch
+//! stream per game whatever the number of sockets. It refuses abuse with
+//! error codes, and on SIGTERM tells its clients to reconnect elsewhere
+//! before it exits.
+//!
+//! The service is a library: the `fogblast gateway` command, `fogblast up`
+//! and the tests all start it through [`run`].
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fogblast_bus::EventBus;
+use fogblast_store::GameStore;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+mod config;
+mod conn;
+mod feeds;
+pub mod frames;
+mod http;
+mod limits;
+mod metrics;
+mod players;
+pub mod protocol;
+mod routing;
+mod session;
+mod token;
+
+pub use config::GatewayConfig;
+pub use token::TokenSigner;
+
+/// Why a gateway could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("setting up metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
+    #[error("serving: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+/// What every connection of the gateway shares.
+#[derive(Debug)]
+pub struct Gateway {
+    config: GatewayConfig,
+    signer: TokenSigner,
+    router: Arc<routing::Router>,
+    feeds: Arc<feeds::Feeds>,
+    players: players::Players,
+    limits: limits::IpLimits,
+    metrics: Arc<metrics::Metrics>,
+    draining: watch::Receiver<bool>,
+}
+
+/// Serves `listener` until `shutdown` completes; then stops accepting,
+/// tells every client to reconnect (close code 1012) and returns once they
+/// have gone or `drain_ms` has passed.
+pub async fn run(
+    config: GatewayConfig,
+    store: Arc<dyn GameStore>,
+    bus: Arc<dyn EventBus>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let addr = listener.local_addr().map_err(ServeError::Serve)?;
+    let secret = match &config.token_secret {
+        Some(secret) => secret.as_bytes().to_vec(),
+        None => {
+            warn!("no token secret configured: tokens from this gateway work only here and only until it stops");
+            rand::random::<[u8; 32]>().to_vec()
+        }
+    };
+    let metrics = Arc::new(metrics::Metrics::new()?);
+    let router = Arc::new(routing::Router::new(store, config.route_timeout()).await);
+    router.keep_fresh(Duration::from_millis(config.membership_refresh_ms));
+    let (drain, draining) = watch::channel(false);
+    let gateway = Arc::new(Gateway {
+        signer: TokenSigner::new(&secret),
+        feeds: feeds::Feeds::new(router.clone(), metrics.clone()),
+        players: players::Players::new(bus, metrics.clone()),
+        limits: limits::IpLimits::new(config.max_connections_per_ip, config.games_per_ip_minute),
+        router,
+        metrics: metrics.clone(),
+        draining,
+        config,
+    });
+    let drain_time = Duration::from_millis(gateway.config.drain_ms);
+    let app = http::routes(gateway.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    info!(addr = %addr, "gateway listening");
+    let signal = async move {
+        shutdown.await;
+        info!("draining: no new connections; telling clients to reconnect elsewhere");
+        let _ = drain.send(true);
+        // Keep the sender alive until the server is done.
+        std::future::pending::<()>().await;
+    };
+    let (stopped_tx, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut draining = gateway.draining.clone();
+    let server = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = draining.wait_for(|d| *d).await;
+            })
+            .await;
+        let _ = stopped_tx.send(());
+        served
+    });
+    let signal = tokio::spawn(signal);
+    let _ = stopped.await;
+    // Upgraded sockets outlive the HTTP server: wait for them to go.
+    let deadline = tokio::time::Instant::now() + drain_time;
+    while metrics.connections.get() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    signal.abort();
+    info!(left = metrics.connections.get(), "gateway stopped");
+    match server.await {
+        Ok(served) => served.map_err(ServeError::Serve),
+        Err(_) => Ok(()),
+    }
+}

@@ -1,0 +1,459 @@
+//! One client connection: reads its frames, checks them against the
+//! connection's credits, carries out each command through the game
+//! service, and writes what comes back. Every refusal is an `error` frame
+//! with a code, and the connection stays usable; only abuse (flooding past
+//! the credits, a frame over the size limit) or a client too slow to read
+//! closes it.
+
+use std::net::IpAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::{
+    ClockSettings, ColorChoice, CreateGameRequest, GameCommand, GameState, GetStateRequest, JoinGameRequest, Level,
+    MakeMoveRequest, OfferAction, OfferRequest, Variant,
+};
+use fogblast_proto::ids::{GameId, PlayerId};
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use crate::conn::{Close, Conn};
+use crate::feeds::Seat;
+use crate::frames;
+use crate::limits::Bucket;
+use crate::protocol::{self, ClientMessage};
+use crate::Gateway;
+
+/// How often the gateway pings a client to measure its lag.
+const PING_EVERY: Duration = Duration::from_secs(5);
+
+pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
+    let (conn, mut outbox, mut closed) = Conn::new();
+    gateway.metrics.connections.inc();
+    let (mut sink, mut stream) = socket.split();
+    let mut session = Session { gateway: gateway.clone(), conn: conn.clone(), ip, player: None, name: String::new() };
+    let mut credits = Bucket::new(gateway.config.credits, Duration::from_millis(gateway.config.credit_window_ms));
+    let mut refused = 0u32;
+    let mut pings = tokio::time::interval(PING_EVERY);
+    let idle_timeout = Duration::from_millis(gateway.config.idle_timeout_ms);
+    let mut last_heard = Instant::now();
+    let mut draining = gateway.draining.clone();
+    let close = loop {
+        tokio::select! {
+            frame = outbox.recv() => {
+                let Some(frame) = frame else { break None };
+                if sink.send(Message::Text(frame)).await.is_err() {
+                    break None;
+                }
+            }
+            incoming = stream.next() => {
+                let message = match incoming {
+                    Some(Ok(message)) => message,
+                    // Includes frames over the size limit: the library refuses them.
+                    Some(Err(_)) | None => break None,
+                };
+                last_heard = Instant::now();
+                match message {
+                    Message::Text(text) => {
+                        gateway.metrics.frames_in.inc();
+                        if !credits.take() {
+                            refused += 1;
+                            if refused > gateway.config.credits {
+                                break Some(Close::FLOODING);
+                            }
+                            session.error("rate_limited", "too many messages: slow down", None);
+                            continue;
+                        }
+                        session.handle(&text).await;
+                    }
+                    Message::Binary(_) => session.error("bad_request", "frames are JSON text", None),
+                    Message::Pong(payload) => session.measured(&payload),
+                    Message::Ping(_) => {}
+                    Message::Close(_) => break None,
+                }
+            }
+            _ = pings.tick() => {
+                if last_heard.elapsed() > idle_timeout {
+                    break Some(Close::IDLE);
+                }
+                let sent = now_ms().to_be_bytes().to_vec();
+                if sink.send(Message::Ping(sent.into())).await.is_err() {
+                    break None;
+                }
+            }
+            _ = closed.changed() => break closed.borrow().clone(),
+            _ = draining.changed() => {
+                let _ = sink.send(Message::Text(frames::text(&json!({ "t": "reconnect", "reason": "server restarting" })))).await;
+                break Some(Close::RESTARTING);
+            }
+        }
+    };
+    if let Some(close) = close {
+        gateway.metrics.closed.with_label_values(&[close.reason]).inc();
+        let frame = CloseFrame { code: close.code, reason: Utf8Bytes::from_static(close.reason) };
+        let _ = sink.send(Message::Close(Some(frame))).await;
+    }
+    session.finish();
+    gateway.metrics.connections.dec();
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+struct Session {
+    gateway: Arc<Gateway>,
+    conn: Arc<Conn>,
+    ip: IpAddr,
+    player: Option<PlayerId>,
+    name: String,
+}
+
+fn bad(message: impl Into<String>) -> ServiceError {
+    ServiceError::new(ErrorCode::BadRequest, message)
+}
+
+fn game_id(text: &str) -> Result<GameId, ServiceError> {
+    GameId::parse(text).map_err(|e| bad(e.to_string()))
+}
+
+impl Session {
+    fn send(&self, frame: &Value) {
+        self.conn.send(frames::text(frame));
+    }
+
+    fn error(&self, code: &str, message: &str, id: Option<&Value>) {
+        self.gateway.metrics.errors.with_label_values(&[code]).inc();
+        self.send(&frames::error(code, message, id));
+    }
+
+    /// Half the round trip of the last ping, as the player's lag.
+    fn measured(&self, payload: &[u8]) {
+        if let Ok(bytes) = <[u8; 8]>::try_from(payload) {
+            let rtt = now_ms().saturating_sub(u64::from_be_bytes(bytes));
+            if rtt < 60_000 {
+                let previous = self.conn.lag_ms.load(Ordering::Relaxed);
+                let lag = if previous == 0 { rtt / 2 } else { (previous * 3 + rtt / 2) / 4 };
+                self.conn.lag_ms.store(lag, Ordering::Relaxed);
+            }
+        }
+    }
+
+    async fn handle(&mut self, text: &str) {
+        let (message, id) = match protocol::parse(text) {
+            Ok(parsed) => parsed,
+            Err(bad) => return self.error(bad.code, &bad.message, bad.id.as_ref()),
+        };
+        let kind = kind(&message);
+        let started = Instant::now();
+        let result = self.dispatch(message, id.as_ref()).await;
+        self.gateway.metrics.command_seconds.with_label_values(&[kind]).observe(started.elapsed().as_secs_f64());
+        if let Err(error) = result {
+            self.error(error.code.as_ws_code(), &error.message, id.as_ref());
+        }
+    }
+
+    fn player(&self) -> Result<&PlayerId, ServiceError> {
+        self.player.as_ref().ok_or_else(|| ServiceError::new(ErrorCode::Unauthorized, "say hello first"))
+    }
+
+    async fn dispatch(&mut self, message: ClientMessage, id: Option<&Value>) -> Result<(), ServiceError> {
+        if let ClientMessage::Hello(hello) = message {
+            return self.hello(hello, id).await;
+        }
+        if let ClientMessage::Ping = message {
+            self.send(&with_id(json!({ "t": "pong" }), id));
+            return Ok(());
+        }
+        let player = self.player()?.clone();
+        let router = self.gateway.router.clone();
+        match message {
+            ClientMessage::Hello(_) | ClientMessage::Ping => unreachable!("answered above"),
+            ClientMessage::Create(create) => self.create(create, id).await,
+            ClientMessage::Join(join) => {
+                let code = join.code.trim().to_ascii_uppercase();
+                if code.is_empty() || code.len() > 16 {
+                    return Err(bad("code must be a join code"));
+                }
+                let request = JoinGameRequest { player_id: player.to_string(), player_name: self.name.clone(), code };
+                let joined = router
+                    .call(None, |mut client| {
+                        let request = request.clone();
+                        async move { client.join_game(request).await }
+                    })
+                    .await?;
+                let color = fogblast_proto::game::Color::try_from(joined.color).ok().and_then(frames::color_name);
+                self.send(&with_id(json!({ "t": "joined", "game": joined.game_id, "color": color }), id));
+                self.follow_from(&game_id(&joined.game_id)?, joined.state, id);
+                Ok(())
+            }
+            ClientMessage::Watch(watch) => {
+                let game = game_id(&watch.game)?;
+                if self.gateway.feeds.follows(&game, &self.conn) {
+                    self.gateway.feeds.unsubscribe(&game, &self.conn);
+                }
+                self.follow(&game, id).await
+            }
+            ClientMessage::Resume(resume) => {
+                let game = game_id(&resume.game)?;
+                let state = self.state(&game).await?;
+                let seat = Seat::of(state.audience());
+                self.gateway.feeds.unsubscribe(&game, &self.conn);
+                if resume.v > state.version {
+                    return Err(bad(format!("version {} is ahead of the game ({})", resume.v, state.version)));
+                }
+                // Replay from the gateway's feed when it reaches back far
+                // enough; otherwise the whole state.
+                if !self.gateway.feeds.subscribe(&game, &self.conn, seat, Some(player), resume.v) {
+                    self.follow_from(&game, Some(state), id);
+                }
+                Ok(())
+            }
+            ClientMessage::Move(m) => {
+                let game = game_id(&m.game)?;
+                if m.uci.len() > 5 {
+                    return Err(bad(format!("{:?} is not a UCI move", m.uci.chars().take(16).collect::<String>())));
+                }
+                if !self.gateway.feeds.follows(&game, &self.conn) {
+                    // The mover hears its move's acknowledgement on the feed.
+                    self.follow(&game, None).await?;
+                }
+                let request = MakeMoveRequest {
+                    game_id: game.to_string(),
+                    player_id: player.to_string(),
+                    uci: m.uci,
+                    ply: m.ply,
+                    lag_ms: self.conn.lag_ms.load(Ordering::Relaxed).min(u64::from(u32::MAX)) as u32,
+                };
+                router
+                    .call(Some(&game), |mut client| {
+                        let request = request.clone();
+                        async move { client.make_move(request).await }
+                    })
+                    .await?;
+                Ok(())
+            }
+            ClientMessage::Resign(r) => self.command(&r.game, |mut c, req| async move { c.resign(req).await }).await,
+            ClientMessage::Abort(r) => self.command(&r.game, |mut c, req| async move { c.abort(req).await }).await,
+            ClientMessage::ClaimVictory(r) => {
+                self.command(&r.game, |mut c, req| async move { c.claim_victory(req).await }).await
+            }
+            ClientMessage::Rematch(r) => {
+                let game = game_id(&r.game)?;
+                let request = GameCommand { game_id: game.to_string(), player_id: player.to_string() };
+                let answer = router
+                    .call(Some(&game), |mut client| {
+                        let request = request.clone();
+                        async move { client.rematch(request).await }
+                    })
+                    .await?;
+                if !answer.new_game_id.is_empty() {
+                    self.follow(&game_id(&answer.new_game_id)?, id).await?;
+                }
+                Ok(())
+            }
+            ClientMessage::Draw(offer) => self.offer(&offer.game, &offer.action, false).await,
+            ClientMessage::Takeback(offer) => self.offer(&offer.game, &offer.action, true).await,
+            ClientMessage::Seek | ClientMessage::CancelSeek | ClientMessage::Lobby => Err(ServiceError::new(
+                ErrorCode::Unavailable,
+                "quick pairing and the lobby are not running on this server yet; create a game and share its code",
+            )),
+        }
+    }
+
+    async fn hello(&mut self, hello: protocol::Hello, id: Option<&Value>) -> Result<(), ServiceError> {
+        if self.player.is_some() {
+            return Err(bad("hello is the first frame, and only the first"));
+        }
+        if let Some(name) = &hello.name {
+            if name.chars().count() > 30 || name.chars().any(char::is_control) {
+                return Err(bad("a name is at most 30 printable characters"));
+            }
+        }
+        let (player, token) = match hello.token.as_deref() {
+            Some(token) => {
+                let player = self
+                    .gateway
+                    .signer
+                    .verify(token)
+                    .ok_or_else(|| ServiceError::new(ErrorCode::Unauthorized, "the token is not valid here"))?;
+                (player, token.to_owned())
+            }
+            None => self.gateway.signer.new_player(),
+        };
+        self.name = hello.name.unwrap_or_default();
+        self.gateway.players.add(&player, &self.conn).await;
+        self.send(&with_id(json!({ "t": "welcome", "player": player.as_str(), "token": token }), id));
+        self.player = Some(player);
+        Ok(())
+    }
+
+    async fn create(&mut self, create: protocol::Create, id: Option<&Value>) -> Result<(), ServiceError> {
+        let player = self.player()?.clone();
+        let variant = match create.variant.as_str() {
+            "standard" => Variant::Standard,
+            "atomic" => Variant::Atomic,
+            "fog" => Variant::Fog,
+            other => return Err(bad(format!("variant must be standard, atomic or fog, not {other:?}"))),
+        };
+        let color = match create.color.as_str() {
+            "white" => ColorChoice::ChooseWhite,
+            "black" => ColorChoice::ChooseBlack,
+            "random" => ColorChoice::ChooseRandom,
+            other => return Err(bad(format!("color must be white, black or random, not {other:?}"))),
+        };
+        let computer = match create.opponent.as_str() {
+            "human" => false,
+            "computer" => true,
+            other => return Err(bad(format!("opponent must be human or computer, not {other:?}"))),
+        };
+        let level = match (computer, create.level.as_deref()) {
+            (false, _) => Level::Unspecified,
+            (true, Some("easy")) => Level::Easy,
+            (true, Some("medium")) => Level::Medium,
+            (true, Some("hard") | None) => Level::Hard,
+            (true, Some(other)) => return Err(bad(format!("level must be easy, medium or hard, not {other:?}"))),
+        };
+        if !self.gateway.limits.create_game(self.ip) {
+            return Err(ServiceError::new(
+                ErrorCode::RateLimited,
+                "too many new games from your address: wait a minute",
+            ));
+        }
+        let request = CreateGameRequest {
+            player_id: player.to_string(),
+            player_name: self.name.clone(),
+            variant: variant as i32,
+            chess960: create.chess960.unwrap_or(false),
+            color: color as i32,
+            clock: create.clock.map(|c| ClockSettings { initial_ms: c.initial_ms, increment_ms: c.increment_ms }),
+            computer,
+            level: level as i32,
+            rated: create.rated.unwrap_or(false),
+        };
+        let created = self
+            .gateway
+            .router
+            .call(None, |mut client| {
+                let request = request.clone();
+                async move { client.create_game(request).await }
+            })
+            .await?;
+        let color = fogblast_proto::game::Color::try_from(created.color).ok().and_then(frames::color_name);
+        let invite = if created.code.is_empty() { Value::Null } else { format!("/g/{}", created.code).into() };
+        let code = if created.code.is_empty() { Value::Null } else { created.code.clone().into() };
+        self.send(&with_id(
+            json!({ "t": "created", "game": created.game_id, "code": code, "invite": invite, "color": color }),
+            id,
+        ));
+        self.follow_from(&game_id(&created.game_id)?, created.state, id);
+        Ok(())
+    }
+
+    async fn state(&self, game: &GameId) -> Result<GameState, ServiceError> {
+        let request = GetStateRequest {
+            game_id: game.to_string(),
+            player_id: self.player.as_ref().map(ToString::to_string).unwrap_or_default(),
+        };
+        self.gateway
+            .router
+            .call(Some(game), |mut client| {
+                let request = request.clone();
+                async move { client.get_state(request).await }
+            })
+            .await
+    }
+
+    /// Sends the game's state and follows it from there.
+    async fn follow(&self, game: &GameId, id: Option<&Value>) -> Result<(), ServiceError> {
+        let state = self.state(game).await?;
+        self.follow_from(game, Some(state), id);
+        Ok(())
+    }
+
+    fn follow_from(&self, game: &GameId, state: Option<GameState>, id: Option<&Value>) {
+        let Some(state) = state else { return };
+        let seat = Seat::of(state.audience());
+        self.send(&with_id(frames::state(&state), id));
+        self.gateway.feeds.subscribe(game, &self.conn, seat, self.player.clone(), state.version);
+    }
+
+    async fn command<F, Fut>(&self, game: &str, call: F) -> Result<(), ServiceError>
+    where
+        F: Fn(fogblast_proto::game::game_client::GameClient<tonic::transport::Channel>, GameCommand) -> Fut,
+        Fut:
+            std::future::Future<Output = Result<tonic::Response<fogblast_proto::game::CommandResponse>, tonic::Status>>,
+    {
+        let game = game_id(game)?;
+        let request = GameCommand { game_id: game.to_string(), player_id: self.player()?.to_string() };
+        self.gateway.router.call(Some(&game), |client| call(client, request.clone())).await?;
+        Ok(())
+    }
+
+    async fn offer(&self, game: &str, action: &str, takeback: bool) -> Result<(), ServiceError> {
+        let game = game_id(game)?;
+        let action = match (action, takeback) {
+            ("offer", false) | ("request", true) => OfferAction::Offer,
+            ("accept", _) => OfferAction::Accept,
+            ("decline", _) => OfferAction::Decline,
+            _ if takeback => return Err(bad("action must be request, accept or decline")),
+            _ => return Err(bad("action must be offer, accept or decline")),
+        };
+        let request =
+            OfferRequest { game_id: game.to_string(), player_id: self.player()?.to_string(), action: action as i32 };
+        self.gateway
+            .router
+            .call(Some(&game), |mut client| {
+                let request = request.clone();
+                async move {
+                    if takeback {
+                        client.takeback(request).await
+                    } else {
+                        client.draw(request).await
+                    }
+                }
+            })
+            .await?;
+        Ok(())
+    }
+
+    fn finish(&self) {
+        self.gateway.feeds.unsubscribe_all(&self.conn);
+        if let Some(player) = &self.player {
+            self.gateway.players.remove(player, &self.conn);
+        }
+        self.gateway.limits.disconnect(self.ip);
+    }
+}
+
+fn with_id(mut frame: Value, id: Option<&Value>) -> Value {
+    if let (Some(id), Some(object)) = (id, frame.as_object_mut()) {
+        object.insert("id".into(), id.clone());
+    }
+    frame
+}
+
+fn kind(message: &ClientMessage) -> &'static str {
+    match message {
+        ClientMessage::Hello(_) => "hello",
+        ClientMessage::Create(_) => "create",
+        ClientMessage::Join(_) => "join",
+        ClientMessage::Watch(_) => "watch",
+        ClientMessage::Resume(_) => "resume",
+        ClientMessage::Move(_) => "move",
+        ClientMessage::Resign(_) => "resign",
+        ClientMessage::Abort(_) => "abort",
+        ClientMessage::Draw(_) => "draw",
+        ClientMessage::Takeback(_) => "takeback",
+        ClientMessage::ClaimVictory(_) => "claim_victory",
+        ClientMessage::Rematch(_) => "rematch",
+        ClientMessage::Seek => "seek",
+        ClientMessage::CancelSeek => "cancel_seek",
+        ClientMessage::Lobby => "lobby",
+        ClientMessage::Ping => "ping",
+    }
+}
