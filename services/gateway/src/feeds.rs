@@ -24,8 +24,10 @@ use crate::frames;
 use crate::metrics::Metrics;
 use crate::routing::Router;
 
-/// Events kept per feed for sockets that resume.
-const RECENT: usize = 256;
+/// Events kept per feed for sockets that resume after a short drop; a
+/// longer gap is answered with the whole state. Kept small: a gateway
+/// holds thousands of games.
+const RECENT: usize = 64;
 
 /// Which of an event's three frames a socket gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
