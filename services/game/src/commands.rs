@@ -409,7 +409,11 @@ impl Next {
                     return refuse(ErrorCode::Conflict, "your takeback request already stands");
                 }
                 self.events.push(Event::Offer { takeback: true, action, by: color });
-                if self.live.is_computer(!color) || standing == Some(!color) {
+                if standing == Some(!color) {
+                    // Both asked: the first request is the one granted.
+                    self.events.push(Event::Offer { takeback: true, action: OfferAction::Accept, by: color });
+                    self.take_back_for(!color);
+                } else if self.live.is_computer(!color) {
                     self.events.push(Event::Offer { takeback: true, action: OfferAction::Accept, by: !color });
                     self.take_back_for(color);
                 } else {

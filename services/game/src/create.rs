@@ -19,6 +19,8 @@ const CODE_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 pub const CODE_LEN: usize = 8;
 const ID_ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
 const ID_LEN: usize = 12;
+/// Gateways allow 30 characters; this many bytes hold any 30.
+pub const MAX_NAME_BYTES: usize = 120;
 
 /// A checked `CreateGame` request.
 #[derive(Clone, Debug)]
@@ -58,7 +60,8 @@ impl NewGame {
                 Ok(level) => level,
             };
             if variant == Variant::Fog {
-                return Err(ServiceError::new(ErrorCode::Unavailable, "no computer plays fog of war yet"));
+                // Not `Unavailable`: that would have callers retry elsewhere.
+                return Err(bad("no computer plays fog of war yet: play a person, or standard or atomic"));
             }
             if request.rated {
                 return Err(bad("games against the computer are not rated"));
@@ -67,8 +70,8 @@ impl NewGame {
         } else {
             None
         };
-        if request.player_name.len() > 40 {
-            return Err(bad("names are at most 40 bytes"));
+        if request.player_name.len() > MAX_NAME_BYTES {
+            return Err(bad(format!("names are at most {MAX_NAME_BYTES} bytes")));
         }
         Ok(NewGame {
             player,

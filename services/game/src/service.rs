@@ -90,8 +90,8 @@ impl Game for GameService {
             if code.len() != create::CODE_LEN || !code.bytes().all(|b| b.is_ascii_alphanumeric()) {
                 return Err(bad(format!("a join code is {} letters and digits", create::CODE_LEN)));
             }
-            if request.player_name.len() > 40 {
-                return Err(bad("names are at most 40 bytes"));
+            if request.player_name.len() > create::MAX_NAME_BYTES {
+                return Err(bad(format!("names are at most {} bytes", create::MAX_NAME_BYTES)));
             }
             let store = &self.shard.store;
             let game = store

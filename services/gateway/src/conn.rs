@@ -26,6 +26,7 @@ impl Close {
     pub const FLOODING: Close = Close { code: 1008, reason: "too many messages" };
     pub const IDLE: Close = Close { code: 1001, reason: "idle" };
     pub const RESTARTING: Close = Close { code: 1012, reason: "server restarting: reconnect" };
+    pub const TOO_BIG: Close = Close { code: 1009, reason: "frame too large" };
 }
 
 #[derive(Debug)]

@@ -81,6 +81,8 @@ pub struct Feeds {
     metrics: Arc<Metrics>,
     feeds: Mutex<HashMap<GameId, Arc<Feed>>>,
     me: Weak<Feeds>,
+    /// Presence reports on their way, which a draining gateway waits for.
+    reporting: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for Feeds {
@@ -91,7 +93,13 @@ impl std::fmt::Debug for Feeds {
 
 impl Feeds {
     pub fn new(router: Arc<Router>, metrics: Arc<Metrics>) -> Arc<Feeds> {
-        Arc::new_cyclic(|me| Feeds { router, metrics, feeds: Mutex::default(), me: me.clone() })
+        Arc::new_cyclic(|me| Feeds {
+            router,
+            metrics,
+            feeds: Mutex::default(),
+            me: me.clone(),
+            reporting: Arc::default(),
+        })
     }
 
     fn feed(&self, game: &GameId) -> Arc<Feed> {
@@ -145,16 +153,15 @@ impl Feeds {
         true
     }
 
+    /// Presence reports not yet answered.
+    pub fn reports_in_flight(&self) -> usize {
+        self.reporting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Whether `conn` already follows `game`.
     pub fn follows(&self, game: &GameId, conn: &Conn) -> bool {
         let feeds = self.feeds.lock().expect("feeds lock");
         feeds.get(game).is_some_and(|feed| feed.state.lock().expect("feed lock").subscribers.contains_key(&conn.id))
-    }
-
-    /// Stops sending `game` to `conn`.
-    pub fn unsubscribe(&self, game: &GameId, conn: &Conn) {
-        let Some(feed) = self.feeds.lock().expect("feeds lock").get(game).cloned() else { return };
-        self.remove(&feed, conn.id);
     }
 
     /// Stops sending any game to `conn` (it closed).
@@ -193,6 +200,8 @@ impl Feeds {
         let router = self.router.clone();
         let request = PresenceRequest { game_id: game.to_string(), player_id: player.to_string(), connected };
         let game = game.clone();
+        let reporting = self.reporting.clone();
+        reporting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
             let result = router
                 .call(Some(&game), |mut client| {
@@ -205,6 +214,7 @@ impl Feeds {
                     debug!(game = %game, %error, "presence not reported");
                 }
             }
+            reporting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
     }
 }

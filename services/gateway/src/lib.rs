@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use fogblast_bus::EventBus;
 use fogblast_store::GameStore;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -103,6 +104,11 @@ pub async fn run(
     let (stopped_tx, stopped) = tokio::sync::oneshot::channel::<()>();
     let mut draining = gateway.draining.clone();
     let server = tokio::spawn(async move {
+        // Small frames both ways: without NODELAY a frame that follows
+        // another can wait for the client's delayed ACK (up to 40 ms).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 let _ = draining.wait_for(|d| *d).await;
@@ -115,7 +121,10 @@ pub async fn run(
     let _ = stopped.await;
     // Upgraded sockets outlive the HTTP server: wait for them to go.
     let deadline = tokio::time::Instant::now() + drain_time;
-    while metrics.connections.get() > 0 && tokio::time::Instant::now() < deadline {
+    // The players of closed sockets are reported gone before the gateway goes.
+    while (metrics.connections.get() > 0 || gateway.feeds.reports_in_flight() > 0)
+        && tokio::time::Instant::now() < deadline
+    {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     signal.abort();

@@ -37,7 +37,7 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     let (mut sink, mut stream) = socket.split();
     let mut session = Session { gateway: gateway.clone(), conn: conn.clone(), ip, player: None, name: String::new() };
     let mut credits = Bucket::new(gateway.config.credits, Duration::from_millis(gateway.config.credit_window_ms));
-    let mut refused = 0u32;
+    let mut refusals = Bucket::new(gateway.config.credits, Duration::from_millis(gateway.config.credit_window_ms));
     let mut pings = tokio::time::interval(PING_EVERY);
     let idle_timeout = Duration::from_millis(gateway.config.idle_timeout_ms);
     let mut last_heard = Instant::now();
@@ -53,16 +53,19 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
             incoming = stream.next() => {
                 let message = match incoming {
                     Some(Ok(message)) => message,
-                    // Includes frames over the size limit: the library refuses them.
-                    Some(Err(_)) | None => break None,
+                    // Frames over the size limit are refused by the library,
+                    // as errors: tell the client why it is being closed.
+                    Some(Err(error)) => break too_big(&error).then_some(Close::TOO_BIG),
+                    None => break None,
                 };
                 last_heard = Instant::now();
                 match message {
                     Message::Text(text) => {
                         gateway.metrics.frames_in.inc();
                         if !credits.take() {
-                            refused += 1;
-                            if refused > gateway.config.credits {
+                            // Refusals have a budget of their own: a client
+                            // that keeps sending past it is flooding.
+                            if !refusals.take() {
                                 break Some(Close::FLOODING);
                             }
                             session.error("rate_limited", "too many messages: slow down", None);
@@ -99,6 +102,13 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     }
     session.finish();
     gateway.metrics.connections.dec();
+}
+
+/// Whether reading failed on a frame or message over the size limit. The
+/// WebSocket library's error is only reachable as text here: its
+/// `CapacityError` reads "Space limit exceeded: Message too long: N > M".
+fn too_big(error: &axum::Error) -> bool {
+    error.to_string().contains("Space limit exceeded")
 }
 
 fn now_ms() -> u64 {
@@ -191,18 +201,13 @@ impl Session {
                 self.follow_from(&game_id(&joined.game_id)?, joined.state, id);
                 Ok(())
             }
-            ClientMessage::Watch(watch) => {
-                let game = game_id(&watch.game)?;
-                if self.gateway.feeds.follows(&game, &self.conn) {
-                    self.gateway.feeds.unsubscribe(&game, &self.conn);
-                }
-                self.follow(&game, id).await
-            }
+            // Following a game again replaces the socket's subscription in
+            // place, so the player never looks gone in between.
+            ClientMessage::Watch(watch) => self.follow(&game_id(&watch.game)?, id).await,
             ClientMessage::Resume(resume) => {
                 let game = game_id(&resume.game)?;
                 let state = self.state(&game).await?;
                 let seat = Seat::of(state.audience());
-                self.gateway.feeds.unsubscribe(&game, &self.conn);
                 if resume.v > state.version {
                     return Err(bad(format!("version {} is ahead of the game ({})", resume.v, state.version)));
                 }
