@@ -28,6 +28,11 @@ mod generated {
                 tonic::include_proto!("fogblast.record.v1");
             }
         }
+        pub mod rating {
+            pub mod v1 {
+                tonic::include_proto!("fogblast.rating.v1");
+            }
+        }
     }
 }
 
@@ -37,6 +42,8 @@ pub use generated::fogblast::engine::v1 as engine;
 pub use generated::fogblast::events::v1 as events;
 /// `fogblast.game.v1`: the sharded game service.
 pub use generated::fogblast::game::v1 as game;
+/// `fogblast.rating.v1`: ratings, the game archive and leaderboards.
+pub use generated::fogblast::rating::v1 as rating;
 /// `fogblast.record.v1`: how the game service keeps a game in its store.
 pub use generated::fogblast::record::v1 as record;
 

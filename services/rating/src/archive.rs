@@ -1,0 +1,439 @@
+//! The archive database: every finished game, each player's rating per
+//! variant, and the record of which games moved ratings. One adapter for
+//! Postgres (production) and SQLite (`fogblast up`), through sqlx's `Any`
+//! driver: the schema keeps to types both share, and the few statements
+//! that differ say so.
+//!
+//! Applying a game is one transaction: the archive insert, whose primary
+//! key makes a second delivery of the same game a no-op, and the rating
+//! update. The caller acknowledges the message only after it commits, so a
+//! crash at any point either applied the game or left it to be delivered
+//! again.
+
+use std::time::Duration;
+
+use fogblast_proto::events::{FinishedPlayer, GameFinished};
+use fogblast_proto::game::{ClockSettings, EndReason, Variant};
+use fogblast_proto::rating::{ArchivedGame, LeaderboardEntry, RatingChange, VariantRating};
+use fogblast_ratings::{Rating, Score, Settings};
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+
+/// A failure of the database.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migrating the database: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("unsupported database url {0:?}: use postgres:// or sqlite:")]
+    Url(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+/// A rating as it moved in one game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub player: String,
+    pub variant: Variant,
+    pub before: Rating,
+    pub after: Rating,
+}
+
+/// What applying a game did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Applied {
+    /// Already archived: nothing changed.
+    Duplicate,
+    /// Archived, and for a rated game between two players, both ratings moved.
+    Archived { changes: Option<[Change; 2]> },
+}
+
+#[derive(Clone, Debug)]
+pub struct Archive {
+    pool: AnyPool,
+    backend: Backend,
+    settings: Settings,
+}
+
+pub fn variant_name(variant: Variant) -> Option<&'static str> {
+    match variant {
+        Variant::Standard => Some("standard"),
+        Variant::Atomic => Some("atomic"),
+        Variant::Fog => Some("fog"),
+        Variant::Unspecified => None,
+    }
+}
+
+fn variant_from_name(name: &str) -> Variant {
+    match name {
+        "standard" => Variant::Standard,
+        "atomic" => Variant::Atomic,
+        "fog" => Variant::Fog,
+        _ => Variant::Unspecified,
+    }
+}
+
+/// Whether a finished game moves ratings: rated, between two people, with
+/// a result (aborted games have none).
+pub fn moves_ratings(game: &GameFinished) -> bool {
+    let human = |p: &Option<FinishedPlayer>| p.as_ref().is_some_and(|p| !p.computer && !p.id.is_empty());
+    game.rated
+        && human(&game.white)
+        && human(&game.black)
+        && game.reason() != EndReason::Aborted
+        && ["1-0", "0-1", "1/2-1/2"].contains(&game.result.as_str())
+}
+
+impl Archive {
+    /// Connects and brings the schema up to date.
+    pub async fn connect(url: &str) -> Result<Archive, ArchiveError> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else {
+            return Err(ArchiveError::Url(url.to_owned()));
+        };
+        // SQLite allows one writer; an in-memory database lives as long as
+        // its one connection.
+        let max = if backend == Backend::Sqlite { 1 } else { 8 };
+        let pool = AnyPoolOptions::new().max_connections(max).connect(url).await?;
+        match backend {
+            Backend::Postgres => sqlx::migrate!("../../migrations").run(&pool).await?,
+            Backend::Sqlite => sqlx::migrate!("../../migrations/sqlite").run(&pool).await?,
+        }
+        Ok(Archive { pool, backend, settings: Settings::LICHESS })
+    }
+
+    /// Archives a finished game and, when it is rated, moves both ratings:
+    /// all in one transaction, and nothing at all if the game is already in.
+    pub async fn apply(&self, game: &GameFinished, now_ms: i64) -> Result<Applied, ArchiveError> {
+        let mut tx = self.pool.begin().await?;
+        let white = game.white.clone().unwrap_or_default();
+        let black = game.black.clone().unwrap_or_default();
+        let variant = variant_from_name(variant_name(game.variant()).unwrap_or("standard"));
+        let variant_text = variant_name(variant).unwrap_or("standard");
+        let clock = game.clock.unwrap_or(ClockSettings { initial_ms: 0, increment_ms: 0 });
+        let inserted = sqlx::query(
+            "INSERT INTO games (id, variant, chess960, initial_fen, white_id, white_name, white_computer, white_level, \
+             black_id, black_name, black_computer, black_level, rated, result, reason, moves, clocks, \
+             clock_initial_ms, clock_increment_ms, final_fen, created_ms, started_ms, ended_ms, archived_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
+             $22, $23, $24) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&game.game_id)
+        .bind(variant_text)
+        .bind(i64::from(game.chess960))
+        .bind(&game.initial_fen)
+        .bind(Some(white.id.clone()).filter(|id| !id.is_empty()))
+        .bind(&white.name)
+        .bind(i64::from(white.computer))
+        .bind(i64::from(white.level))
+        .bind(Some(black.id.clone()).filter(|id| !id.is_empty()))
+        .bind(&black.name)
+        .bind(i64::from(black.computer))
+        .bind(i64::from(black.level))
+        .bind(i64::from(game.rated))
+        .bind(&game.result)
+        .bind(i64::from(game.reason))
+        .bind(game.moves.join(" "))
+        .bind(game.clock_ms.iter().map(u64::to_string).collect::<Vec<_>>().join(" "))
+        .bind(game.clock.map(|_| i64::from(clock.initial_ms)))
+        .bind(game.clock.map(|_| i64::from(clock.increment_ms)))
+        .bind(&game.final_fen)
+        .bind(game.created_at_ms as i64)
+        .bind(game.started_at_ms as i64)
+        .bind(game.ended_at_ms as i64)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(Applied::Duplicate);
+        }
+        for player in [&white, &black] {
+            if !player.id.is_empty() && !player.computer {
+                sqlx::query(
+                    "INSERT INTO players (id, name, created_ms) VALUES ($1, $2, $3) \
+                     ON CONFLICT (id) DO UPDATE SET name = CASE WHEN excluded.name = '' THEN players.name ELSE excluded.name END",
+                )
+                .bind(&player.id)
+                .bind(&player.name)
+                .bind(now_ms)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        if !moves_ratings(game) {
+            tx.commit().await?;
+            return Ok(Applied::Archived { changes: None });
+        }
+        let white_before = self.rating_for_update(&mut tx, &white.id, variant_text, now_ms).await?;
+        let black_before = self.rating_for_update(&mut tx, &black.id, variant_text, now_ms).await?;
+        let white_score = match game.result.as_str() {
+            "1-0" => Score::Win,
+            "0-1" => Score::Loss,
+            _ => Score::Draw,
+        };
+        let (white_after, black_after) =
+            fogblast_ratings::rate_game(white_before, black_before, white_score, &self.settings);
+        let sides =
+            [(&white.id, white_after, white_score.value()), (&black.id, black_after, white_score.opponent().value())];
+        for (id, after, score) in sides {
+            sqlx::query(
+                "UPDATE ratings SET rating = $1, deviation = $2, volatility = $3, rated_games = rated_games + 1, \
+                 wins = wins + $4, losses = losses + $5, draws = draws + $6, last_rated_ms = $7 \
+                 WHERE player_id = $8 AND variant = $9",
+            )
+            .bind(after.rating)
+            .bind(after.deviation)
+            .bind(after.volatility)
+            .bind(i64::from(score == 1.0))
+            .bind(i64::from(score == 0.0))
+            .bind(i64::from(score == 0.5))
+            .bind(now_ms)
+            .bind(id)
+            .bind(variant_text)
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query(
+            "INSERT INTO rated_games (game_id, variant, white_before, white_after, white_deviation, \
+             black_before, black_after, black_deviation, rated_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(&game.game_id)
+        .bind(variant_text)
+        .bind(white_before.rating)
+        .bind(white_after.rating)
+        .bind(white_after.deviation)
+        .bind(black_before.rating)
+        .bind(black_after.rating)
+        .bind(black_after.deviation)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Applied::Archived {
+            changes: Some([
+                Change { player: white.id, variant, before: white_before, after: white_after },
+                Change { player: black.id, variant, before: black_before, after: black_after },
+            ]),
+        })
+    }
+
+    /// The player's rating, locked for this transaction, with the
+    /// deviation grown for the time since their last rated game; created
+    /// at the defaults on their first.
+    async fn rating_for_update(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        player: &str,
+        variant: &str,
+        now_ms: i64,
+    ) -> Result<Rating, ArchiveError> {
+        let start = Rating::default();
+        sqlx::query(
+            "INSERT INTO ratings (player_id, variant, rating, deviation, volatility, last_rated_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (player_id, variant) DO NOTHING",
+        )
+        .bind(player)
+        .bind(variant)
+        .bind(start.rating)
+        .bind(start.deviation)
+        .bind(start.volatility)
+        .bind(now_ms)
+        .execute(&mut **tx)
+        .await?;
+        let select = match self.backend {
+            // Two games of one player applied at once must not both read
+            // the old rating.
+            Backend::Postgres => {
+                "SELECT rating, deviation, volatility, last_rated_ms FROM ratings \
+                 WHERE player_id = $1 AND variant = $2 FOR UPDATE"
+            }
+            // SQLite serialises writers already.
+            Backend::Sqlite => {
+                "SELECT rating, deviation, volatility, last_rated_ms FROM ratings WHERE player_id = $1 AND variant = $2"
+            }
+        };
+        let row = sqlx::query(select).bind(player).bind(variant).fetch_one(&mut **tx).await?;
+        let rating = Rating {
+            rating: row.try_get("rating")?,
+            deviation: row.try_get("deviation")?,
+            volatility: row.try_get("volatility")?,
+        };
+        let last: i64 = row.try_get("last_rated_ms")?;
+        let idle = Duration::from_millis(now_ms.saturating_sub(last).max(0) as u64);
+        Ok(fogblast_ratings::decay(rating, idle, &self.settings))
+    }
+
+    pub async fn profile(&self, player: &str) -> Result<Option<(String, Vec<VariantRating>, u32)>, ArchiveError> {
+        let Some(row) =
+            sqlx::query("SELECT name FROM players WHERE id = $1").bind(player).fetch_optional(&self.pool).await?
+        else {
+            return Ok(None);
+        };
+        let name: String = row.try_get("name")?;
+        let rows = sqlx::query(
+            "SELECT variant, rating, deviation, volatility, rated_games, wins, losses, draws FROM ratings \
+             WHERE player_id = $1 ORDER BY variant",
+        )
+        .bind(player)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut ratings = Vec::with_capacity(rows.len());
+        for row in rows {
+            let deviation: f64 = row.try_get("deviation")?;
+            let variant: String = row.try_get("variant")?;
+            ratings.push(VariantRating {
+                variant: variant_from_name(&variant) as i32,
+                rating: row.try_get("rating")?,
+                deviation,
+                volatility: row.try_get("volatility")?,
+                provisional: Rating { rating: 0.0, deviation, volatility: 0.0 }.is_provisional(),
+                rated_games: count(&row, "rated_games")?,
+                wins: count(&row, "wins")?,
+                losses: count(&row, "losses")?,
+                draws: count(&row, "draws")?,
+            });
+        }
+        let games = sqlx::query("SELECT COUNT(*) AS n FROM games WHERE white_id = $1 OR black_id = $1")
+            .bind(player)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(Some((name, ratings, count(&games, "n")?)))
+    }
+
+    pub async fn leaderboard(&self, variant: Variant, limit: u32) -> Result<Vec<LeaderboardEntry>, ArchiveError> {
+        let Some(variant) = variant_name(variant) else { return Ok(Vec::new()) };
+        let rows = sqlx::query(
+            "SELECT r.player_id, p.name, r.rating, r.deviation, r.rated_games FROM ratings r \
+             JOIN players p ON p.id = r.player_id WHERE r.variant = $1 AND r.deviation < $2 \
+             ORDER BY r.rating DESC, r.player_id LIMIT $3",
+        )
+        .bind(variant)
+        .bind(fogblast_ratings::PROVISIONAL_DEVIATION)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .enumerate()
+            .map(|(i, row)| {
+                Ok(LeaderboardEntry {
+                    rank: i as u32 + 1,
+                    player_id: row.try_get("player_id")?,
+                    name: row.try_get("name")?,
+                    rating: row.try_get("rating")?,
+                    deviation: row.try_get("deviation")?,
+                    rated_games: count(row, "rated_games")?,
+                })
+            })
+            .collect()
+    }
+
+    pub async fn game(&self, id: &str) -> Result<Option<ArchivedGame>, ArchiveError> {
+        let row = sqlx::query(&format!("{GAME_SELECT} WHERE g.id = $1")).bind(id).fetch_optional(&self.pool).await?;
+        row.map(|row| archived(&row)).transpose()
+    }
+
+    /// A page of a player's games, newest first. The token is the last
+    /// game's end time and id.
+    pub async fn player_games(
+        &self,
+        player: &str,
+        page_size: u32,
+        token: Option<(i64, String)>,
+    ) -> Result<(Vec<ArchivedGame>, Option<(i64, String)>), ArchiveError> {
+        let (before_ms, before_id) = token.unwrap_or((i64::MAX, String::new()));
+        let rows = sqlx::query(&format!(
+            "{GAME_SELECT} WHERE (g.white_id = $1 OR g.black_id = $1) \
+             AND (g.ended_ms < $2 OR (g.ended_ms = $2 AND g.id < $3)) \
+             ORDER BY g.ended_ms DESC, g.id DESC LIMIT $4"
+        ))
+        .bind(player)
+        .bind(before_ms)
+        .bind(if before_ms == i64::MAX { "\u{10ffff}".to_owned() } else { before_id })
+        .bind(i64::from(page_size) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut games = rows.iter().map(archived).collect::<Result<Vec<_>, _>>()?;
+        let next = if games.len() > page_size as usize {
+            games.truncate(page_size as usize);
+            games.last().and_then(|g| g.game.as_ref()).map(|g| (g.ended_at_ms as i64, g.game_id.clone()))
+        } else {
+            None
+        };
+        Ok((games, next))
+    }
+}
+
+const GAME_SELECT: &str = "SELECT g.id, g.variant, g.chess960, g.initial_fen, g.white_id, g.white_name, \
+    g.white_computer, g.white_level, g.black_id, g.black_name, g.black_computer, g.black_level, g.rated, g.result, \
+    g.reason, g.moves, g.clocks, g.clock_initial_ms, g.clock_increment_ms, g.final_fen, g.created_ms, g.started_ms, \
+    g.ended_ms, r.white_before, r.white_after, r.white_deviation, r.black_before, r.black_after, r.black_deviation \
+    FROM games g LEFT JOIN rated_games r ON r.game_id = g.id";
+
+fn count(row: &AnyRow, column: &str) -> Result<u32, sqlx::Error> {
+    let value: i64 = row.try_get(column)?;
+    Ok(u32::try_from(value).unwrap_or(u32::MAX))
+}
+
+fn flag(row: &AnyRow, column: &str) -> Result<bool, sqlx::Error> {
+    Ok(row.try_get::<i64, _>(column)? != 0)
+}
+
+fn archived(row: &AnyRow) -> Result<ArchivedGame, ArchiveError> {
+    let player = |side: &str| -> Result<FinishedPlayer, sqlx::Error> {
+        Ok(FinishedPlayer {
+            id: row.try_get::<Option<String>, _>(format!("{side}_id").as_str())?.unwrap_or_default(),
+            name: row.try_get(format!("{side}_name").as_str())?,
+            computer: flag(row, &format!("{side}_computer"))?,
+            level: row.try_get::<i64, _>(format!("{side}_level").as_str())? as i32,
+        })
+    };
+    let split = |text: String| -> Vec<String> { text.split_whitespace().map(str::to_owned).collect() };
+    let initial: Option<i64> = row.try_get("clock_initial_ms")?;
+    let increment: Option<i64> = row.try_get("clock_increment_ms")?;
+    let variant: String = row.try_get("variant")?;
+    let game = GameFinished {
+        game_id: row.try_get("id")?,
+        variant: variant_from_name(&variant) as i32,
+        chess960: flag(row, "chess960")?,
+        initial_fen: row.try_get("initial_fen")?,
+        white: Some(player("white")?),
+        black: Some(player("black")?),
+        rated: flag(row, "rated")?,
+        result: row.try_get("result")?,
+        reason: row.try_get::<i64, _>("reason")? as i32,
+        moves: split(row.try_get("moves")?),
+        clock_ms: split(row.try_get("clocks")?).iter().filter_map(|c| c.parse().ok()).collect(),
+        clock: initial
+            .map(|initial| ClockSettings { initial_ms: initial as u32, increment_ms: increment.unwrap_or(0) as u32 }),
+        final_fen: row.try_get("final_fen")?,
+        created_at_ms: row.try_get::<i64, _>("created_ms")? as u64,
+        started_at_ms: row.try_get::<i64, _>("started_ms")? as u64,
+        ended_at_ms: row.try_get::<i64, _>("ended_ms")? as u64,
+    };
+    let change = |side: &str| -> Result<Option<RatingChange>, sqlx::Error> {
+        let before: Option<f64> = row.try_get(format!("{side}_before").as_str())?;
+        let after: Option<f64> = row.try_get(format!("{side}_after").as_str())?;
+        let deviation: Option<f64> = row.try_get(format!("{side}_deviation").as_str())?;
+        Ok(match (before, after, deviation) {
+            (Some(before), Some(after), Some(deviation)) => Some(RatingChange {
+                before,
+                after,
+                deviation,
+                provisional: deviation >= fogblast_ratings::PROVISIONAL_DEVIATION,
+            }),
+            _ => None,
+        })
+    };
+    Ok(ArchivedGame { game: Some(game), white_rating: change("white")?, black_rating: change("black")? })
+}

@@ -1,0 +1,43 @@
+//! The rating service's settings, read once from flags and the environment
+//! by the `fogblast` binary and passed down; tests build the struct directly.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct RatingConfig {
+    /// Address the gRPC service listens on.
+    #[arg(long = "rating-listen", env = "FOGBLAST_RATING_LISTEN", default_value = "0.0.0.0:50054")]
+    pub listen: SocketAddr,
+    /// Address of `/metrics`, `/healthz` and `/readyz`.
+    #[arg(long = "rating-metrics-listen", env = "FOGBLAST_RATING_METRICS_LISTEN", default_value = "0.0.0.0:9104")]
+    pub metrics_listen: SocketAddr,
+    /// Postgres (`postgres://…`) or SQLite (`sqlite:fogblast.db`, `sqlite::memory:`) for ratings and the archive.
+    #[arg(long = "database-url", env = "DATABASE_URL", default_value = "sqlite:fogblast.db?mode=rwc")]
+    pub database_url: String,
+    /// The durable consumer's name: replicas with the same name share the stream's work.
+    #[arg(long = "rating-consumer", env = "FOGBLAST_RATING_CONSUMER", default_value = "rating")]
+    pub consumer: String,
+    /// A finished game not acknowledged within this many ms is delivered again.
+    #[arg(long = "rating-ack-wait-ms", env = "FOGBLAST_RATING_ACK_WAIT_MS", default_value_t = 30_000)]
+    pub ack_wait_ms: u64,
+}
+
+impl RatingConfig {
+    pub fn ack_wait(&self) -> Duration {
+        Duration::from_millis(self.ack_wait_ms)
+    }
+}
+
+impl Default for RatingConfig {
+    /// The same defaults as the flags, without reading the environment.
+    fn default() -> RatingConfig {
+        RatingConfig {
+            listen: "0.0.0.0:50054".parse().expect("a valid default address"),
+            metrics_listen: "0.0.0.0:9104".parse().expect("a valid default address"),
+            database_url: "sqlite:fogblast.db?mode=rwc".to_owned(),
+            consumer: "rating".to_owned(),
+            ack_wait_ms: 30_000,
+        }
+    }
+}

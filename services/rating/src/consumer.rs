@@ -1,0 +1,125 @@
+//! The durable consumer of `games.finished.>`: each finished game is
+//! archived and rated in one transaction, acknowledged only after the
+//! commit, and then both players hear of their new ratings on
+//! `player.<id>`. A game delivered again finds itself archived and changes
+//! nothing; a crash before the acknowledgement means the game comes again.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use fogblast_bus::{ConsumerConfig, Delivery, EventBus};
+use fogblast_proto::events::GameFinished;
+use futures::StreamExt;
+use prost::Message;
+use serde_json::json;
+use tokio::sync::watch;
+use tracing::{debug, info, warn};
+
+use crate::archive::{variant_name, Applied, Archive, Change};
+use crate::metrics::Metrics;
+
+pub fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Consumes until `stop` is set.
+pub async fn run(
+    archive: Archive,
+    bus: Arc<dyn EventBus>,
+    metrics: Arc<Metrics>,
+    consumer: ConsumerConfig,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let mut deliveries = match bus.consume_durable(consumer.clone()).await {
+            Ok(deliveries) => deliveries,
+            Err(error) => {
+                warn!(%error, "cannot consume finished games; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = stop.changed() => return,
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(100);
+        loop {
+            let next = tokio::select! {
+                next = deliveries.next() => next,
+                _ = stop.changed() => return,
+            };
+            match next {
+                Some(Ok(delivery)) => handle(&archive, bus.as_ref(), &metrics, delivery.as_ref()).await,
+                Some(Err(error)) => warn!(%error, "finished-games stream"),
+                None => break,
+            }
+        }
+    }
+}
+
+async fn handle(archive: &Archive, bus: &dyn EventBus, metrics: &Metrics, delivery: &dyn Delivery) {
+    let game = match GameFinished::decode(delivery.message().payload.as_ref()) {
+        Ok(game) => game,
+        Err(error) => {
+            // It will never decode: acknowledge it so it does not block the stream.
+            warn!(subject = %delivery.message().subject, %error, "dropping an unreadable finished game");
+            metrics.unreadable.inc();
+            let _ = delivery.ack().await;
+            return;
+        }
+    };
+    let applied = match archive.apply(&game, now_ms()).await {
+        Ok(applied) => applied,
+        Err(error) => {
+            // Not acknowledged: it comes again after the ack wait.
+            warn!(game = %game.game_id, %error, "finished game not applied; it will be delivered again");
+            metrics.failures.inc();
+            return;
+        }
+    };
+    if let Err(error) = delivery.ack().await {
+        // Applied but not acknowledged: the redelivery will be a duplicate.
+        warn!(game = %game.game_id, %error, "acknowledgement failed");
+    }
+    match applied {
+        Applied::Duplicate => {
+            metrics.duplicates.inc();
+            debug!(game = %game.game_id, "already applied");
+        }
+        Applied::Archived { changes } => {
+            metrics.archived.inc();
+            metrics.lag_seconds.observe((now_ms() - game.ended_at_ms as i64).max(0) as f64 / 1000.0);
+            if let Some(changes) = changes {
+                metrics.rated.inc();
+                info!(game = %game.game_id, "game rated");
+                for change in &changes {
+                    notify(bus, &game.game_id, change).await;
+                }
+            }
+        }
+    }
+}
+
+/// The `rating` frame of the WebSocket protocol, for the player's gateways.
+pub fn rating_frame(game: &str, change: &Change) -> serde_json::Value {
+    json!({
+        "t": "rating",
+        "variant": variant_name(change.variant),
+        "rating": change.after.rating.round() as i64,
+        "deviation": change.after.deviation.round() as i64,
+        "provisional": change.after.is_provisional(),
+        "diff": (change.after.rating.round() - change.before.rating.round()) as i64,
+        "game": game,
+    })
+}
+
+async fn notify(bus: &dyn EventBus, game: &str, change: &Change) {
+    let frame = rating_frame(game, change).to_string();
+    let subject = format!("player.{}", change.player);
+    if let Err(error) = bus.publish(&subject, Vec::new(), Bytes::from(frame)).await {
+        warn!(player = %change.player, %error, "rating change not sent");
+    }
+}

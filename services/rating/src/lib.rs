@@ -1,0 +1,86 @@
+//! The rating service: a durable consumer of the finished-games stream
+//! that archives every game and moves Glicko-2 ratings (one per variant)
+//! exactly once per rated game, plus a gRPC service for profiles,
+//! leaderboards, archived games and PGN export. Postgres in production,
+//! SQLite for `fogblast up`.
+//!
+//! The service is a library: the `fogblast rating` command, `fogblast up`
+//! and the tests all start it through [`run`].
+
+use std::future::Future;
+use std::sync::Arc;
+
+use fogblast_bus::{ConsumerConfig, EventBus};
+use fogblast_proto::rating::rating_server::RatingServer;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::Server;
+use tracing::{info, warn};
+
+pub mod archive;
+mod config;
+pub mod consumer;
+mod export;
+mod metrics;
+mod service;
+
+pub use archive::{Applied, Archive, ArchiveError};
+pub use config::RatingConfig;
+
+/// Why the rating service could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    #[error("setting up metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
+    #[error("serving gRPC: {0}")]
+    Grpc(#[from] tonic::transport::Error),
+    #[error("serving metrics: {0}")]
+    MetricsServer(#[source] std::io::Error),
+    #[error("reading the listener's address: {0}")]
+    Listener(#[source] std::io::Error),
+}
+
+/// Consumes finished games and serves gRPC on `grpc_listener` until
+/// `shutdown` completes.
+pub async fn run(
+    config: RatingConfig,
+    bus: Arc<dyn EventBus>,
+    grpc_listener: TcpListener,
+    metrics_listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
+    let archive = Archive::connect(&config.database_url).await?;
+    let metrics = Arc::new(metrics::Metrics::new()?);
+    let (stop_tx, stop) = watch::channel(false);
+    let consumer_config = ConsumerConfig {
+        name: config.consumer.clone(),
+        filter: "games.finished.>".to_owned(),
+        ack_wait: config.ack_wait(),
+    };
+    let consumer = tokio::spawn(consumer::run(archive.clone(), bus, metrics.clone(), consumer_config, stop.clone()));
+    let mut http_stop = stop.clone();
+    let http = tokio::spawn(metrics::serve(metrics_listener, metrics, async move {
+        let _ = http_stop.changed().await;
+    }));
+    info!(grpc = %addr, consumer = %config.consumer, "rating service listening");
+    let served = Server::builder()
+        .add_service(RatingServer::new(service::RatingService::new(archive)))
+        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), shutdown)
+        .await;
+    let _ = stop_tx.send(true);
+    let _ = consumer.await;
+    let http_served = match http.await {
+        Ok(result) => result.map_err(ServeError::MetricsServer),
+        Err(error) => {
+            warn!(%error, "metrics server task failed");
+            Ok(())
+        }
+    };
+    info!("rating service stopped");
+    served?;
+    http_served
+}
