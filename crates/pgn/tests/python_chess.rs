@@ -48,8 +48,13 @@ fn python_chess(pgn: &str) -> Vec<Vec<String>> {
         .stderr(Stdio::piped())
         .spawn()
         .expect("python3 runs (this test needs python3 with python-chess: pip install chess)");
-    child.stdin.take().unwrap().write_all(pgn.as_bytes()).unwrap();
+    // Write from another thread: python-chess answers while it reads, and
+    // a full stdout pipe would otherwise block both sides.
+    let mut stdin = child.stdin.take().unwrap();
+    let input = pgn.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
     assert!(
         output.status.success(),
         "python-chess failed (pip install chess?): {}",
@@ -59,13 +64,15 @@ fn python_chess(pgn: &str) -> Vec<Vec<String>> {
     stdout.lines().map(|line| line.split('\t').map(str::to_owned).collect()).collect()
 }
 
-/// The tag value python-chess should read for `value`.
+/// The tag value python-chess should read for the roster value `value`.
+/// python-chess neither escapes nor unescapes tag values: it returns the
+/// PGN standard's `\\` and `\"` escapes as written.
 fn roster(value: &str) -> String {
     let value: String = value.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     if value.is_empty() {
         "?".to_owned()
     } else {
-        value
+        value.replace('\\', "\\\\").replace('"', "\\\"")
     }
 }
 
@@ -143,4 +150,74 @@ fn python_chess_reads_standard_and_atomic_games() {
         assert_eq!(event, &roster(&record.event), "{context}");
         assert_eq!(white, &roster(&record.white), "{context}");
     }
+}
+
+/// Prints random standard, Chess960 and atomic games as python-chess
+/// exports them, with clocks, NAGs, comments and side variations; each
+/// game's `Uci` and `Clocks` tags say what the reader must find.
+const EXPORT_SCRIPT: &str = r#"
+import random, chess, chess.pgn, chess.variant
+random.seed(7)
+for i in range(80):
+    cls = chess.variant.AtomicBoard if i % 2 else chess.Board
+    board = cls.from_chess960_pos(random.randrange(960)) if i % 3 == 0 else cls()
+    game = chess.pgn.Game()
+    game.setup(board)
+    node, ucis, clocks = game, [], []
+    for ply in range(random.randrange(160)):
+        if board.is_game_over():
+            break
+        moves = list(board.legal_moves)
+        move = random.choice(moves)
+        ucis.append(board.uci(move))
+        parent, node = node, node.add_variation(move)
+        if len(moves) > 1 and random.random() < 0.1:
+            side = parent.add_variation(next(m for m in moves if m != move))
+            side.comment = "a side line"
+            side.add_variation(list(side.board().legal_moves)[0]) if not side.board().is_game_over() else None
+        if random.random() < 0.1:
+            node.nags.add(random.choice([1, 2, 3, 4, 5, 6, 14]))
+        if random.random() < 0.8:
+            ms = random.randrange(0, 4 * 3600 * 1000)
+            node.set_clock(ms / 1000)
+            clocks.append(str(ms))
+        else:
+            clocks.append("-")
+        board.push(move)
+    game.headers["Result"] = board.result(claim_draw=False)
+    game.headers["Uci"] = " ".join(ucis)
+    game.headers["Clocks"] = " ".join(clocks)
+    print(game, end="\n\n")
+"#;
+
+#[test]
+#[ignore = "needs python3 with python-chess (pip install chess); run with -- --ignored"]
+fn reads_what_python_chess_writes() {
+    let output = Command::new("python3")
+        .args(["-c", EXPORT_SCRIPT])
+        .output()
+        .expect("python3 runs (this test needs python3 with python-chess: pip install chess)");
+    assert!(output.status.success(), "python-chess failed: {}", String::from_utf8_lossy(&output.stderr));
+    let pgn = String::from_utf8(output.stdout).unwrap();
+    let games = fogblast_pgn::read_games(&pgn).unwrap_or_else(|e| panic!("{e}\n{pgn}"));
+    assert_eq!(games.len(), 80);
+    let (mut castles, mut chess960) = (0, 0);
+    for game in &games {
+        let context = format!("{game:?}");
+        let expected: Vec<&str> = game.tag("Uci").unwrap().split_whitespace().collect();
+        assert_eq!(game.moves.len(), expected.len(), "{context}");
+        let mut pos = game.initial;
+        for (ours, theirs) in game.moves.iter().zip(&expected) {
+            let m = pos.parse_uci(&ours.parse().unwrap()).unwrap();
+            assert_eq!(pos.parse_uci(&theirs.parse().unwrap()), Some(m), "{ours} vs {theirs}: {context}");
+            castles += usize::from(m.is_castle());
+            pos.play_unchecked(m);
+        }
+        chess960 += usize::from(game.chess960);
+        let clocks: Vec<String> =
+            game.clocks_ms.iter().map(|clock| clock.map_or_else(|| "-".to_owned(), |ms| ms.to_string())).collect();
+        assert_eq!(clocks.join(" "), game.tag("Clocks").unwrap(), "{context}");
+        assert_eq!(game.result.as_str(), game.tag("Result").unwrap());
+    }
+    assert!(castles > 0 && chess960 > 0, "{castles} castles, {chess960} Chess960 games");
 }
