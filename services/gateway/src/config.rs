@@ -38,6 +38,9 @@ pub struct GatewayConfig {
     /// On SIGTERM, how long clients get to leave before the gateway exits.
     #[arg(long = "drain-ms", env = "FOGBLAST_GATEWAY_DRAIN_MS", default_value_t = 10_000)]
     pub drain_ms: u64,
+    /// The rating service (`http://host:port`), for profiles, leaderboards, archived games and PGN [default: none, and those routes answer 503].
+    #[arg(long = "rating-addr", env = "FOGBLAST_RATING_ADDR")]
+    pub rating_addr: Option<String>,
     /// Trust the first address of `X-Forwarded-For` as the client's (behind a load balancer).
     #[arg(long = "trust-forwarded-for", env = "FOGBLAST_GATEWAY_TRUST_FORWARDED_FOR")]
     pub trust_forwarded_for: bool,
@@ -64,6 +67,7 @@ impl Default for GatewayConfig {
             membership_refresh_ms: 1_000,
             idle_timeout_ms: 60_000,
             drain_ms: 10_000,
+            rating_addr: None,
             trust_forwarded_for: false,
         }
     }

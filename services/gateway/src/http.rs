@@ -14,7 +14,7 @@ use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::GetStateRequest;
 use fogblast_proto::ids::GameId;
 
-use crate::{frames, session, Gateway};
+use crate::{archive_api, frames, session, Gateway};
 
 pub fn routes(gateway: Arc<Gateway>) -> Router {
     Router::new()
@@ -23,6 +23,10 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
         .route("/api/games/{id}", get(game))
+        .route("/api/games/{id}/pgn", get(archive_api::pgn))
+        .route("/api/players/{id}", get(archive_api::profile))
+        .route("/api/players/{id}/games", get(archive_api::player_games))
+        .route("/api/leaderboard/{variant}", get(archive_api::leaderboard))
         .route("/", get(page))
         .route("/g/{code}", get(page))
         .with_state(gateway)
@@ -98,6 +102,13 @@ async fn game(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Re
         .await;
     match state {
         Ok(state) => Json(frames::state(&state)).into_response(),
+        // Finished games leave the game service after a while; the archive keeps them.
+        Err(error) if error.code == ErrorCode::NotFound && gateway.rating.is_some() => {
+            match archive_api::archived_game(&gateway, game.as_str()).await {
+                Ok(archived) => Json(archived).into_response(),
+                Err(_) => error_response(&error),
+            }
+        }
         Err(error) => error_response(&error),
     }
 }

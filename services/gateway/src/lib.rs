@@ -21,6 +21,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
+mod archive_api;
 mod config;
 mod conn;
 mod feeds;
@@ -44,6 +45,8 @@ pub enum ServeError {
     Metrics(#[from] prometheus::Error),
     #[error("serving: {0}")]
     Serve(#[source] std::io::Error),
+    #[error("rating service address: {0}")]
+    RatingAddress(#[source] tonic::transport::Error),
 }
 
 /// What every connection of the gateway shares.
@@ -57,6 +60,7 @@ pub struct Gateway {
     limits: limits::IpLimits,
     metrics: Arc<metrics::Metrics>,
     draining: watch::Receiver<bool>,
+    rating: Option<fogblast_proto::rating::rating_client::RatingClient<tonic::transport::Channel>>,
 }
 
 /// Serves `listener` until `shutdown` completes; then stops accepting,
@@ -81,6 +85,13 @@ pub async fn run(
     let router = Arc::new(routing::Router::new(store, config.route_timeout()).await);
     router.keep_fresh(Duration::from_millis(config.membership_refresh_ms));
     let (drain, draining) = watch::channel(false);
+    let rating = match &config.rating_addr {
+        Some(addr) => {
+            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone()).map_err(ServeError::RatingAddress)?;
+            Some(fogblast_proto::rating::rating_client::RatingClient::new(endpoint.connect_lazy()))
+        }
+        None => None,
+    };
     let gateway = Arc::new(Gateway {
         signer: TokenSigner::new(&secret),
         feeds: feeds::Feeds::new(router.clone(), metrics.clone()),
@@ -89,6 +100,7 @@ pub async fn run(
         router,
         metrics: metrics.clone(),
         draining,
+        rating,
         config,
     });
     let drain_time = Duration::from_millis(gateway.config.drain_ms);

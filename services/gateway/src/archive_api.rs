@@ -1,0 +1,196 @@
+//! The archive over HTTP: players' profiles and games, leaderboards and PGN
+//! export, answered by the rating service over gRPC and rendered as JSON
+//! (or PGN) for browsers and other clients.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::events::FinishedPlayer;
+use fogblast_proto::game::{EndReason, Level, Variant};
+use fogblast_proto::rating::rating_client::RatingClient;
+use fogblast_proto::rating::{
+    ArchivedGame, GameRequest, LeaderboardRequest, PlayerGamesRequest, ProfileRequest, RatingChange,
+};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tonic::transport::Channel;
+
+use crate::{frames, Gateway};
+
+fn error_response(error: &ServiceError) -> Response {
+    let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(frames::error(error.code.as_ws_code(), &error.message, None))).into_response()
+}
+
+fn client(gateway: &Gateway) -> Result<RatingClient<Channel>, ServiceError> {
+    gateway
+        .rating
+        .clone()
+        .ok_or_else(|| ServiceError::new(ErrorCode::Unavailable, "the game archive is not configured on this gateway"))
+}
+
+fn status(status: &tonic::Status) -> ServiceError {
+    ServiceError::from_status(status)
+}
+
+fn variant_from_path(name: &str) -> Result<Variant, ServiceError> {
+    match name {
+        "standard" => Ok(Variant::Standard),
+        "atomic" => Ok(Variant::Atomic),
+        "fog" => Ok(Variant::Fog),
+        _ => Err(ServiceError::new(ErrorCode::NotFound, "variants are standard, atomic and fog")),
+    }
+}
+
+fn player_value(player: Option<&FinishedPlayer>) -> Value {
+    match player {
+        Some(p) if p.computer => {
+            json!({ "computer": true, "name": p.name, "level": Level::try_from(p.level).ok().and_then(frames::level_name) })
+        }
+        Some(p) => json!({ "id": p.id, "name": p.name, "computer": false }),
+        None => Value::Null,
+    }
+}
+
+fn change_value(change: Option<&RatingChange>) -> Value {
+    change.map_or(Value::Null, |c| {
+        json!({
+            "before": c.before.round() as i64,
+            "after": c.after.round() as i64,
+            "diff": (c.after.round() - c.before.round()) as i64,
+            "deviation": c.deviation.round() as i64,
+            "provisional": c.provisional,
+        })
+    })
+}
+
+/// An archived game as JSON.
+pub fn archived_value(archived: &ArchivedGame) -> Value {
+    let Some(game) = &archived.game else { return Value::Null };
+    json!({
+        "game": game.game_id,
+        "variant": frames::variant_name(game.variant()),
+        "chess960": game.chess960,
+        "initial_fen": game.initial_fen,
+        "players": { "white": player_value(game.white.as_ref()), "black": player_value(game.black.as_ref()) },
+        "rated": game.rated,
+        "result": game.result,
+        "reason": frames::reason_name(EndReason::try_from(game.reason).unwrap_or(EndReason::Unspecified)),
+        "moves": game.moves,
+        "clocks_ms": game.clock_ms,
+        "time_control": game.clock.map(|c| json!({ "initial_ms": c.initial_ms, "increment_ms": c.increment_ms })),
+        "fen": game.final_fen,
+        "started_ms": game.started_at_ms,
+        "ended_ms": game.ended_at_ms,
+        "rating": { "white": change_value(archived.white_rating.as_ref()), "black": change_value(archived.black_rating.as_ref()) },
+    })
+}
+
+pub async fn profile(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
+    let result = async {
+        let profile = client(&gateway)?.get_profile(ProfileRequest { player_id: id }).await.map_err(|s| status(&s))?;
+        let profile = profile.into_inner();
+        let ratings: Vec<Value> = profile
+            .ratings
+            .iter()
+            .map(|r| {
+                json!({
+                    "variant": frames::variant_name(r.variant()),
+                    "rating": r.rating.round() as i64,
+                    "deviation": r.deviation.round() as i64,
+                    "provisional": r.provisional,
+                    "games": r.rated_games, "wins": r.wins, "losses": r.losses, "draws": r.draws,
+                })
+            })
+            .collect();
+        Ok::<_, ServiceError>(
+            json!({ "player": profile.player_id, "name": profile.name, "ratings": ratings, "games": profile.games }),
+        )
+    }
+    .await;
+    result.map_or_else(|e| error_response(&e), |v| Json(v).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Page {
+    page_token: Option<String>,
+    page_size: Option<u32>,
+}
+
+pub async fn player_games(
+    State(gateway): State<Arc<Gateway>>,
+    Path(id): Path<String>,
+    Query(page): Query<Page>,
+) -> Response {
+    let result = async {
+        let request = PlayerGamesRequest {
+            player_id: id,
+            page_size: page.page_size.unwrap_or(0),
+            page_token: page.page_token.unwrap_or_default(),
+        };
+        let games = client(&gateway)?.list_player_games(request).await.map_err(|s| status(&s))?.into_inner();
+        let next = Some(games.next_page_token).filter(|t| !t.is_empty());
+        Ok::<_, ServiceError>(
+            json!({ "games": games.games.iter().map(archived_value).collect::<Vec<_>>(), "next_page_token": next }),
+        )
+    }
+    .await;
+    result.map_or_else(|e| error_response(&e), |v| Json(v).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Limit {
+    limit: Option<u32>,
+}
+
+pub async fn leaderboard(
+    State(gateway): State<Arc<Gateway>>,
+    Path(variant): Path<String>,
+    Query(limit): Query<Limit>,
+) -> Response {
+    let result = async {
+        let variant = variant_from_path(&variant)?;
+        let request = LeaderboardRequest { variant: variant as i32, limit: limit.limit.unwrap_or(0) };
+        let board = client(&gateway)?.get_leaderboard(request).await.map_err(|s| status(&s))?.into_inner();
+        let entries: Vec<Value> = board
+            .entries
+            .iter()
+            .map(|e| {
+                json!({ "rank": e.rank, "player": e.player_id, "name": e.name,
+                        "rating": e.rating.round() as i64, "deviation": e.deviation.round() as i64, "games": e.rated_games })
+            })
+            .collect();
+        Ok::<_, ServiceError>(json!({ "variant": frames::variant_name(variant), "entries": entries }))
+    }
+    .await;
+    result.map_or_else(|e| error_response(&e), |v| Json(v).into_response())
+}
+
+/// A finished game from the archive, for when the game service no longer holds it.
+pub async fn archived_game(gateway: &Gateway, id: &str) -> Result<Value, ServiceError> {
+    let archived = client(gateway)?.get_game(GameRequest { game_id: id.to_owned() }).await.map_err(|s| status(&s))?;
+    Ok(archived_value(&archived.into_inner()))
+}
+
+pub async fn pgn(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
+    let result = async {
+        let pgn = client(&gateway)?.export_pgn(GameRequest { game_id: id.clone() }).await.map_err(|s| status(&s))?;
+        Ok::<_, ServiceError>(pgn.into_inner().pgn)
+    }
+    .await;
+    match result {
+        Ok(pgn) => (
+            [
+                (header::CONTENT_TYPE, "application/x-chess-pgn; charset=utf-8".to_owned()),
+                (header::CONTENT_DISPOSITION, format!("attachment; filename=\"fogblast-{id}.pgn\"")),
+            ],
+            pgn,
+        )
+            .into_response(),
+        Err(error) => error_response(&error),
+    }
+}
