@@ -23,6 +23,19 @@ pub struct BackendArgs {
     /// The JetStream stream that keeps finished games.
     #[arg(long, env = "FOGBLAST_NATS_STREAM", default_value = "FOGBLAST_GAMES")]
     pub nats_stream: String,
+    /// Put in front of every NATS subject (e.g. `staging.`), so that several deployments, each with a stream of its
+    /// own, can share one NATS server: two streams may not hold the same subjects [default: none].
+    #[arg(long, env = "FOGBLAST_NATS_SUBJECT_PREFIX", default_value = "")]
+    pub nats_subject_prefix: String,
+}
+
+/// The subject prefix as the bus wants it: empty, or ending in `.`.
+fn subject_prefix(prefix: &str) -> String {
+    if prefix.is_empty() || prefix.ends_with('.') {
+        prefix.to_owned()
+    } else {
+        format!("{prefix}.")
+    }
 }
 
 pub async fn store(args: &BackendArgs) -> anyhow::Result<Arc<dyn GameStore>> {
@@ -43,8 +56,14 @@ pub async fn store(args: &BackendArgs) -> anyhow::Result<Arc<dyn GameStore>> {
 pub async fn bus(args: &BackendArgs) -> anyhow::Result<Arc<dyn EventBus>> {
     Ok(match &args.nats_url {
         Some(url) => {
-            info!(url = %url, stream = %args.nats_stream, "event bus: nats jetstream");
-            let config = NatsConfig { url: url.clone(), stream: args.nats_stream.clone(), ..NatsConfig::default() };
+            let subject_prefix = subject_prefix(&args.nats_subject_prefix);
+            info!(url = %url, stream = %args.nats_stream, subject_prefix = %subject_prefix, "event bus: nats jetstream");
+            let config = NatsConfig {
+                url: url.clone(),
+                stream: args.nats_stream.clone(),
+                subject_prefix,
+                ..NatsConfig::default()
+            };
             Arc::new(NatsBus::connect(config).await.with_context(|| format!("connecting to {url}"))?)
         }
         None => {

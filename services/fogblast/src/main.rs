@@ -11,7 +11,10 @@ mod engine_pool;
 mod game_bench;
 mod game_shard;
 mod gateway;
+mod loadtest;
 mod perft;
+mod rating;
+mod rating_bench;
 mod selfplay;
 mod signals;
 mod uci;
@@ -41,8 +44,14 @@ enum Command {
     Game(game_shard::GameArgs),
     /// Run one gateway: the WebSocket edge players and bots connect to.
     Gateway(gateway::GatewayArgs),
+    /// Run the rating service: ratings, the game archive and leaderboards from the finished-games stream.
+    Rating(rating::RatingArgs),
+    /// Measure the rating service on Postgres and NATS: finished games applied per second.
+    RatingBench(rating_bench::RatingBenchArgs),
     /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
     GameBench(game_bench::GameBenchArgs),
+    /// Drive gateways with pairs of bots playing random moves: connections, moves/s, relay latency; verifies every game.
+    Loadtest(loadtest::LoadtestArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +66,9 @@ fn main() -> ExitCode {
         Command::Game(args) => game_shard::run(args),
         Command::GameBench(args) => game_bench::run(&args),
         Command::Gateway(args) => gateway::run(args),
+        Command::Rating(args) => rating::run(args),
+        Command::RatingBench(args) => rating_bench::run(&args),
+        Command::Loadtest(args) => loadtest::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use axum::extract::ws::Utf8Bytes;
 use fogblast_proto::error::ErrorCode;
-use fogblast_proto::game::{watch_event, Audience, GameState, PresenceRequest, WatchRequest};
+use fogblast_proto::game::event_payload::Kind;
+use fogblast_proto::game::{watch_event, Audience, AudienceEvent, Color, GameState, PresenceRequest, WatchRequest};
 use fogblast_proto::ids::{GameId, PlayerId};
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
@@ -196,23 +197,50 @@ impl Feeds {
         }
     }
 
+    /// Whether `player` holds its seat in `game` on a socket here.
+    fn seated_here(&self, game: &GameId, player: &PlayerId) -> bool {
+        let feeds = self.feeds.lock().expect("feeds lock");
+        feeds.get(game).is_some_and(|feed| {
+            let state = feed.state.lock().expect("feed lock");
+            state.subscribers.values().any(|s| s.seat != Seat::Spectator && s.player.as_ref() == Some(player))
+        })
+    }
+
+    /// Tells the game whether `player` is here. Reports run concurrently
+    /// and may be answered in any order (a tab opened and closed at once
+    /// sends two), so a report no longer true when its turn comes is left
+    /// to the report of the change that made it so, and one that became
+    /// untrue while it was on its way goes again: the last word the game
+    /// hears is the truth.
     fn report_presence(&self, game: &GameId, player: &PlayerId, connected: bool) {
+        let Some(feeds) = self.me.upgrade() else { return };
         let router = self.router.clone();
-        let request = PresenceRequest { game_id: game.to_string(), player_id: player.to_string(), connected };
-        let game = game.clone();
+        let (game, player) = (game.clone(), player.clone());
         let reporting = self.reporting.clone();
         reporting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
-            let result = router
-                .call(Some(&game), |mut client| {
-                    let request = request.clone();
-                    async move { client.report_presence(request).await }
-                })
-                .await;
-            if let Err(error) = result {
-                if error.code != ErrorCode::GameOver {
-                    debug!(game = %game, %error, "presence not reported");
+            let mut connected = connected;
+            for _ in 0..4 {
+                // First pass: the truth changed since, and the change's own
+                // report says so. Later passes: what was said still holds.
+                if feeds.seated_here(&game, &player) != connected {
+                    break;
                 }
+                let request = PresenceRequest { game_id: game.to_string(), player_id: player.to_string(), connected };
+                let result = router
+                    .call(Some(&game), |mut client| {
+                        let request = request.clone();
+                        async move { client.report_presence(request).await }
+                    })
+                    .await;
+                if let Err(error) = result {
+                    if error.code != ErrorCode::GameOver {
+                        debug!(game = %game, %error, "presence not reported");
+                    }
+                    break;
+                }
+                // Say the opposite next, if it has become true meanwhile.
+                connected = !connected;
             }
             reporting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
@@ -266,8 +294,10 @@ fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchE
     if version <= state.last && !matches!(event.kind, Some(watch_event::Kind::Snapshot(_))) {
         return;
     }
+    let mut here = None;
     let sent = match event.kind {
         Some(watch_event::Kind::Event(audience_event)) => {
+            here = gone_but_here(&audience_event, &state);
             let frames = frames::event(feed.game.as_str(), version, &audience_event);
             let mut sent = 0;
             for subscriber in state.subscribers.values_mut() {
@@ -306,5 +336,25 @@ fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchE
     drop(state);
     if let Some(feeds) = feeds.upgrade() {
         feeds.metrics.frames_out.inc_by(sent);
+        if let Some(player) = here {
+            feeds.report_presence(&feed.game, &player, true);
+        }
     }
+}
+
+/// The player an event reports gone while it still holds its seat on a
+/// socket here. Presence is reported per gateway: with a tab on each of
+/// two gateways, closing one tab reports the player gone; so does a
+/// gateway that hears of a dropped socket after the player came back on
+/// another. Either way the player is here, and is reported back at once,
+/// so that its opponent cannot claim a win from a player still playing.
+fn gone_but_here(event: &AudienceEvent, state: &FeedState) -> Option<PlayerId> {
+    let payload = event.white.as_ref().or(event.black.as_ref()).or(event.spectators.as_ref())?;
+    let Some(Kind::Presence(presence)) = &payload.kind else { return None };
+    let seat = match Color::try_from(presence.color) {
+        Ok(Color::White) if presence.gone => Seat::White,
+        Ok(Color::Black) if presence.gone => Seat::Black,
+        _ => return None,
+    };
+    state.subscribers.values().find(|s| s.seat == seat).and_then(|s| s.player.clone())
 }

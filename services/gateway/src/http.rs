@@ -16,6 +16,9 @@ use fogblast_proto::ids::GameId;
 
 use crate::{archive_api, frames, session, Gateway};
 
+/// Bytes read from a client socket at a time.
+const READ_BUFFER: usize = 8 * 1024;
+
 pub fn routes(gateway: Arc<Gateway>) -> Router {
     Router::new()
         .route("/ws", get(upgrade))
@@ -60,6 +63,11 @@ async fn upgrade(
     upgrade
         .max_frame_size(max)
         .max_message_size(max)
+        // The library zeroes its whole read buffer (128 KiB by default) on
+        // every read: most of a busy gateway's CPU time, and 128 KiB of
+        // memory per connection. Client frames are small; a larger one
+        // still fits, the buffer grows for it.
+        .read_buffer_size(READ_BUFFER)
         .on_failed_upgrade({
             let gateway = gateway.clone();
             move |_| gateway.limits.disconnect(ip)

@@ -89,6 +89,25 @@ pub struct BadFrame {
     pub id: Option<Value>,
 }
 
+fn id_fits(id: &Value) -> bool {
+    match id {
+        Value::String(s) => s.len() <= 64,
+        Value::Number(_) => true,
+        _ => false,
+    }
+}
+
+/// The `id` of a frame refused unread (over the connection's credits), so
+/// that the refusal still echoes it and the client knows which request to
+/// send again.
+pub fn id_of(text: &str) -> Option<Value> {
+    #[derive(Deserialize)]
+    struct Id {
+        id: Option<Value>,
+    }
+    serde_json::from_str::<Id>(text).ok()?.id.filter(id_fits)
+}
+
 /// Reads one text frame.
 pub fn parse(text: &str) -> Result<(ClientMessage, Option<Value>), BadFrame> {
     let bad = |code, message: String, id| BadFrame { code, message, id };
@@ -98,15 +117,8 @@ pub fn parse(text: &str) -> Result<(ClientMessage, Option<Value>), BadFrame> {
         return Err(bad("bad_request", "a frame is one JSON object".into(), None));
     };
     let id = object.remove("id");
-    if let Some(id) = &id {
-        let fits = match id {
-            Value::String(s) => s.len() <= 64,
-            Value::Number(_) => true,
-            _ => false,
-        };
-        if !fits {
-            return Err(bad("bad_request", "id must be a number or a string of at most 64 bytes".into(), None));
-        }
+    if id.as_ref().is_some_and(|id| !id_fits(id)) {
+        return Err(bad("bad_request", "id must be a number or a string of at most 64 bytes".into(), None));
     }
     let Some(Value::String(kind)) = object.remove("t") else {
         return Err(bad("bad_request", "every frame needs a string field t".into(), id));
@@ -153,6 +165,15 @@ mod tests {
             parse(r#"{"t":"create","variant":"atomic","color":"random","clock":null,"opponent":"human"}"#).unwrap();
         assert!(matches!(message, ClientMessage::Create(Create { clock: None, .. })));
         assert_eq!(parse(r#"{"t":"ping","extra":1}"#).unwrap().0, ClientMessage::Ping);
+    }
+
+    #[test]
+    fn a_refused_frame_still_has_its_id() {
+        assert_eq!(id_of(r#"{"t":"move","id":"m1","ply":0}"#), Some(Value::from("m1")));
+        assert_eq!(id_of(r#"{"t":"ping","id":7}"#), Some(Value::from(7)));
+        assert_eq!(id_of(r#"{"t":"ping"}"#), None);
+        assert_eq!(id_of(r#"{"t":"ping","id":{"a":1}}"#), None);
+        assert_eq!(id_of("not json"), None);
     }
 
     #[test]

@@ -68,7 +68,8 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
                             if !refusals.take() {
                                 break Some(Close::FLOODING);
                             }
-                            session.error("rate_limited", "too many messages: slow down", None);
+                            let id = protocol::id_of(&text);
+                            session.error("rate_limited", "too many messages: slow down", id.as_ref());
                             continue;
                         }
                         session.handle(&text).await;

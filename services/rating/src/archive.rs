@@ -103,7 +103,7 @@ impl Archive {
         };
         // SQLite allows one writer; an in-memory database lives as long as
         // its one connection.
-        let max = if backend == Backend::Sqlite { 1 } else { 8 };
+        let max = if backend == Backend::Sqlite { 1 } else { 16 };
         let pool = AnyPoolOptions::new().max_connections(max).connect(url).await?;
         match backend {
             Backend::Postgres => sqlx::migrate!("../../migrations").run(&pool).await?,
@@ -158,7 +158,11 @@ impl Archive {
             tx.rollback().await?;
             return Ok(Applied::Duplicate);
         }
-        for player in [&white, &black] {
+        // In id order, like the rating rows below, so concurrent games of
+        // the same players never lock in opposite orders.
+        let mut seated = [&white, &black];
+        seated.sort_by(|a, b| a.id.cmp(&b.id));
+        for player in seated {
             if !player.id.is_empty() && !player.computer {
                 sqlx::query(
                     "INSERT INTO players (id, name, created_ms) VALUES ($1, $2, $3) \
@@ -175,8 +179,15 @@ impl Archive {
             tx.commit().await?;
             return Ok(Applied::Archived { changes: None });
         }
-        let white_before = self.rating_for_update(&mut tx, &white.id, variant_text, now_ms).await?;
-        let black_before = self.rating_for_update(&mut tx, &black.id, variant_text, now_ms).await?;
+        // Rows are locked in id order, so two games of the same two players
+        // applied at once wait for each other instead of deadlocking.
+        let (white_before, black_before) = if white.id <= black.id {
+            let white_before = self.rating_for_update(&mut tx, &white.id, variant_text, now_ms).await?;
+            (white_before, self.rating_for_update(&mut tx, &black.id, variant_text, now_ms).await?)
+        } else {
+            let black_before = self.rating_for_update(&mut tx, &black.id, variant_text, now_ms).await?;
+            (self.rating_for_update(&mut tx, &white.id, variant_text, now_ms).await?, black_before)
+        };
         let white_score = match game.result.as_str() {
             "1-0" => Score::Win,
             "0-1" => Score::Loss,

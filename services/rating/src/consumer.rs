@@ -33,7 +33,7 @@ pub async fn run(
 ) {
     let mut backoff = Duration::from_millis(100);
     loop {
-        let mut deliveries = match bus.consume_durable(consumer.clone()).await {
+        let deliveries = match bus.consume_durable(consumer.clone()).await {
             Ok(deliveries) => deliveries,
             Err(error) => {
                 warn!(%error, "cannot consume finished games; retrying");
@@ -46,19 +46,26 @@ pub async fn run(
             }
         };
         backoff = Duration::from_millis(100);
-        loop {
-            let next = tokio::select! {
-                next = deliveries.next() => next,
-                _ = stop.changed() => return,
-            };
-            match next {
-                Some(Ok(delivery)) => handle(&archive, bus.as_ref(), &metrics, delivery.as_ref()).await,
-                Some(Err(error)) => warn!(%error, "finished-games stream"),
-                None => break,
+        // Several games at once: each is its own transaction, and a
+        // player's rating row is locked while one of its games is applied.
+        let work = deliveries.for_each_concurrent(IN_FLIGHT, |next| {
+            let (archive, bus, metrics) = (&archive, bus.as_ref(), metrics.as_ref());
+            async move {
+                match next {
+                    Ok(delivery) => handle(archive, bus, metrics, delivery.as_ref()).await,
+                    Err(error) => warn!(%error, "finished-games stream"),
+                }
             }
+        });
+        tokio::select! {
+            _ = work => {}
+            _ = stop.changed() => return,
         }
     }
 }
+
+/// Finished games applied at once.
+const IN_FLIGHT: usize = 16;
 
 async fn handle(archive: &Archive, bus: &dyn EventBus, metrics: &Metrics, delivery: &dyn Delivery) {
     let game = match GameFinished::decode(delivery.message().payload.as_ref()) {
@@ -71,13 +78,22 @@ async fn handle(archive: &Archive, bus: &dyn EventBus, metrics: &Metrics, delive
             return;
         }
     };
-    let applied = match archive.apply(&game, now_ms()).await {
-        Ok(applied) => applied,
-        Err(error) => {
-            // Not acknowledged: it comes again after the ack wait.
-            warn!(game = %game.game_id, %error, "finished game not applied; it will be delivered again");
-            metrics.failures.inc();
-            return;
+    let mut attempt = 0;
+    let applied = loop {
+        match archive.apply(&game, now_ms()).await {
+            Ok(applied) => break applied,
+            // A conflict with a concurrent transaction is worth another go now.
+            Err(error) if attempt < 3 => {
+                attempt += 1;
+                debug!(game = %game.game_id, %error, attempt, "applying again");
+                tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
+            }
+            Err(error) => {
+                // Not acknowledged: it comes again after the ack wait.
+                warn!(game = %game.game_id, %error, "finished game not applied; it will be delivered again");
+                metrics.failures.inc();
+                return;
+            }
         }
     };
     if let Err(error) = delivery.ack().await {

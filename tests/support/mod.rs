@@ -1,0 +1,799 @@
+//! What every end-to-end test shares: a cluster of real `fogblast`
+//! processes (game shards, gateways, engine pools) on loopback, over the
+//! real Redis and NATS JetStream under names of the cluster's own; a
+//! WebSocket client that speaks the protocol of `docs/ws-protocol.md`; and
+//! lines of play, found with the rules crate, that end the way a test wants.
+//!
+//! Processes are started on port 0 and their bound addresses read from
+//! their first log lines, so parallel tests never race for a port. Each
+//! process is killed when its handle drops, also when a test panics, and a
+//! failing test prints the last lines each process logged.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::SocketAddr;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use fogblast_rules::{CastlingMode, Color, Fen, Game, Outcome, Position, Variant, WinReason};
+use futures::{SinkExt, StreamExt};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// The binary under test, built by Cargo for this test target.
+pub const BIN: &str = env!("CARGO_BIN_EXE_fogblast");
+
+/// How long a test waits for a frame it expects.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// The gateway's drain time on SIGTERM, as started here.
+pub const DRAIN_MS: u64 = 2_000;
+
+pub fn redis_url() -> String {
+    std::env::var("FOGBLAST_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+pub fn nats_url() -> String {
+    std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
+}
+
+// ---------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------
+
+/// Where one cluster keeps its state: a Redis key prefix, a JetStream stream
+/// and a NATS subject prefix no other cluster uses. Stale `test-*` keys and
+/// `TEST_*` streams of runs that died are swept by the game service's tests.
+#[derive(Clone, Debug)]
+pub struct Names {
+    pub redis_prefix: String,
+    pub stream: String,
+    pub subject_prefix: String,
+}
+
+impl Names {
+    pub fn new(test: &str) -> Names {
+        let tag = format!("{:08x}", rand::random::<u32>());
+        let base = format!("test-e2e-{test}-{tag}");
+        Names {
+            redis_prefix: format!("{base}:"),
+            stream: base.to_ascii_uppercase().replace('-', "_"),
+            subject_prefix: format!("{base}."),
+        }
+    }
+}
+
+/// One running `fogblast` process; killed (SIGKILL) when dropped.
+#[derive(Debug)]
+pub struct Proc {
+    pub name: String,
+    child: Mutex<Child>,
+    logs: Arc<Mutex<Vec<String>>>,
+    /// The HTTP address: a gateway's only address, a shard's or an
+    /// engine pool's metrics.
+    pub http: SocketAddr,
+    /// The gRPC address of a shard or an engine pool.
+    pub grpc: Option<SocketAddr>,
+    /// The path that answers 200 while the process is alive.
+    health: &'static str,
+}
+
+impl Proc {
+    /// Starts `fogblast <args>` and waits until it logged `marker` with its
+    /// HTTP address under `key`, then until `ready` answers 200.
+    fn start(name: &str, args: &[String], names: &Names, marker: &str, key: &str, ready: &'static str) -> Proc {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .env("RUST_BACKTRACE", "1")
+            .env("REDIS_URL", redis_url())
+            .env("FOGBLAST_REDIS_PREFIX", &names.redis_prefix)
+            .env("NATS_URL", nats_url())
+            .env("FOGBLAST_NATS_STREAM", &names.stream)
+            .env("FOGBLAST_NATS_SUBJECT_PREFIX", &names.subject_prefix)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {BIN}: {e}"));
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        for pipe in [
+            child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+            child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let logs = logs.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { return };
+                    logs.lock().unwrap().push(line);
+                }
+            });
+        }
+        let health = if ready == "/readyz" { "/healthz" } else { ready };
+        let unbound: SocketAddr = "0.0.0.0:0".parse().unwrap();
+        let mut proc =
+            Proc { name: name.to_owned(), child: Mutex::new(child), logs, http: unbound, grpc: None, health };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let line = loop {
+            let found = proc.logs.lock().unwrap().iter().find(|l| l.contains(marker)).cloned();
+            if let Some(line) = found {
+                break line;
+            }
+            if !proc.is_running() || Instant::now() > deadline {
+                panic!("{name} did not start:\n{}", proc.logs());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let address = |key: &str| field(&line, key).map(|a| a.parse().unwrap_or_else(|e| panic!("{name}: {a}: {e}")));
+        proc.http = address(key).unwrap_or_else(|| panic!("{name}: no {key} in {line}"));
+        proc.grpc = address("grpc=");
+        while http_get(proc.http, ready).map(|(status, _)| status) != Some(200) {
+            if !proc.is_running() || Instant::now() > deadline {
+                panic!("{name} did not become ready:\n{}", proc.logs());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        proc
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.lock().unwrap().id()
+    }
+
+    pub fn is_running(&self) -> bool {
+        matches!(self.child.lock().unwrap().try_wait(), Ok(None))
+    }
+
+    /// Dies at once: `kill -9`.
+    pub fn kill(&self) {
+        let mut child = self.child.lock().unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// Asks to stop: SIGTERM.
+    pub fn terminate(&self) {
+        let status = Command::new("kill").arg("-TERM").arg(self.pid().to_string()).status().expect("kill runs");
+        assert!(status.success(), "kill -TERM {} failed", self.pid());
+    }
+
+    /// Waits for the process to exit, up to `limit`.
+    pub fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.lock().unwrap().try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn logs(&self) -> String {
+        let logs = self.logs.lock().unwrap();
+        let skip = logs.len().saturating_sub(60);
+        logs[skip..].join("\n")
+    }
+
+    /// Running, and `/healthz` answers `ok` (an engine pool: `/metrics` answers).
+    pub fn assert_healthy(&self) {
+        assert!(self.is_running(), "{} exited:\n{}", self.name, self.logs());
+        let health = http_get(self.http, self.health);
+        let ok = matches!(&health, Some((200, body)) if self.health != "/healthz" || body.trim() == "ok");
+        assert!(ok, "{} {}: {health:?}", self.name, self.health);
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+        if std::thread::panicking() {
+            eprintln!("----- last lines of {} -----\n{}", self.name, self.logs());
+        }
+    }
+}
+
+/// The value of `key=value` in a log line (`key` includes the `=`).
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split_whitespace().find_map(|word| word.strip_prefix(key))
+}
+
+/// A plain HTTP/1.1 GET: the status and the body.
+pub fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    let body =
+        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { unchunk(body) } else { body.to_owned() };
+    Some((status, body))
+}
+
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// `GET /api/games/{id}` on a gateway, read on a blocking thread.
+pub async fn api_game(gateway: SocketAddr, game: &str) -> (u16, Value) {
+    let path = format!("/api/games/{game}");
+    let (status, body) =
+        tokio::task::spawn_blocking(move || http_get(gateway, &path)).await.unwrap().expect("the gateway answers");
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+/// Game shards and gateways sharing one Redis prefix, stream and token
+/// secret, and the engine pool their computer seats play through, if any.
+#[derive(Debug)]
+pub struct Cluster {
+    pub names: Names,
+    pub secret: String,
+    pub engines: Vec<Proc>,
+    pub shards: Vec<Proc>,
+    pub gateways: Vec<Proc>,
+}
+
+impl Cluster {
+    pub fn start(test: &str, shards: usize, gateways: usize) -> Cluster {
+        Cluster::start_with_engines(test, 0, shards, gateways)
+    }
+
+    pub fn start_with_engines(test: &str, engines: usize, shards: usize, gateways: usize) -> Cluster {
+        let names = Names::new(test);
+        let secret = format!("e2e-secret-{:016x}", rand::random::<u64>());
+        let mut cluster = Cluster { names, secret, engines: Vec::new(), shards: Vec::new(), gateways: Vec::new() };
+        for i in 0..engines {
+            let engine = cluster.spawn_engine(&format!("engine-{i}"));
+            cluster.engines.push(engine);
+        }
+        for i in 0..shards {
+            let shard = cluster.spawn_shard(&format!("shard-{i}"));
+            cluster.shards.push(shard);
+        }
+        for i in 0..gateways {
+            let gateway = cluster.spawn_gateway(&format!("gateway-{i}"));
+            cluster.gateways.push(gateway);
+        }
+        cluster
+    }
+
+    /// A game shard with short leases, so failover fits a test.
+    pub fn spawn_shard(&self, name: &str) -> Proc {
+        let args: Vec<String> = [
+            "game",
+            "--game-listen",
+            "127.0.0.1:0",
+            "--game-metrics-listen",
+            "127.0.0.1:0",
+            "--lease-ms",
+            "900",
+            "--sweep-ms",
+            "200",
+            "--shard-id",
+            &format!("{}-{name}", self.names.subject_prefix.trim_end_matches('.')),
+        ]
+        .map(String::from)
+        .to_vec();
+        let engines: Vec<String> = self.engines.iter().filter_map(|e| e.grpc).map(|a| format!("http://{a}")).collect();
+        let args =
+            if engines.is_empty() { args } else { [args, vec!["--engine-addrs".into(), engines.join(",")]].concat() };
+        Proc::start(name, &args, &self.names, "game shard listening", "metrics=", "/readyz")
+    }
+
+    /// An engine pool with one search thread.
+    pub fn spawn_engine(&self, name: &str) -> Proc {
+        let args: Vec<String> = [
+            "engine",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--workers",
+            "1",
+            "--hash-mb",
+            "4",
+        ]
+        .map(String::from)
+        .to_vec();
+        Proc::start(name, &args, &self.names, "engine pool listening", "metrics=", "/metrics")
+    }
+
+    /// A gateway of this cluster (same token secret), which the caller owns.
+    pub fn spawn_gateway(&self, name: &str) -> Proc {
+        let args: Vec<String> = [
+            "gateway",
+            "--gateway-listen",
+            "127.0.0.1:0",
+            "--token-secret",
+            &self.secret,
+            "--membership-refresh-ms",
+            "200",
+            "--drain-ms",
+            &DRAIN_MS.to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        Proc::start(name, &args, &self.names, "gateway listening", "addr=", "/readyz")
+    }
+
+    pub fn gateway(&self, i: usize) -> SocketAddr {
+        self.gateways[i].http
+    }
+
+    /// Every process still runs and answers `/healthz`.
+    pub fn assert_healthy(&self) {
+        for proc in self.engines.iter().chain(&self.shards).chain(&self.gateways) {
+            proc.assert_healthy();
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for proc in self.gateways.iter().chain(&self.shards).chain(&self.engines) {
+            proc.kill();
+        }
+        delete_stream(&self.names.stream);
+        delete_keys(&self.names.redis_prefix);
+    }
+}
+
+/// One cluster per test binary, shared by the tests that run at the same
+/// time; it stops when the last of them lets go.
+pub fn shared_cluster(test: &str) -> Arc<Cluster> {
+    static SHARED: Mutex<Weak<Cluster>> = Mutex::new(Weak::new());
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(cluster) = shared.upgrade() {
+        return cluster;
+    }
+    let cluster = Arc::new(Cluster::start(test, 2, 2));
+    *shared = Arc::downgrade(&cluster);
+    cluster
+}
+
+/// Deletes a JetStream stream, speaking the NATS text protocol.
+fn delete_stream(stream: &str) {
+    let Some(addr) = nats_url().strip_prefix("nats://").map(str::to_owned) else { return };
+    let Ok(mut socket) = std::net::TcpStream::connect(addr) else { return };
+    let _ = socket.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!(
+        "CONNECT {{\"verbose\":false}}\r\nSUB _INBOX.e2e 1\r\nPUB $JS.API.STREAM.DELETE.{stream} _INBOX.e2e 0\r\n\r\n"
+    );
+    if socket.write_all(request.as_bytes()).is_err() {
+        return;
+    }
+    // Wait for the answer, so the stream is gone before the test ends.
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !seen.contains("stream_delete_response") && Instant::now() < deadline {
+        match socket.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+        if seen.contains("PING\r\n") {
+            let _ = socket.write_all(b"PONG\r\n");
+        }
+    }
+}
+
+/// Deletes every Redis key under `prefix`.
+fn delete_keys(prefix: &str) {
+    let Ok(client) = redis::Client::open(redis_url()) else { return };
+    let Ok(mut connection) = client.get_connection() else { return };
+    let pattern = format!("{prefix}*");
+    let mut cursor: u64 = 0;
+    loop {
+        let Ok((next, keys)): redis::RedisResult<(u64, Vec<String>)> =
+            redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(&mut connection)
+        else {
+            return;
+        };
+        if !keys.is_empty() {
+            let _: redis::RedisResult<i64> = redis::cmd("DEL").arg(&keys).query(&mut connection);
+        }
+        if next == 0 {
+            return;
+        }
+        cursor = next;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The WebSocket client
+// ---------------------------------------------------------------------------
+
+/// How a connection ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Closed {
+    /// A close frame, with its code and reason.
+    Frame { code: u16, reason: String },
+    /// The socket ended without a close frame (reset, end of stream).
+    Dropped(String),
+}
+
+impl Closed {
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            Closed::Frame { code, .. } => Some(*code),
+            Closed::Dropped(_) => None,
+        }
+    }
+}
+
+/// A bot on one WebSocket: sends frames, and keeps every frame it receives
+/// both in `log` (all, in order) and in a queue the `expect` calls take from.
+pub struct Client {
+    pub name: String,
+    /// The gateway it is connected to.
+    pub gateway: SocketAddr,
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    pending: VecDeque<Value>,
+    pub log: Vec<Value>,
+    pub closed: Option<Closed>,
+    pub player: String,
+    pub token: String,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("name", &self.name).field("player", &self.player).finish_non_exhaustive()
+    }
+}
+
+pub fn t(frame: &Value) -> &str {
+    frame["t"].as_str().unwrap_or("")
+}
+
+impl Client {
+    pub async fn connect(name: &str, gateway: SocketAddr) -> Client {
+        let url = format!("ws://{gateway}/ws");
+        let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(&url))
+            .await
+            .unwrap_or_else(|_| panic!("{name}: connecting to {url} timed out"))
+            .unwrap_or_else(|e| panic!("{name}: connecting to {url}: {e}"));
+        Client {
+            name: name.to_owned(),
+            gateway,
+            ws,
+            pending: VecDeque::new(),
+            log: Vec::new(),
+            closed: None,
+            player: String::new(),
+            token: String::new(),
+        }
+    }
+
+    /// Connects and says hello (with `token`, or as a new player).
+    pub async fn join(name: &str, gateway: SocketAddr, token: Option<&str>) -> Client {
+        let mut client = Client::connect(name, gateway).await;
+        client.hello(token).await;
+        client
+    }
+
+    /// `hello`; returns the `welcome` and keeps its player and token.
+    pub async fn hello(&mut self, token: Option<&str>) -> Value {
+        let mut frame = json!({ "t": "hello", "name": self.name });
+        if let Some(token) = token {
+            frame["token"] = token.into();
+        }
+        self.send(frame).await;
+        let welcome = self.expect("welcome").await;
+        self.player = welcome["player"].as_str().expect("welcome has a player").to_owned();
+        self.token = welcome["token"].as_str().expect("welcome has a token").to_owned();
+        welcome
+    }
+
+    pub async fn send(&mut self, frame: Value) {
+        let sent = self.send_message(Message::Text(frame.to_string().into())).await;
+        assert!(sent, "{}: could not send {frame}", self.name);
+    }
+
+    /// Sends any message; `false` when the connection is gone.
+    pub async fn send_message(&mut self, message: Message) -> bool {
+        matches!(tokio::time::timeout(WAIT, self.ws.send(message)).await, Ok(Ok(())))
+    }
+
+    /// Sends every frame in one write; `false` when the connection is gone.
+    pub async fn blast(&mut self, frames: impl IntoIterator<Item = String>) -> bool {
+        for frame in frames {
+            if self.ws.feed(Message::Text(frame.into())).await.is_err() {
+                return false;
+            }
+        }
+        self.ws.flush().await.is_ok()
+    }
+
+    pub async fn send_text(&mut self, text: impl Into<String>) -> bool {
+        self.send_message(Message::Text(text.into().into())).await
+    }
+
+    /// Reads one frame from the socket into the queue; `false` on timeout
+    /// or when the connection ended.
+    async fn read_one(&mut self, deadline: tokio::time::Instant) -> bool {
+        if self.closed.is_some() {
+            return false;
+        }
+        loop {
+            let message = match tokio::time::timeout_at(deadline, self.ws.next()).await {
+                Err(_) => return false,
+                Ok(message) => message,
+            };
+            match message {
+                Some(Ok(Message::Text(text))) => {
+                    let frame: Value = serde_json::from_str(text.as_str()).unwrap_or_else(|e| {
+                        panic!("{}: the server sent a frame that is not JSON ({e}): {text}", self.name)
+                    });
+                    self.log.push(frame.clone());
+                    self.pending.push_back(frame);
+                    return true;
+                }
+                Some(Ok(Message::Binary(data))) => panic!("{}: the server sent a binary frame: {data:?}", self.name),
+                Some(Ok(Message::Close(frame))) => {
+                    self.closed = Some(match frame {
+                        Some(frame) => Closed::Frame { code: u16::from(frame.code), reason: frame.reason.to_string() },
+                        None => Closed::Frame { code: 1005, reason: String::new() },
+                    });
+                    return false;
+                }
+                Some(Ok(_)) => {}
+                Some(Err(error)) => {
+                    self.closed = Some(Closed::Dropped(error.to_string()));
+                    return false;
+                }
+                None => {
+                    self.closed = Some(Closed::Dropped("end of stream".into()));
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// The first queued or arriving frame that `matches`, taken from the
+    /// queue (the others stay); `None` after `limit` or when the
+    /// connection ended.
+    pub async fn find(&mut self, limit: Duration, matches: impl Fn(&Value) -> bool) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut checked = 0;
+        loop {
+            if let Some(i) = self.pending.iter().skip(checked).position(&matches) {
+                return self.pending.remove(checked + i);
+            }
+            checked = self.pending.len();
+            if !self.read_one(deadline).await {
+                return None;
+            }
+        }
+    }
+
+    /// The next frame of type `kind` (others stay queued); fails the test
+    /// after [`WAIT`].
+    pub async fn expect(&mut self, kind: &str) -> Value {
+        self.expect_where(kind, |f| t(f) == kind).await
+    }
+
+    pub async fn expect_where(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        match self.find(WAIT, matches).await {
+            Some(frame) => frame,
+            None => panic!(
+                "{}: no {what} within {WAIT:?}; closed: {:?}; received:\n{}",
+                self.name,
+                self.closed,
+                self.log.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")
+            ),
+        }
+    }
+
+    /// The `move` frame of `ply`.
+    pub async fn expect_move(&mut self, ply: usize) -> Value {
+        self.expect_where(&format!("move of ply {ply}"), |f| t(f) == "move" && f["ply"] == ply).await
+    }
+
+    /// The `error` frame answering `id`.
+    pub async fn expect_error_for(&mut self, id: &str) -> Value {
+        self.expect_where(&format!("error for {id}"), |f| t(f) == "error" && f["id"] == id).await
+    }
+
+    /// Everything that arrives within `window`, plus what was queued.
+    pub async fn drain(&mut self, window: Duration) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + window;
+        while self.read_one(deadline).await {}
+        self.pending.drain(..).collect()
+    }
+
+    /// Sends a ping with `id` and returns every frame that came before its pong.
+    pub async fn sync(&mut self, id: &str) -> Vec<Value> {
+        self.send(json!({ "t": "ping", "id": id })).await;
+        self.expect_where(&format!("pong {id}"), |f| t(f) == "pong" && f["id"] == id).await;
+        let mut before = Vec::new();
+        while let Some(frame) = self.pending.pop_front() {
+            before.push(frame);
+        }
+        before
+    }
+
+    /// Reads until the connection ends; fails the test after `limit`.
+    pub async fn wait_closed(&mut self, limit: Duration) -> Closed {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.closed.is_none() {
+            if !self.read_one(deadline).await && self.closed.is_none() {
+                panic!("{}: still open after {limit:?}", self.name);
+            }
+        }
+        self.closed.clone().unwrap()
+    }
+
+    /// Closes the socket cleanly.
+    pub async fn close(mut self) {
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.ws.close(None)).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        while self.read_one(deadline).await {}
+    }
+
+    /// The highest version among the frames received.
+    pub fn last_v(&self) -> u64 {
+        self.log.iter().filter_map(|f| f["v"].as_u64()).max().unwrap_or(0)
+    }
+
+    /// The `move` frames received, in order.
+    pub fn moves(&self) -> Vec<Value> {
+        self.log.iter().filter(|f| t(f) == "move").cloned().collect()
+    }
+}
+
+pub fn move_frame(game: &str, uci: &str, ply: usize) -> Value {
+    json!({ "t": "move", "game": game, "uci": uci, "ply": ply })
+}
+
+/// `white` creates a game of `variant` as white and `black` joins it by its
+/// code; returns the game id once both have its state.
+pub async fn start_game(white: &mut Client, black: &mut Client, variant: &str) -> String {
+    white
+        .send(json!({ "t": "create", "variant": variant, "color": "white", "clock": null, "opponent": "human" }))
+        .await;
+    let created = white.expect("created").await;
+    assert_eq!(created["color"], "white");
+    let game = created["game"].as_str().expect("created has a game").to_owned();
+    let code = created["code"].as_str().expect("created has a code").to_owned();
+    assert_eq!(created["invite"], format!("/g/{code}"));
+    let state = white.expect("state").await;
+    assert_eq!((state["game"].as_str(), state["you"].as_str()), (Some(game.as_str()), Some("white")));
+    black.send(json!({ "t": "join", "code": code })).await;
+    let joined = black.expect("joined").await;
+    assert_eq!((joined["game"].as_str(), joined["color"].as_str()), (Some(game.as_str()), Some("black")));
+    let state = black.expect("state").await;
+    assert_eq!((state["status"].as_str(), state["you"].as_str()), (Some("playing"), Some("black")));
+    game
+}
+
+/// Plays plies `from..to` of `line`: the side to move sends its move and
+/// both wait for that ply's `move` frame (the mover's is its acknowledgement).
+pub async fn play(white: &mut Client, black: &mut Client, game: &str, line: &[String], from: usize, to: usize) {
+    for (ply, uci) in line.iter().enumerate().take(to).skip(from) {
+        let (mover, other) = if ply % 2 == 0 { (&mut *white, &mut *black) } else { (&mut *black, &mut *white) };
+        mover.send(move_frame(game, uci, ply)).await;
+        let ack = mover.expect_move(ply).await;
+        assert_eq!(ack["uci"], uci.as_str(), "{}: the acknowledgement of ply {ply}", mover.name);
+        other.expect_move(ply).await;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lines of play and boards
+// ---------------------------------------------------------------------------
+
+/// A line from the starting position that ends by the rules.
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub moves: Vec<String>,
+    pub result: &'static str,
+    /// The final position's FEN.
+    pub fen: String,
+}
+
+/// A line of `variant` from its standard start that ends in a win for
+/// `reason` after `min..=max` plies: seeded random playouts that never end
+/// the game early and take the winning move once the line is long enough.
+pub fn find_line(variant: Variant, reason: WinReason, min: usize, max: usize) -> Line {
+    let mut rng = StdRng::seed_from_u64(0xf06b_1a57 ^ ((min as u64) << 16) ^ max as u64);
+    for _ in 0..5_000 {
+        let mut game = Game::new(Position::new(variant));
+        while game.ply() < max {
+            let mut quiet = Vec::new();
+            let mut winning = None;
+            for m in game.position().legal_moves() {
+                let mut next = game.clone();
+                next.play(m).expect("legal moves play");
+                match next.outcome() {
+                    None => quiet.push(next),
+                    Some(Outcome::Decisive { reason: r, .. }) if r == reason => winning = Some(next),
+                    Some(_) => {}
+                }
+            }
+            if let Some(won) = winning.filter(|g| g.ply() >= min) {
+                let outcome = won.outcome().expect("won");
+                return Line {
+                    moves: won.moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect(),
+                    result: outcome.result_str(),
+                    fen: Fen::from_position(won.position()).to_string(),
+                };
+            }
+            if quiet.is_empty() {
+                break;
+            }
+            let i = rng.random_range(0..quiet.len());
+            game = quiet.swap_remove(i);
+        }
+    }
+    panic!("no line of {variant:?} to {reason:?} in {min}..={max} plies");
+}
+
+/// The positions along `line`: after 0, 1, … plies.
+pub fn positions(variant: Variant, line: &[String]) -> Vec<Position> {
+    let mut game = Game::new(Position::new(variant));
+    let mut out = vec![*game.position()];
+    for uci in line {
+        game.play_uci(uci).unwrap_or_else(|e| panic!("{uci}: {e:?}"));
+        out.push(*game.position());
+    }
+    out
+}
+
+/// The pieces a FEN's board shows, by square name.
+pub fn pieces(fen: &str) -> BTreeMap<String, char> {
+    let board = fen.split_whitespace().next().unwrap_or("");
+    let mut out = BTreeMap::new();
+    for (row, rank) in board.split('/').enumerate() {
+        let mut file = 0u8;
+        for c in rank.chars() {
+            if let Some(skip) = c.to_digit(10) {
+                file += skip as u8;
+            } else {
+                out.insert(format!("{}{}", (b'a' + file) as char, 8 - row), c);
+                file += 1;
+            }
+        }
+    }
+    out
+}
+
+/// What `color` is shown of `position` in fog of war: its pieces and the
+/// visible squares, by name.
+pub fn fog_view(position: &Position, color: Color) -> (BTreeMap<String, char>, Vec<String>) {
+    let view = position.fog_view(color);
+    let visible: Vec<String> = view.visible.into_iter().map(|sq| sq.to_string()).collect();
+    let shown =
+        view.visible.into_iter().filter_map(|sq| view.board.piece_at(sq).map(|p| (sq.to_string(), p.char()))).collect();
+    (shown, visible)
+}
+
+/// The strings of a JSON array.
+pub fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| a.iter().map(|v| v.as_str().unwrap_or("<not a string>").to_owned()).collect())
+        .unwrap_or_default()
+}
