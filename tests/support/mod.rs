@@ -339,6 +339,43 @@ impl Cluster {
         Proc::start(name, &args, &self.names, "gateway listening", "addr=", "/readyz")
     }
 
+    /// A rating service of this cluster on `database_url`.
+    pub fn spawn_rating(&self, name: &str, database_url: &str) -> Proc {
+        let args: Vec<String> = [
+            "rating",
+            "--rating-listen",
+            "127.0.0.1:0",
+            "--rating-metrics-listen",
+            "127.0.0.1:0",
+            "--database-url",
+            database_url,
+            "--rating-ack-wait-ms",
+            "2000",
+        ]
+        .map(String::from)
+        .to_vec();
+        Proc::start(name, &args, &self.names, "rating service listening", "metrics=", "/readyz")
+    }
+
+    /// A gateway of this cluster with flags of the caller's.
+    pub fn spawn_gateway_with(&self, name: &str, extra: &[&str]) -> Proc {
+        let mut args: Vec<String> = [
+            "gateway",
+            "--gateway-listen",
+            "127.0.0.1:0",
+            "--token-secret",
+            &self.secret,
+            "--membership-refresh-ms",
+            "200",
+            "--drain-ms",
+            &DRAIN_MS.to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        Proc::start(name, &args, &self.names, "gateway listening", "addr=", "/readyz")
+    }
+
     pub fn gateway(&self, i: usize) -> SocketAddr {
         self.gateways[i].http
     }

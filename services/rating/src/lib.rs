@@ -53,6 +53,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
+    let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
     let archive = Archive::connect(&config.database_url).await?;
     let metrics = Arc::new(metrics::Metrics::new()?);
     let (stop_tx, stop) = watch::channel(false);
@@ -66,7 +67,7 @@ pub async fn run(
     let http = tokio::spawn(metrics::serve(metrics_listener, metrics, async move {
         let _ = http_stop.changed().await;
     }));
-    info!(grpc = %addr, consumer = %config.consumer, "rating service listening");
+    info!(grpc = %addr, metrics = %metrics_addr, consumer = %config.consumer, "rating service listening");
     let served = Server::builder()
         .add_service(RatingServer::new(service::RatingService::new(archive)))
         .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), shutdown)
