@@ -89,15 +89,38 @@ impl Proc {
     /// Starts `fogblast <args>` and waits until it logged `marker` with its
     /// HTTP address under `key`, then until `ready` answers 200.
     fn start(name: &str, args: &[String], names: &Names, marker: &str, key: &str, ready: &'static str) -> Proc {
+        let env = [
+            ("REDIS_URL", redis_url()),
+            ("FOGBLAST_REDIS_PREFIX", names.redis_prefix.clone()),
+            ("NATS_URL", nats_url()),
+            ("FOGBLAST_NATS_STREAM", names.stream.clone()),
+            ("FOGBLAST_NATS_SUBJECT_PREFIX", names.subject_prefix.clone()),
+        ];
+        Proc::start_with_env(name, args, &env, marker, key, ready)
+    }
+
+    /// `fogblast up` on its embedded stores: no Redis, NATS or Postgres.
+    pub fn up(name: &str) -> Proc {
+        let args: Vec<String> =
+            ["up", "--listen", "127.0.0.1:0", "--database-url", "sqlite::memory:", "--engine-workers", "1"]
+                .map(String::from)
+                .to_vec();
+        Proc::start_with_env(name, &args, &[], "gateway listening", "addr=", "/readyz")
+    }
+
+    fn start_with_env(
+        name: &str,
+        args: &[String],
+        env: &[(&str, String)],
+        marker: &str,
+        key: &str,
+        ready: &'static str,
+    ) -> Proc {
         let mut child = Command::new(BIN)
             .args(args)
             .env_clear()
             .env("RUST_BACKTRACE", "1")
-            .env("REDIS_URL", redis_url())
-            .env("FOGBLAST_REDIS_PREFIX", &names.redis_prefix)
-            .env("NATS_URL", nats_url())
-            .env("FOGBLAST_NATS_STREAM", &names.stream)
-            .env("FOGBLAST_NATS_SUBJECT_PREFIX", &names.subject_prefix)
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

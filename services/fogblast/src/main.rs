@@ -18,6 +18,7 @@ mod rating_bench;
 mod selfplay;
 mod signals;
 mod uci;
+mod up;
 
 #[derive(Debug, Parser)]
 #[command(name = "fogblast", version, about = "Atomic and fog-of-war chess server")]
@@ -28,6 +29,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run all of Fogblast in one process: engine, game shard, rating service and gateway, on embedded stores unless REDIS_URL, NATS_URL and DATABASE_URL say otherwise.
+    Up(up::UpArgs),
     /// Count the leaves of the legal move tree of a position.
     Perft(perft::PerftArgs),
     /// Measure move generation speed on fixed positions (leaf nodes per second).
@@ -57,6 +60,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Up(args) => up::run(args),
         Command::Perft(args) => perft::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::EngineBench(args) => engine_bench::run(&args),
