@@ -33,6 +33,11 @@ mod generated {
                 tonic::include_proto!("fogblast.rating.v1");
             }
         }
+        pub mod matchmaker {
+            pub mod v1 {
+                tonic::include_proto!("fogblast.matchmaker.v1");
+            }
+        }
     }
 }
 
@@ -42,6 +47,8 @@ pub use generated::fogblast::engine::v1 as engine;
 pub use generated::fogblast::events::v1 as events;
 /// `fogblast.game.v1`: the sharded game service.
 pub use generated::fogblast::game::v1 as game;
+/// `fogblast.matchmaker.v1`: quick pairing and the lobby of open boards.
+pub use generated::fogblast::matchmaker::v1 as matchmaker;
 /// `fogblast.rating.v1`: ratings, the game archive and leaderboards.
 pub use generated::fogblast::rating::v1 as rating;
 /// `fogblast.record.v1`: how the game service keeps a game in its store.

@@ -12,6 +12,8 @@ mod game_bench;
 mod game_shard;
 mod gateway;
 mod loadtest;
+mod matchmaker;
+mod matchmaker_bench;
 mod perft;
 mod rating;
 mod rating_bench;
@@ -49,6 +51,10 @@ enum Command {
     Gateway(gateway::GatewayArgs),
     /// Run the rating service: ratings, the game archive and leaderboards from the finished-games stream.
     Rating(rating::RatingArgs),
+    /// Run one matchmaker replica: seeks paired by rating in waves, and the lobby of open boards, kept in Redis.
+    Matchmaker(matchmaker::MatchmakerArgs),
+    /// Measure one pairing wave over many waiting seekers on Redis; checks nobody was paired twice or left out.
+    MatchmakerBench(matchmaker_bench::MatchmakerBenchArgs),
     /// Measure the rating service on Postgres and NATS: finished games applied per second.
     RatingBench(rating_bench::RatingBenchArgs),
     /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
@@ -72,6 +78,8 @@ fn main() -> ExitCode {
         Command::Gateway(args) => gateway::run(args),
         Command::Rating(args) => rating::run(args),
         Command::RatingBench(args) => rating_bench::run(&args),
+        Command::Matchmaker(args) => matchmaker::run(args),
+        Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
         Command::Loadtest(args) => loadtest::run(&args),
     };
     match result {

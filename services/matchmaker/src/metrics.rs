@@ -1,0 +1,133 @@
+//! What the matchmaker reports to Prometheus, and the HTTP listener serving
+//! `/metrics`, `/healthz` and `/readyz` (ready while Redis answers this
+//! replica's heartbeat).
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use prometheus::{
+    exponential_buckets, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+use tokio::net::TcpListener;
+
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub commands: IntCounterVec,
+    pub command_seconds: HistogramVec,
+    pub waves: IntCounter,
+    pub wave_seconds: Histogram,
+    pub pairings: IntCounter,
+    /// Pairs a wave chose but could not commit: `busy`, `stale`, `gone`.
+    pub pairs_skipped: IntCounterVec,
+    pub games_created: IntCounter,
+    pub pairings_failed: IntCounter,
+    pub wait_seconds: Histogram,
+    pub rating_gap: Histogram,
+    pub pools_held: IntGauge,
+    pub lobby_frames: IntCounter,
+    pub ready: AtomicBool,
+}
+
+impl Metrics {
+    pub fn new() -> Result<Metrics, prometheus::Error> {
+        let registry = Registry::new();
+        let commands = IntCounterVec::new(
+            Opts::new("fogblast_matchmaker_commands_total", "gRPC calls by method and outcome."),
+            &["rpc", "outcome"],
+        )?;
+        let command_seconds = HistogramVec::new(
+            HistogramOpts::new("fogblast_matchmaker_command_seconds", "gRPC call latency.")
+                .buckets(exponential_buckets(0.0001, 2.0, 18)?),
+            &["rpc"],
+        )?;
+        let waves = IntCounter::new("fogblast_matchmaker_waves_total", "Pairing waves run by this replica.")?;
+        let wave_seconds = Histogram::with_opts(
+            HistogramOpts::new("fogblast_matchmaker_wave_seconds", "Time of one wave: read, match, commit.")
+                .buckets(exponential_buckets(0.0001, 2.0, 20)?),
+        )?;
+        let pairings = IntCounter::new("fogblast_matchmaker_pairings_total", "Pairs committed.")?;
+        let pairs_skipped = IntCounterVec::new(
+            Opts::new("fogblast_matchmaker_pairs_skipped_total", "Pairs chosen but not committed, by reason."),
+            &["reason"],
+        )?;
+        let games_created = IntCounter::new("fogblast_matchmaker_games_total", "Paired games with both seated.")?;
+        let pairings_failed =
+            IntCounter::new("fogblast_matchmaker_pairings_failed_total", "Pairings given up without a game.")?;
+        let wait_seconds = Histogram::with_opts(
+            HistogramOpts::new("fogblast_matchmaker_wait_seconds", "Time from seek to pairing.")
+                .buckets(exponential_buckets(0.05, 2.0, 14)?),
+        )?;
+        let rating_gap = Histogram::with_opts(
+            HistogramOpts::new("fogblast_matchmaker_rating_gap", "Rating difference of paired players.")
+                .buckets(vec![10.0, 25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1000.0]),
+        )?;
+        let pools_held = IntGauge::new("fogblast_matchmaker_pools_held", "Pools whose lease this replica holds.")?;
+        let lobby_frames = IntCounter::new("fogblast_matchmaker_lobby_frames_total", "Lobby frames published.")?;
+        registry.register(Box::new(commands.clone()))?;
+        registry.register(Box::new(command_seconds.clone()))?;
+        registry.register(Box::new(waves.clone()))?;
+        registry.register(Box::new(wave_seconds.clone()))?;
+        registry.register(Box::new(pairings.clone()))?;
+        registry.register(Box::new(pairs_skipped.clone()))?;
+        registry.register(Box::new(games_created.clone()))?;
+        registry.register(Box::new(pairings_failed.clone()))?;
+        registry.register(Box::new(wait_seconds.clone()))?;
+        registry.register(Box::new(rating_gap.clone()))?;
+        registry.register(Box::new(pools_held.clone()))?;
+        registry.register(Box::new(lobby_frames.clone()))?;
+        Ok(Metrics {
+            registry,
+            commands,
+            command_seconds,
+            waves,
+            wave_seconds,
+            pairings,
+            pairs_skipped,
+            games_created,
+            pairings_failed,
+            wait_seconds,
+            rating_gap,
+            pools_held,
+            lobby_frames,
+            ready: AtomicBool::new(false),
+        })
+    }
+
+    fn render(&self) -> String {
+        TextEncoder::new().encode_to_string(&self.registry.gather()).unwrap_or_default()
+    }
+}
+
+/// Serves the HTTP endpoints until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = Router::new()
+        .route("/metrics", get(render))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready))
+        .with_state(metrics);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
+
+async fn render(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics.render())
+}
+
+async fn ready(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    if metrics.ready.load(Ordering::Relaxed) {
+        (StatusCode::OK, "ready")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "redis does not answer")
+    }
+}

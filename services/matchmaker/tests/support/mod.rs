@@ -1,0 +1,346 @@
+//! A matchmaking cluster for tests: a real game shard and two matchmaker
+//! replicas, each on its own runtime and thread as if each were its own
+//! process, over real Redis and NATS JetStream isolated by a key prefix, a
+//! stream and a subject prefix of the test's own (removed at the end).
+//! Tests talk to the replicas over gRPC, listen on the bus as gateways do,
+//! and read the games the shard made straight from Redis.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fogblast_bus::{EventBus, NatsBus, NatsConfig};
+use fogblast_game_service::GameConfig;
+use fogblast_matchmaker::{MatchStore, MatchmakerConfig, ShardRouter};
+use fogblast_proto::game::game_client::GameClient;
+use fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient;
+use fogblast_proto::record::GameRecord;
+use fogblast_store::{GameStore, Membership, RedisStore};
+use futures::StreamExt;
+use prost::Message as _;
+use tokio::sync::oneshot;
+use tonic::transport::Channel;
+
+pub fn redis_url() -> String {
+    std::env::var("FOGBLAST_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+pub fn nats_url() -> String {
+    std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
+}
+
+/// Where one test's cluster keeps things.
+#[derive(Clone, Debug)]
+pub struct Backend {
+    /// Redis key prefix, with its trailing `:`.
+    pub prefix: String,
+    pub nats: NatsConfig,
+}
+
+impl Backend {
+    pub fn new(tag: &str) -> Backend {
+        let unique = format!("{tag}_{:08x}", rand::random::<u32>());
+        Backend {
+            prefix: format!("test-mm-{unique}:"),
+            nats: NatsConfig {
+                url: nats_url(),
+                stream: format!("TEST_MM_{}", unique.to_ascii_uppercase()),
+                subject_prefix: format!("test_mm_{unique}."),
+                ..NatsConfig::default()
+            },
+        }
+    }
+
+    pub async fn game_store(&self) -> Arc<dyn GameStore> {
+        Arc::new(RedisStore::connect(&redis_url(), &self.prefix).await.expect("redis is running"))
+    }
+
+    pub async fn match_store(&self) -> MatchStore {
+        MatchStore::connect(&redis_url(), &self.prefix).await.expect("redis is running")
+    }
+
+    pub async fn bus(&self) -> Arc<dyn EventBus> {
+        Arc::new(NatsBus::connect(self.nats.clone()).await.expect("nats is running"))
+    }
+
+    /// Removes every key and the stream this backend made.
+    pub async fn clean_up(&self) {
+        if let Ok(client) = redis::Client::open(redis_url()) {
+            if let Ok(mut connection) = client.get_multiplexed_async_connection().await {
+                let mut cursor: u64 = 0;
+                loop {
+                    let Ok((next, keys)): redis::RedisResult<(u64, Vec<String>)> = redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(format!("{}*", self.prefix))
+                        .arg("COUNT")
+                        .arg(1000)
+                        .query_async(&mut connection)
+                        .await
+                    else {
+                        break;
+                    };
+                    if !keys.is_empty() {
+                        let _: redis::RedisResult<i64> =
+                            redis::cmd("DEL").arg(&keys).query_async(&mut connection).await;
+                    }
+                    if next == 0 {
+                        break;
+                    }
+                    cursor = next;
+                }
+            }
+        }
+        if let Ok(client) = async_nats::connect(nats_url()).await {
+            let _ = async_nats::jetstream::new(client).delete_stream(&self.nats.stream).await;
+        }
+    }
+
+    /// Every game the shards made: id, white player, black player.
+    pub async fn games(&self) -> Vec<(String, String, String)> {
+        let client = redis::Client::open(redis_url()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let mut games = Vec::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(format!("{}game:*", self.prefix))
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut connection)
+                .await
+                .unwrap();
+            for key in keys {
+                let raw: Vec<u8> =
+                    redis::cmd("HGET").arg(&key).arg("record").query_async(&mut connection).await.unwrap();
+                let record = GameRecord::decode(raw.as_slice()).unwrap();
+                let seat = |s: &Option<fogblast_proto::record::Seat>| {
+                    s.as_ref().and_then(|s| s.player.as_ref()).map(|p| p.id.clone()).unwrap_or_default()
+                };
+                games.push((record.game_id.clone(), seat(&record.white), seat(&record.black)));
+            }
+            if next == 0 {
+                return games;
+            }
+            cursor = next;
+        }
+    }
+}
+
+/// A service on its own runtime and thread, as if it were its own process.
+pub struct Process {
+    pub addr: String,
+    pub metrics_addr: String,
+    runtime: Option<tokio::runtime::Runtime>,
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Process {
+    /// A game shard on the backend's Redis and NATS.
+    pub async fn game_shard(backend: &Backend, id: &str) -> Process {
+        let config = GameConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            metrics_listen: "127.0.0.1:0".parse().unwrap(),
+            shard_id: Some(id.to_owned()),
+            lease_ms: 2_000,
+            sweep_ms: 500,
+            ..GameConfig::default()
+        };
+        let backend_for_shard = backend.clone();
+        let process = Process::spawn(move |grpc, http, shutdown| async move {
+            let store = backend_for_shard.game_store().await;
+            let bus = backend_for_shard.bus().await;
+            if let Err(error) = fogblast_game_service::run(config, store, bus, grpc, http, shutdown).await {
+                eprintln!("game shard stopped with an error: {error}");
+            }
+        })
+        .await;
+        let store = backend.game_store().await;
+        eventually(Duration::from_secs(5), || async {
+            store.members().await.unwrap().iter().any(|m| m.shard.as_str() == id)
+        })
+        .await;
+        process
+    }
+
+    /// A matchmaker replica on the backend's Redis and NATS, finding game
+    /// shards through the Redis membership.
+    pub async fn matchmaker(backend: &Backend, id: &str, config: MatchmakerConfig) -> Process {
+        let config = MatchmakerConfig { replica_id: Some(id.to_owned()), ..config };
+        let backend = backend.clone();
+        Process::spawn(move |grpc, http, shutdown| async move {
+            let store = backend.match_store().await;
+            let membership: Arc<dyn Membership> = backend.game_store().await;
+            let games = ShardRouter::new(membership, config.route_timeout()).await;
+            let bus = backend.bus().await;
+            if let Err(error) = fogblast_matchmaker::run(config, store, bus, games, grpc, http, shutdown).await {
+                eprintln!("matchmaker stopped with an error: {error}");
+            }
+        })
+        .await
+    }
+
+    async fn spawn<F, Fut>(serve: F) -> Process
+    where
+        F: FnOnce(tokio::net::TcpListener, tokio::net::TcpListener, futures::future::BoxFuture<'static, ()>) -> Fut
+            + Send
+            + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let (addr_tx, addr_rx) = oneshot::channel::<(String, String)>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        runtime.spawn(async move {
+            let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let _ = addr_tx
+                .send((format!("http://{}", grpc.local_addr().unwrap()), http.local_addr().unwrap().to_string()));
+            let shutdown = Box::pin(async move {
+                let _ = stop_rx.await;
+            });
+            serve(grpc, http, shutdown).await;
+            let _ = done_tx.send(());
+        });
+        let (addr, metrics_addr) = addr_rx.await.unwrap();
+        Process { addr, metrics_addr, runtime: Some(runtime), stop: Some(stop_tx), done: Some(done_rx) }
+    }
+
+    /// Shuts down as on SIGTERM and waits for it.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(done) = self.done.take() {
+            let _ = tokio::task::spawn_blocking(move || done.recv_timeout(Duration::from_secs(10))).await;
+        }
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+
+    pub async fn client(&self) -> MatchmakerClient<Channel> {
+        MatchmakerClient::new(Channel::from_shared(self.addr.clone()).unwrap().connect_lazy())
+    }
+
+    pub async fn game_client(&self) -> GameClient<Channel> {
+        GameClient::new(Channel::from_shared(self.addr.clone()).unwrap().connect_lazy())
+    }
+
+    /// The Prometheus text of the process's `/metrics`.
+    pub async fn metrics(&self) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(&self.metrics_addr).await.unwrap();
+        let request = format!("GET /metrics HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.metrics_addr);
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut body = String::new();
+        stream.read_to_string(&mut body).await.unwrap();
+        body
+    }
+
+    /// One metric's value (summed over its labels).
+    pub async fn metric(&self, name: &str) -> f64 {
+        self.metrics()
+            .await
+            .lines()
+            .filter(|line| line.starts_with(name) && !line.starts_with('#'))
+            .filter(|line| line[name.len()..].starts_with([' ', '{']))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Settings that make waves quick, for tests.
+pub fn quick_config() -> MatchmakerConfig {
+    MatchmakerConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        metrics_listen: "127.0.0.1:0".parse().unwrap(),
+        lease_ms: 1_500,
+        tick_ms: 20,
+        wave_ms: 200,
+        wave_players: 16,
+        lobby_publish_ms: 20,
+        ..MatchmakerConfig::default()
+    }
+}
+
+/// Waits until `check` holds, polling; fails the test after `limit`.
+pub async fn eventually<F, Fut>(limit: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "condition not met within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A message heard on the bus, with when it arrived.
+#[derive(Clone, Debug)]
+pub struct Heard {
+    pub subject: String,
+    pub frame: serde_json::Value,
+    pub at: tokio::time::Instant,
+}
+
+/// Listens on bus subjects as a gateway would, keeping everything heard.
+#[derive(Clone, Debug, Default)]
+pub struct Ear {
+    pub heard: Arc<Mutex<Vec<Heard>>>,
+}
+
+impl Ear {
+    pub async fn listen(bus: &Arc<dyn EventBus>, subjects: &[&str]) -> Ear {
+        let ear = Ear::default();
+        for subject in subjects {
+            let mut stream = bus.subscribe(subject).await.unwrap();
+            let heard = ear.heard.clone();
+            tokio::spawn(async move {
+                while let Some(message) = stream.next().await {
+                    let Ok(frame) = serde_json::from_slice(&message.payload) else { continue };
+                    heard.lock().unwrap().push(Heard {
+                        subject: message.subject,
+                        frame,
+                        at: tokio::time::Instant::now(),
+                    });
+                }
+            });
+        }
+        ear
+    }
+
+    pub fn all(&self) -> Vec<Heard> {
+        self.heard.lock().unwrap().clone()
+    }
+
+    /// `paired` frames by player.
+    pub fn paired(&self) -> HashMap<String, Vec<Heard>> {
+        let mut by_player: HashMap<String, Vec<Heard>> = HashMap::new();
+        for heard in self.all() {
+            if heard.frame["t"] == "paired" {
+                let player = heard.subject.strip_prefix("player.").unwrap_or(&heard.subject).to_owned();
+                by_player.entry(player).or_default().push(heard);
+            }
+        }
+        by_player
+    }
+
+    pub fn count(&self, t: &str) -> usize {
+        self.all().iter().filter(|h| h.frame["t"] == t).count()
+    }
+}
