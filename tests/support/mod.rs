@@ -380,6 +380,24 @@ impl Cluster {
         Proc::start(name, &args, &self.names, "rating service listening", "metrics=", "/readyz")
     }
 
+    /// A matchmaker of this cluster, pairing in waves every 300 ms.
+    pub fn spawn_matchmaker(&self, name: &str) -> Proc {
+        let args: Vec<String> = [
+            "matchmaker",
+            "--matchmaker-listen",
+            "127.0.0.1:0",
+            "--matchmaker-metrics-listen",
+            "127.0.0.1:0",
+            "--wave-ms",
+            "300",
+            "--lobby-publish-ms",
+            "50",
+        ]
+        .map(String::from)
+        .to_vec();
+        Proc::start(name, &args, &self.names, "matchmaker listening", "metrics=", "/readyz")
+    }
+
     /// A gateway of this cluster with flags of the caller's.
     pub fn spawn_gateway_with(&self, name: &str, extra: &[&str]) -> Proc {
         let mut args: Vec<String> = [

@@ -41,6 +41,9 @@ pub struct GatewayConfig {
     /// The rating service (`http://host:port`), for profiles, leaderboards, archived games and PGN [default: none, and those routes answer 503].
     #[arg(long = "rating-addr", env = "FOGBLAST_RATING_ADDR")]
     pub rating_addr: Option<String>,
+    /// The matchmaker (`http://host:port`), for quick pairing and the lobby [default: none, and `seek`/`lobby` answer `unavailable`].
+    #[arg(long = "matchmaker-addr", env = "FOGBLAST_MATCHMAKER_ADDR")]
+    pub matchmaker_addr: Option<String>,
     /// Trust the first address of `X-Forwarded-For` as the client's (behind a load balancer).
     #[arg(long = "trust-forwarded-for", env = "FOGBLAST_GATEWAY_TRUST_FORWARDED_FOR")]
     pub trust_forwarded_for: bool,
@@ -68,6 +71,7 @@ impl Default for GatewayConfig {
             idle_timeout_ms: 60_000,
             drain_ms: 10_000,
             rating_addr: None,
+            matchmaker_addr: None,
             trust_forwarded_for: false,
         }
     }

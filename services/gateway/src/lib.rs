@@ -28,6 +28,7 @@ mod feeds;
 pub mod frames;
 mod http;
 mod limits;
+mod lobby;
 mod metrics;
 mod players;
 pub mod protocol;
@@ -45,7 +46,7 @@ pub enum ServeError {
     Metrics(#[from] prometheus::Error),
     #[error("serving: {0}")]
     Serve(#[source] std::io::Error),
-    #[error("rating service address: {0}")]
+    #[error("rating service or matchmaker address: {0}")]
     RatingAddress(#[source] tonic::transport::Error),
 }
 
@@ -61,6 +62,8 @@ pub struct Gateway {
     metrics: Arc<metrics::Metrics>,
     draining: watch::Receiver<bool>,
     rating: Option<fogblast_proto::rating::rating_client::RatingClient<tonic::transport::Channel>>,
+    matchmaker: lobby::Matchmaker,
+    lobby: Arc<lobby::Lobby>,
 }
 
 /// Serves `listener` until `shutdown` completes; then stops accepting,
@@ -92,6 +95,17 @@ pub async fn run(
         }
         None => None,
     };
+    let matchmaker = match &config.matchmaker_addr {
+        Some(addr) => {
+            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone()).map_err(ServeError::RatingAddress)?;
+            Some(fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient::new(endpoint.connect_lazy()))
+        }
+        None => None,
+    };
+    let lobby = Arc::new(lobby::Lobby::default());
+    if matchmaker.is_some() {
+        lobby.listen(bus.clone());
+    }
     let gateway = Arc::new(Gateway {
         signer: TokenSigner::new(&secret),
         feeds: feeds::Feeds::new(router.clone(), metrics.clone()),
@@ -101,6 +115,8 @@ pub async fn run(
         metrics: metrics.clone(),
         draining,
         rating,
+        matchmaker: lobby::Matchmaker::new(matchmaker),
+        lobby,
         config,
     });
     let drain_time = Duration::from_millis(gateway.config.drain_ms);

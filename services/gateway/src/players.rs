@@ -88,8 +88,10 @@ impl Players {
     }
 
     /// Removes a socket; the last one of a player stops listening for it.
-    pub fn remove(&self, player: &PlayerId, conn: &Conn) {
+    /// Returns whether it was the player's last socket here.
+    pub fn remove(&self, player: &PlayerId, conn: &Conn) -> bool {
         let mut players = self.players.lock().expect("players lock");
+        let mut last = false;
         if let Some(entry) = players.get_mut(player) {
             entry.conns.remove(&conn.id);
             if entry.conns.is_empty() {
@@ -97,8 +99,10 @@ impl Players {
                     listener.abort();
                 }
                 players.remove(player);
+                last = true;
             }
         }
         self.metrics.players.set(players.len() as i64);
+        last
     }
 }

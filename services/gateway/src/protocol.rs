@@ -60,6 +60,20 @@ pub struct Offer {
     pub action: String,
 }
 
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Range {
+    pub min: u32,
+    pub max: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Seek {
+    pub variant: String,
+    pub clock: Option<ClockJson>,
+    pub rated: Option<bool>,
+    pub range: Option<Range>,
+}
+
 /// A message from a client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientMessage {
@@ -75,7 +89,7 @@ pub enum ClientMessage {
     Takeback(Offer),
     ClaimVictory(GameRef),
     Rematch(GameRef),
-    Seek,
+    Seek(Seek),
     CancelSeek,
     Lobby,
     Ping,
@@ -140,7 +154,7 @@ pub fn parse(text: &str) -> Result<(ClientMessage, Option<Value>), BadFrame> {
         "takeback" => read(&kind, fields).map(ClientMessage::Takeback),
         "claim_victory" => read(&kind, fields).map(ClientMessage::ClaimVictory),
         "rematch" => read(&kind, fields).map(ClientMessage::Rematch),
-        "seek" => Ok(ClientMessage::Seek),
+        "seek" => read(&kind, fields).map(ClientMessage::Seek),
         "cancel_seek" => Ok(ClientMessage::CancelSeek),
         "lobby" => Ok(ClientMessage::Lobby),
         "ping" => Ok(ClientMessage::Ping),

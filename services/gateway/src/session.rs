@@ -17,6 +17,7 @@ use fogblast_proto::game::{
     MakeMoveRequest, OfferAction, OfferRequest, Variant,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
+use fogblast_proto::matchmaker::Board;
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::time::Instant;
@@ -199,6 +200,7 @@ impl Session {
                     .await?;
                 let color = fogblast_proto::game::Color::try_from(joined.color).ok().and_then(frames::color_name);
                 self.send(&with_id(json!({ "t": "joined", "game": joined.game_id, "color": color }), id));
+                self.gateway.matchmaker.close_board(&joined.game_id);
                 self.follow_from(&game_id(&joined.game_id)?, joined.state, id);
                 Ok(())
             }
@@ -264,10 +266,30 @@ impl Session {
             }
             ClientMessage::Draw(offer) => self.offer(&offer.game, &offer.action, false).await,
             ClientMessage::Takeback(offer) => self.offer(&offer.game, &offer.action, true).await,
-            ClientMessage::Seek | ClientMessage::CancelSeek | ClientMessage::Lobby => Err(ServiceError::new(
-                ErrorCode::Unavailable,
-                "quick pairing and the lobby are not running on this server yet; create a game and share its code",
-            )),
+            ClientMessage::Seek(seek) => {
+                let variant = variant_named(&seek.variant)?;
+                let clock =
+                    seek.clock.map(|c| ClockSettings { initial_ms: c.initial_ms, increment_ms: c.increment_ms });
+                let range = seek.range.map(|r| (r.min, r.max));
+                let (seek_id, pool) = self
+                    .gateway
+                    .matchmaker
+                    .seek(player.as_str(), &self.name, variant, clock, seek.rated.unwrap_or(false), range)
+                    .await?;
+                self.send(&with_id(json!({ "t": "seeking", "seek": seek_id, "pool": pool }), id));
+                Ok(())
+            }
+            ClientMessage::CancelSeek => {
+                let cancelled = self.gateway.matchmaker.cancel_seek(player.as_str()).await?;
+                self.send(&with_id(json!({ "t": "seek_cancelled", "cancelled": cancelled }), id));
+                Ok(())
+            }
+            ClientMessage::Lobby => {
+                let frame = self.gateway.matchmaker.list().await?;
+                self.gateway.lobby.subscribe(&self.conn);
+                self.send(&with_id(frame, id));
+                Ok(())
+            }
         }
     }
 
@@ -300,12 +322,7 @@ impl Session {
 
     async fn create(&mut self, create: protocol::Create, id: Option<&Value>) -> Result<(), ServiceError> {
         let player = self.player()?.clone();
-        let variant = match create.variant.as_str() {
-            "standard" => Variant::Standard,
-            "atomic" => Variant::Atomic,
-            "fog" => Variant::Fog,
-            other => return Err(bad(format!("variant must be standard, atomic or fog, not {other:?}"))),
-        };
+        let variant = variant_named(&create.variant)?;
         let color = match create.color.as_str() {
             "white" => ColorChoice::ChooseWhite,
             "black" => ColorChoice::ChooseBlack,
@@ -356,6 +373,20 @@ impl Session {
             json!({ "t": "created", "game": created.game_id, "code": code, "invite": invite, "color": color }),
             id,
         ));
+        if !computer {
+            self.gateway.matchmaker.open_board(Board {
+                game_id: created.game_id.clone(),
+                code: created.code.clone(),
+                variant: variant as i32,
+                clock: request.clock,
+                color: crate::lobby::color_choice(&create.color) as i32,
+                rated: request.rated,
+                player_id: player.to_string(),
+                name: self.name.clone(),
+                rating: 0,
+                opened_ms: 0,
+            });
+        }
         self.follow_from(&game_id(&created.game_id)?, created.state, id);
         Ok(())
     }
@@ -429,10 +460,22 @@ impl Session {
 
     fn finish(&self) {
         self.gateway.feeds.unsubscribe_all(&self.conn);
+        self.gateway.lobby.unsubscribe(&self.conn);
         if let Some(player) = &self.player {
-            self.gateway.players.remove(player, &self.conn);
+            if self.gateway.players.remove(player, &self.conn) {
+                self.gateway.matchmaker.player_left(player.as_str());
+            }
         }
         self.gateway.limits.disconnect(self.ip);
+    }
+}
+
+fn variant_named(name: &str) -> Result<Variant, ServiceError> {
+    match name {
+        "standard" => Ok(Variant::Standard),
+        "atomic" => Ok(Variant::Atomic),
+        "fog" => Ok(Variant::Fog),
+        other => Err(bad(format!("variant must be standard, atomic or fog, not {other:?}"))),
     }
 }
 
@@ -457,7 +500,7 @@ fn kind(message: &ClientMessage) -> &'static str {
         ClientMessage::Takeback(_) => "takeback",
         ClientMessage::ClaimVictory(_) => "claim_victory",
         ClientMessage::Rematch(_) => "rematch",
-        ClientMessage::Seek => "seek",
+        ClientMessage::Seek(_) => "seek",
         ClientMessage::CancelSeek => "cancel_seek",
         ClientMessage::Lobby => "lobby",
         ClientMessage::Ping => "ping",

@@ -1,0 +1,172 @@
+//! Quick pairing and the lobby, through the matchmaker: `seek` and
+//! `cancel_seek` become its gRPC calls, open boards are listed as players
+//! create games for a human opponent and leave when taken, and the `lobby`
+//! frames the matchmaker publishes on the bus go to every socket that asked
+//! for the lobby. `paired` frames reach players on `player.<id>` like any
+//! other notice.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::ws::Utf8Bytes;
+use fogblast_bus::EventBus;
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::{ClockSettings, ColorChoice, Variant};
+use fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient;
+use fogblast_proto::matchmaker::{
+    Board, CancelSeekRequest, CloseBoardRequest, ListLobbyRequest, OpenBoardRequest, PlayerLeftRequest, RatingRange,
+    SeekRequest,
+};
+use futures::StreamExt;
+use serde_json::Value;
+use tonic::transport::Channel;
+use tracing::{debug, warn};
+
+use crate::conn::Conn;
+
+/// The lobby's subscribers on this gateway and the newest frame seen.
+#[derive(Default)]
+pub struct Lobby {
+    subscribers: Mutex<HashMap<u64, Arc<Conn>>>,
+    newest: Mutex<u64>,
+}
+
+impl std::fmt::Debug for Lobby {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lobby").finish_non_exhaustive()
+    }
+}
+
+impl Lobby {
+    /// Forwards the matchmaker's `lobby` frames, newest only, for as long
+    /// as the gateway runs.
+    pub fn listen(self: &Arc<Self>, bus: Arc<dyn EventBus>) {
+        let lobby = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut frames = match bus.subscribe("lobby").await {
+                Ok(frames) => frames,
+                Err(error) => return warn!(%error, "not listening to the lobby"),
+            };
+            while let Some(message) = frames.next().await {
+                let Some(lobby) = lobby.upgrade() else { return };
+                let Ok(text) = std::str::from_utf8(&message.payload) else { continue };
+                let version = serde_json::from_str::<Value>(text).ok().and_then(|v| v["v"].as_u64()).unwrap_or(0);
+                {
+                    let mut newest = lobby.newest.lock().expect("lobby lock");
+                    if version < *newest {
+                        continue;
+                    }
+                    *newest = version;
+                }
+                let frame = Utf8Bytes::from(text.to_owned());
+                let subscribers: Vec<Arc<Conn>> =
+                    lobby.subscribers.lock().expect("lobby lock").values().cloned().collect();
+                for conn in subscribers {
+                    conn.send(frame.clone());
+                }
+            }
+        });
+    }
+
+    pub fn subscribe(&self, conn: &Arc<Conn>) {
+        self.subscribers.lock().expect("lobby lock").insert(conn.id, conn.clone());
+    }
+
+    pub fn unsubscribe(&self, conn: &Conn) {
+        self.subscribers.lock().expect("lobby lock").remove(&conn.id);
+    }
+}
+
+fn no_matchmaker() -> ServiceError {
+    ServiceError::new(ErrorCode::Unavailable, "quick pairing and the lobby are not running on this server")
+}
+
+fn status(status: tonic::Status) -> ServiceError {
+    ServiceError::from_status(&status)
+}
+
+/// The matchmaker, if this gateway has one.
+#[derive(Clone, Debug)]
+pub struct Matchmaker {
+    client: Option<MatchmakerClient<Channel>>,
+}
+
+impl Matchmaker {
+    pub fn new(client: Option<MatchmakerClient<Channel>>) -> Matchmaker {
+        Matchmaker { client }
+    }
+
+    fn client(&self) -> Result<MatchmakerClient<Channel>, ServiceError> {
+        self.client.clone().ok_or_else(no_matchmaker)
+    }
+
+    pub async fn seek(
+        &self,
+        player: &str,
+        name: &str,
+        variant: Variant,
+        clock: Option<ClockSettings>,
+        rated: bool,
+        range: Option<(u32, u32)>,
+    ) -> Result<(String, String), ServiceError> {
+        let request = SeekRequest {
+            player_id: player.to_owned(),
+            name: name.to_owned(),
+            variant: variant as i32,
+            clock,
+            rated,
+            range: range.map(|(min, max)| RatingRange { min, max }),
+            rating: None,
+        };
+        let answer = self.client()?.seek(request).await.map_err(status)?.into_inner();
+        Ok((answer.seek_id, answer.pool))
+    }
+
+    pub async fn cancel_seek(&self, player: &str) -> Result<bool, ServiceError> {
+        let request = CancelSeekRequest { player_id: player.to_owned() };
+        Ok(self.client()?.cancel_seek(request).await.map_err(status)?.into_inner().cancelled)
+    }
+
+    /// The lobby as a ready frame.
+    pub async fn list(&self) -> Result<Value, ServiceError> {
+        let request = ListLobbyRequest { variant: Variant::Unspecified as i32, limit: 0 };
+        let answer = self.client()?.list_lobby(request).await.map_err(status)?.into_inner();
+        serde_json::from_str(&answer.frame_json)
+            .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("the lobby frame is not JSON: {e}")))
+    }
+
+    /// Best effort: a game waiting for a human opponent appears in the lobby.
+    pub fn open_board(&self, board: Board) {
+        let Some(mut client) = self.client.clone() else { return };
+        tokio::spawn(async move {
+            if let Err(error) = client.open_board(OpenBoardRequest { board: Some(board) }).await {
+                debug!(code = ?error.code(), message = error.message(), "board not listed");
+            }
+        });
+    }
+
+    pub fn close_board(&self, game: &str) {
+        let Some(mut client) = self.client.clone() else { return };
+        let request = CloseBoardRequest { game_id: game.to_owned(), player_id: String::new() };
+        tokio::spawn(async move {
+            let _ = client.close_board(request).await;
+        });
+    }
+
+    /// The player's last socket here closed: withdraw their seek and boards.
+    pub fn player_left(&self, player: &str) {
+        let Some(mut client) = self.client.clone() else { return };
+        let request = PlayerLeftRequest { player_id: player.to_owned() };
+        tokio::spawn(async move {
+            let _ = client.player_left(request).await;
+        });
+    }
+}
+
+pub fn color_choice(color: &str) -> ColorChoice {
+    match color {
+        "white" => ColorChoice::ChooseWhite,
+        "black" => ColorChoice::ChooseBlack,
+        _ => ColorChoice::ChooseRandom,
+    }
+}
