@@ -267,6 +267,18 @@ fn sample_cpu(procs: &[(String, u32)]) -> Vec<Option<u64>> {
     procs.iter().map(|(_, pid)| cpu_ticks(*pid)).collect()
 }
 
+/// The CPU share (percent of a core) of everything but the watched
+/// processes between two samples `secs` apart.
+fn outside_share(
+    before: &(Vec<Option<u64>>, Option<u64>),
+    after: &(Vec<Option<u64>>, Option<u64>),
+    secs: f64,
+) -> Option<f64> {
+    let machine = after.1?.checked_sub(before.1?)?;
+    let ours: u64 = before.0.iter().zip(&after.0).filter_map(|(b, a)| a.as_ref()?.checked_sub((*b)?)).sum();
+    Some((machine.saturating_sub(ours)) as f64 / secs.max(1e-9))
+}
+
 /// The whole machine's busy CPU time so far, in clock ticks (`/proc/stat`),
 /// to tell the load test's share from everything else running.
 fn machine_busy_ticks() -> Option<u64> {
@@ -418,6 +430,7 @@ async fn drive(
     let window_start = Instant::now();
     let window_end = window_start + Duration::from_secs(args.duration_s);
     let mut last = (window_start, stats.moves.load(Ordering::Relaxed));
+    let mut last_cpu = (cpu_before.clone(), machine_before);
     while !stopped_early && Instant::now() < window_end {
         let next = if args.report_every_s > 0 { (last.0 + report_every).min(window_end) } else { window_end };
         tokio::select! {
@@ -428,16 +441,20 @@ async fn drive(
             let now = Instant::now();
             let moves = stats.moves.load(Ordering::Relaxed);
             let rate = (moves - last.1) as f64 / (now - last.0).as_secs_f64().max(1e-9);
-            let errors: u64 = stats.errors().values().sum();
+            let errors: u64 = stats.errors().values().map(|t| t.count).sum();
+            let cpu = (sample_cpu(&watched), machine_busy_ticks());
+            let outside = outside_share(&last_cpu, &cpu, (now - last.0).as_secs_f64());
             println!(
-                "  {:>5.1}s  connections {}  moves/s {:.0}  relay {}  games {}  errors {}",
+                "  {:>5.1}s  connections {}  moves/s {:.0}  relay {}  games {}  errors {}{}",
                 (now - window_start).as_secs_f64(),
                 stats.connections.load(Ordering::Relaxed),
                 rate,
                 stats.relay_recent.summary(),
                 stats.games_started.load(Ordering::Relaxed),
-                errors
+                errors,
+                outside.map_or(String::new(), |o| format!("  other CPU {o:.0}%"))
             );
+            last_cpu = cpu;
             stats.relay_recent.reset();
             last = (now, moves);
         }
@@ -506,8 +523,10 @@ async fn drive(
         println!("errors: none");
     } else {
         println!("errors:");
-        for (what, count) in &errors {
-            println!("  {count:>8}  {what}");
+        for (what, trouble) in &errors {
+            let games =
+                if trouble.games.is_empty() { String::new() } else { format!("  (games {})", trouble.games.join(" ")) };
+            println!("  {:>8}  {what}{games}", trouble.count);
         }
     }
     if stuck > 0 {

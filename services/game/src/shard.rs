@@ -15,7 +15,7 @@ use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{watch_event, CreateGameRequest, CreateGameResponse, GameState, Status, WatchEvent};
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::record::GameRecord;
-use fogblast_store::{Commit, CommitError, GameStore, StoreError};
+use fogblast_store::{Commit, CommitError, EventsAfter, GameStore, StoreError};
 use prost::Message;
 use tokio::sync::broadcast;
 use tracing::{debug, info, warn};
@@ -297,6 +297,7 @@ impl Shard {
                 }
                 Err(CommitError::Store(error)) => {
                     slot.cached = None;
+                    self.recover_events(game.clone(), cached.version);
                     return Err(unavailable(error));
                 }
             }
@@ -355,6 +356,39 @@ impl Shard {
         } else if live.status() == Status::Playing && live.is_computer(live.game.position().turn()) {
             self.spawn_think(game.clone());
         }
+    }
+
+    /// After a commit whose answer was lost: it may have been applied all
+    /// the same (the store answered after the client's timeout), and then
+    /// its events would reach the watchers only with the game's next
+    /// commit, which may never come (the resent command finds the move
+    /// played and commits nothing). So the events after `after_version`
+    /// are read back from the store and handed on; watchers skip those they
+    /// have and catch up from the store on a gap. None, if it was not
+    /// applied.
+    fn recover_events(self: &Arc<Self>, game: GameId, after_version: u64) {
+        let shard = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut wait = Duration::from_millis(50);
+            for _ in 0..6 {
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+                let Some(shard) = shard.upgrade() else { return };
+                let events = match shard.store.events_after(&game, after_version).await {
+                    Ok(EventsAfter::Events { events, .. }) => events,
+                    // A gap or no game: the watchers find out on their own.
+                    Ok(_) => return,
+                    Err(_) => continue,
+                };
+                let Some(sender) = shard.watchers.lock().expect("watchers lock").get(&game).cloned() else { return };
+                for (_, bytes) in events {
+                    if let Ok(event) = WatchEvent::decode(bytes.as_slice()) {
+                        let _ = sender.send(Arc::new(event));
+                    }
+                }
+                return;
+            }
+        });
     }
 
     /// Sets the game's one timer; a timer set earlier for the game finds

@@ -354,7 +354,8 @@ impl Pair {
             };
             if let Err(Broken(why)) = result {
                 self.stats().disconnects.fetch_add(1, Ordering::Relaxed);
-                self.stats().count_error(why);
+                let game = self.game.as_ref().map(|g| g.id.as_str());
+                self.stats().count_error_in(why, game);
                 self.finish_game(false);
                 self.phase = Phase::Done;
             }
@@ -513,11 +514,11 @@ impl Pair {
     async fn on_joined(&mut self, side: usize, frame: &Frame<'_>) -> Result<(), Broken> {
         let stats = &self.shared.stats;
         let (Phase::Joining, 1, Some(game)) = (self.phase, side, self.game.as_mut()) else {
-            stats.count_error("unexpected joined");
+            stats.count_error_in("unexpected joined", frame.game.as_deref());
             return Ok(());
         };
         if frame.game.as_deref() != Some(game.id.as_str()) {
-            stats.count_error("joined another game");
+            stats.count_error_in("joined another game", frame.game.as_deref());
             return Ok(());
         }
         game.joined = true;
@@ -527,7 +528,7 @@ impl Pair {
         self.deadline = None;
         let seats_ok = matches!(game.colors, [Some(a), Some(b)] if a != b);
         if !seats_ok {
-            stats.count_error("seat colours unclear");
+            stats.count_error_in("seat colours unclear", frame.game.as_deref());
             return self.end_game("resign").await;
         }
         self.next_move().await
@@ -578,38 +579,38 @@ impl Pair {
     async fn on_move(&mut self, side: usize, frame: &Frame<'_>, received: Instant) -> Result<(), Broken> {
         let stats = &self.shared.stats;
         let Some(game) = self.game.as_mut() else {
-            stats.count_error("move frame between games");
+            stats.count_error_in("move frame between games", frame.game.as_deref());
             return Ok(());
         };
         if frame.game.as_deref() != Some(game.id.as_str()) {
-            stats.count_error("move frame of another game");
+            stats.count_error_in("move frame of another game", frame.game.as_deref());
             return Ok(());
         }
         let Some(pending) = game.pending.as_mut() else {
-            stats.count_error("move frame with no move in flight");
+            stats.count_error_in("move frame with no move in flight", frame.game.as_deref());
             return Ok(());
         };
         if frame.ply != Some(pending.ply as u64) {
-            stats.count_error("move frame for another ply");
+            stats.count_error_in("move frame for another ply", frame.game.as_deref());
             return Ok(());
         }
         if side == pending.mover {
             if pending.acked {
-                stats.count_error("move acknowledged twice");
+                stats.count_error_in("move acknowledged twice", frame.game.as_deref());
                 return Ok(());
             }
             if frame.uci.as_deref().is_some_and(|uci| uci != pending.uci) {
-                stats.count_error("a different move acknowledged");
+                stats.count_error_in("a different move acknowledged", frame.game.as_deref());
             }
             pending.acked = true;
             stats.moved(received - pending.sent);
             if game.local.play(pending.mv).is_err() {
-                stats.count_error("local rules refused an acknowledged move");
+                stats.count_error_in("local rules refused an acknowledged move", frame.game.as_deref());
             }
             game.moves.push(pending.uci.clone());
         } else {
             if pending.relayed {
-                stats.count_error("move relayed twice");
+                stats.count_error_in("move relayed twice", frame.game.as_deref());
                 return Ok(());
             }
             pending.relayed = true;
@@ -627,15 +628,15 @@ impl Pair {
     fn on_end(&mut self, side: usize, frame: &Frame<'_>) -> Result<(), Broken> {
         let stats = &self.shared.stats;
         let Some(game) = self.game.as_mut() else {
-            stats.count_error("end frame between games");
+            stats.count_error_in("end frame between games", frame.game.as_deref());
             return Ok(());
         };
         if frame.game.as_deref() != Some(game.id.as_str()) {
-            stats.count_error("end frame of another game");
+            stats.count_error_in("end frame of another game", frame.game.as_deref());
             return Ok(());
         }
         if game.ended[side] {
-            stats.count_error("end frame twice");
+            stats.count_error_in("end frame twice", frame.game.as_deref());
             return Ok(());
         }
         let first = !game.ended[0] && !game.ended[1];
@@ -658,10 +659,10 @@ impl Pair {
                 _ => false,
             };
             if natural && game.local.outcome().is_none() && game.pending.is_none() {
-                stats.count_error("server ended a game the local rules had not");
+                stats.count_error_in("server ended a game the local rules had not", frame.game.as_deref());
             } else if !natural && !asked {
                 let shown: String = reason.chars().take(24).collect();
-                stats.count_error(&format!("game ended: {shown}"));
+                stats.count_error_in(&format!("game ended: {shown}"), frame.game.as_deref());
             }
         }
         let all = game.ended[0] && (game.ended[1] || !game.joined);
@@ -676,7 +677,8 @@ impl Pair {
     async fn on_error(&mut self, frame: &Frame<'_>) -> Result<(), Broken> {
         let code = frame.code.as_deref().unwrap_or("no code");
         let shown: String = code.chars().take(24).collect();
-        self.stats().count_error(&format!("error {shown}"));
+        let game = self.game.as_ref().map(|g| g.id.as_str()).or(frame.game.as_deref());
+        self.stats().count_error_in(&format!("error {shown}"), game);
         let (Some(id), Some(game)) = (frame.id, self.game.as_ref()) else { return Ok(()) };
         match self.phase {
             Phase::Creating if id == game.create_id => {
@@ -704,7 +706,8 @@ impl Pair {
 
     async fn on_timeout(&mut self) -> Result<(), Broken> {
         let phase = self.phase;
-        self.stats().count_error(&format!("timeout waiting ({})", phase.name()));
+        let game = self.game.as_ref().map(|g| g.id.as_str());
+        self.stats().count_error_in(&format!("timeout waiting ({})", phase.name()), game);
         match phase {
             Phase::Creating => {
                 self.game = None;
@@ -738,7 +741,7 @@ impl Pair {
     fn finish_game(&mut self, ended: bool) {
         let Some(game) = self.game.take() else { return };
         if game.pending.as_ref().is_some_and(|p| !p.acked) {
-            self.stats().count_error("move never acknowledged");
+            self.stats().count_error_in("move never acknowledged", Some(&game.id));
         }
         if ended {
             self.stats().games_finished.fetch_add(1, Ordering::Relaxed);

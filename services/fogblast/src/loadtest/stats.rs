@@ -137,17 +137,39 @@ pub struct Stats {
     pub ack: Histogram,
     /// Relay latency since the last progress line.
     pub relay_recent: Histogram,
-    /// Error frames by code, and other trouble by a short name.
-    errors: Mutex<BTreeMap<String, u64>>,
+    /// Error frames by code, and other trouble by a short name, with a
+    /// few of the games it happened in.
+    errors: Mutex<BTreeMap<String, Trouble>>,
 }
+
+/// How often one kind of trouble happened, and where.
+#[derive(Clone, Debug, Default)]
+pub struct Trouble {
+    pub count: u64,
+    pub games: Vec<String>,
+}
+
+/// Games named per kind of trouble, for looking into the servers' logs.
+const EXAMPLES: usize = 3;
 
 impl Stats {
     pub fn count_error(&self, what: &str) {
-        let mut errors = self.errors.lock().expect("errors lock");
-        *errors.entry(what.to_owned()).or_insert(0) += 1;
+        self.count_error_in(what, None);
     }
 
-    pub fn errors(&self) -> BTreeMap<String, u64> {
+    /// Counts trouble in `game`, keeping the first few games' ids.
+    pub fn count_error_in(&self, what: &str, game: Option<&str>) {
+        let mut errors = self.errors.lock().expect("errors lock");
+        let trouble = errors.entry(what.to_owned()).or_default();
+        trouble.count += 1;
+        if let Some(game) = game.filter(|g| !g.is_empty()) {
+            if trouble.games.len() < EXAMPLES {
+                trouble.games.push(game.to_owned());
+            }
+        }
+    }
+
+    pub fn errors(&self) -> BTreeMap<String, Trouble> {
         self.errors.lock().expect("errors lock").clone()
     }
 
