@@ -346,20 +346,7 @@ impl Cluster {
 
     /// A gateway of this cluster (same token secret), which the caller owns.
     pub fn spawn_gateway(&self, name: &str) -> Proc {
-        let args: Vec<String> = [
-            "gateway",
-            "--gateway-listen",
-            "127.0.0.1:0",
-            "--token-secret",
-            &self.secret,
-            "--membership-refresh-ms",
-            "200",
-            "--drain-ms",
-            &DRAIN_MS.to_string(),
-        ]
-        .map(String::from)
-        .to_vec();
-        Proc::start(name, &args, &self.names, "gateway listening", "addr=", "/readyz")
+        self.spawn_gateway_with(name, &[])
     }
 
     /// A rating service of this cluster on `database_url`.

@@ -23,7 +23,7 @@ use tracing::{debug, warn};
 use crate::conn::Conn;
 use crate::frames;
 use crate::metrics::Metrics;
-use crate::routing::Router;
+use fogblast_routing::Router;
 
 /// Events kept per feed for sockets that resume after a short drop; a
 /// longer gap is answered with the whole state. Kept small: a gateway

@@ -32,7 +32,6 @@ mod lobby;
 mod metrics;
 mod players;
 pub mod protocol;
-mod routing;
 mod session;
 mod token;
 
@@ -55,7 +54,7 @@ pub enum ServeError {
 pub struct Gateway {
     config: GatewayConfig,
     signer: TokenSigner,
-    router: Arc<routing::Router>,
+    router: Arc<fogblast_routing::Router>,
     feeds: Arc<feeds::Feeds>,
     players: players::Players,
     limits: limits::IpLimits,
@@ -85,7 +84,7 @@ pub async fn run(
         }
     };
     let metrics = Arc::new(metrics::Metrics::new()?);
-    let router = Arc::new(routing::Router::new(store, config.route_timeout()).await);
+    let router = Arc::new(fogblast_routing::Router::new(store.clone(), config.route_timeout()).await);
     router.keep_fresh(Duration::from_millis(config.membership_refresh_ms));
     let (drain, draining) = watch::channel(false);
     let rating = match &config.rating_addr {

@@ -108,6 +108,12 @@ pub struct ShardProcess {
 
 impl ShardProcess {
     pub async fn start(backend: &Backend, id: &str, config: GameConfig) -> ShardProcess {
+        ShardProcess::start_on(backend, id, config, None).await
+    }
+
+    /// Starts a shard whose store keeps `history` events per game, or the
+    /// store's default for `None`.
+    async fn start_on(backend: &Backend, id: &str, config: GameConfig, history: Option<usize>) -> ShardProcess {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let drills = Drills::default();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -117,7 +123,10 @@ impl ShardProcess {
         let backend_for_shard = backend.clone();
         let drills_for_shard = drills.clone();
         runtime.spawn(async move {
-            let store = backend_for_shard.store().await;
+            let store = match history {
+                Some(history) => backend_for_shard.store_with_history(history).await,
+                None => backend_for_shard.store().await,
+            };
             let bus = backend_for_shard.bus().await;
             let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -388,46 +397,7 @@ impl ShardProcess {
     /// [`ShardProcess::start`], with a store that keeps only the last
     /// `history` events of each game.
     pub async fn start_with_history(backend: &Backend, id: &str, config: GameConfig, history: usize) -> ShardProcess {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let drills = Drills::default();
-        let (stop_tx, stop_rx) = oneshot::channel::<()>();
-        let (addr_tx, addr_rx) = oneshot::channel::<String>();
-        let (done_tx, done_rx) = std::sync::mpsc::channel();
-        let config = GameConfig { shard_id: Some(id.to_owned()), ..config };
-        let backend_for_shard = backend.clone();
-        let drills_for_shard = drills.clone();
-        runtime.spawn(async move {
-            let store = backend_for_shard.store_with_history(history).await;
-            let bus = backend_for_shard.bus().await;
-            let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let _ = addr_tx.send(format!("http://{}", grpc.local_addr().unwrap()));
-            let shutdown = async move {
-                let _ = stop_rx.await;
-            };
-            let result =
-                fogblast_game_service::run_with_drills(config, store, bus, grpc, http, shutdown, drills_for_shard)
-                    .await;
-            if let Err(error) = result {
-                eprintln!("shard stopped with an error: {error}");
-            }
-            let _ = done_tx.send(());
-        });
-        let addr = addr_rx.await.unwrap();
-        let shard = ShardProcess {
-            id: id.to_owned(),
-            addr,
-            drills,
-            runtime: Some(runtime),
-            stop: Some(stop_tx),
-            done: Some(done_rx),
-        };
-        let store = backend.store().await;
-        eventually(Duration::from_secs(5), || async {
-            store.members().await.unwrap().iter().any(|m| m.shard.as_str() == id)
-        })
-        .await;
-        shard
+        ShardProcess::start_on(backend, id, config, Some(history)).await
     }
 }
 

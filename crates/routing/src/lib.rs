@@ -1,8 +1,10 @@
-//! Finding the shard that owns a game: the same rendezvous hash over the
-//! same membership the shards use, read again every second. A `NOT_OWNER`
-//! answer names the owner, and the call goes there; while a shard fails
-//! over (its lease has yet to run out) calls are retried until the route
-//! timeout, so players see a pause rather than an error.
+//! Calling the game shards, each game at the shard that owns it: the same
+//! rendezvous hash over the same membership the shards use, read again
+//! periodically. Gateways and the matchmaker both call the game service
+//! through it. A `NOT_OWNER` answer names the owner, and the call goes
+//! there; while a shard fails over (its lease has yet to run out) calls are
+//! retried until the route timeout, so players see a pause rather than an
+//! error.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -12,7 +14,7 @@ use std::time::Duration;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::ids::GameId;
-use fogblast_store::{placement, GameStore, Member};
+use fogblast_store::{placement, Member, Membership};
 use rand::Rng;
 use tokio::time::Instant;
 use tonic::transport::{Channel, Endpoint};
@@ -20,21 +22,22 @@ use tracing::warn;
 
 #[derive(Debug)]
 pub struct Router {
-    store: Arc<dyn GameStore>,
+    membership: Arc<dyn Membership>,
     members: RwLock<Arc<Vec<Member>>>,
     clients: Mutex<HashMap<String, GameClient<Channel>>>,
     timeout: Duration,
 }
 
 impl Router {
-    pub async fn new(store: Arc<dyn GameStore>, timeout: Duration) -> Router {
-        let router = Router { store, members: RwLock::default(), clients: Mutex::default(), timeout };
+    /// A router that has read membership once.
+    pub async fn new(membership: Arc<dyn Membership>, timeout: Duration) -> Router {
+        let router = Router { membership, members: RwLock::default(), clients: Mutex::default(), timeout };
         router.refresh().await;
         router
     }
 
     pub async fn refresh(&self) {
-        match self.store.members().await {
+        match self.membership.members().await {
             Ok(mut members) => {
                 members.sort_by(|a, b| a.shard.cmp(&b.shard));
                 *self.members.write().expect("members lock") = Arc::new(members);
