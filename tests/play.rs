@@ -39,6 +39,22 @@ async fn atomic_game_to_an_explosion() {
             assert_eq!(frame["uci"], line.moves[ply].as_str(), "{}: {frame}", player.name);
             let fen = Fen::from_position(&boards[ply + 1]).to_string();
             assert_eq!(frame["fen"], fen.as_str(), "{}: the position after ply {ply}", player.name);
+            // The seat to move next is sent its legal moves, until the game ends.
+            let after = &boards[ply + 1];
+            let to_move = if after.turn() == Color::White { "white" } else { "black" };
+            if player.name == to_move && ply + 1 < line.moves.len() {
+                let mut expected: Vec<String> = after
+                    .legal_moves()
+                    .iter()
+                    .map(|m| m.to_uci(fogblast_rules::CastlingMode::Standard).to_string())
+                    .collect();
+                let mut sent = strings(&frame["legal"]);
+                expected.sort();
+                sent.sort();
+                assert_eq!(sent, expected, "{}: legal moves after ply {ply}", player.name);
+            } else {
+                assert!(frame.get("legal").is_none(), "{}: legal moves while not to move: {frame}", player.name);
+            }
         }
         assert!(moves.last().unwrap()["exploded"].as_array().is_some_and(|e| !e.is_empty()), "the last move explodes");
         assert_rising(&player.name, &moves);

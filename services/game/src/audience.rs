@@ -12,7 +12,7 @@ use fogblast_proto::game::{
 };
 use fogblast_rules::{Bitboard, Board, Color, Fen, Position, Setup, Variant};
 
-use crate::commands::{wire, Event};
+use crate::commands::{castling_mode, wire, Event};
 use crate::config::Timeouts;
 use crate::record::{color_to_wire, variant_to_wire, LiveGame};
 
@@ -73,6 +73,17 @@ fn board_view(position: &Position, viewer: Viewer, fog: bool) -> (String, Vec<St
     }
 }
 
+/// The legal moves of `position` in UCI for `viewer` when it is the seat
+/// to move in a game being played; nothing otherwise. A fog player's moves
+/// only reach squares that player sees, so they reveal nothing hidden.
+fn legal_for(live: &LiveGame, position: &Position, viewer: Viewer) -> Vec<String> {
+    if live.status() != Status::Playing || viewer != Viewer::Seat(position.turn()) {
+        return Vec::new();
+    }
+    let mode = castling_mode(live);
+    position.legal_moves().iter().map(|m| m.to_uci(mode).to_string()).collect()
+}
+
 fn square_names(squares: Bitboard) -> Vec<String> {
     squares.into_iter().map(|sq| sq.to_string()).collect()
 }
@@ -122,6 +133,7 @@ pub fn state_for(live: &LiveGame, version: u64, viewer: Viewer, now_ms: u64, tim
         rematch_game_id: record.rematch_game_id.clone(),
         gone: gone.map_or(0, |c| color_to_wire(c) as i32),
         claim_in_ms,
+        legal: legal_for(live, live.game.position(), viewer),
     }
 }
 
@@ -172,6 +184,7 @@ fn payload(live: &LiveGame, event: &Event, version: u64, viewer: Viewer, now_ms:
                 lost,
                 clock: *clock,
                 san: sees_move.then(|| san.clone()),
+                legal: legal_for(live, after, viewer),
             })
         }
         Event::Ended { clock } => Kind::End(EndEvent {
@@ -186,9 +199,11 @@ fn payload(live: &LiveGame, event: &Event, version: u64, viewer: Viewer, now_ms:
             action: *action as i32,
             by: wire(*by),
         }),
-        Event::Seated { color } => {
-            Kind::Seat(SeatEvent { color: wire(*color), player: live.seat(*color).player.clone() })
-        }
+        Event::Seated { color } => Kind::Seat(SeatEvent {
+            color: wire(*color),
+            player: live.seat(*color).player.clone(),
+            legal: legal_for(live, live.game.position(), viewer),
+        }),
         Event::Presence { color, gone, claim_in_ms } => {
             Kind::Presence(PresenceEvent { color: wire(*color), gone: *gone, claim_in_ms: *claim_in_ms })
         }

@@ -590,7 +590,7 @@ pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
     }
 }
 
-fn castling_mode(live: &LiveGame) -> CastlingMode {
+pub(crate) fn castling_mode(live: &LiveGame) -> CastlingMode {
     if live.record.chess960 {
         CastlingMode::Chess960
     } else {

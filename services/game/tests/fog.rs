@@ -78,6 +78,26 @@ fn check_seat_board(truth: &Position, color: Color, fen: &str, visible: &[String
     }
 }
 
+/// A seat's legal moves: the true legal moves when it is to move in a game
+/// being played, none otherwise; every one lands on a square it sees.
+fn check_legal(truth: &Position, playing: bool, color: Color, legal: &[String]) {
+    if !playing || truth.turn() != color {
+        assert!(legal.is_empty(), "{color:?} was sent moves while not to move: {legal:?}");
+        return;
+    }
+    let mut expected: Vec<String> =
+        truth.legal_moves().iter().map(|m| m.to_uci(fogblast_rules::CastlingMode::Standard).to_string()).collect();
+    let mut sent = legal.to_vec();
+    expected.sort();
+    sent.sort();
+    assert_eq!(sent, expected, "{color:?} was sent the wrong legal moves");
+    let seen = truth.visible_squares(color);
+    for uci in legal {
+        let to = Square::from_str(&uci[2..4]).expect("a destination square");
+        assert!(seen.contains(to), "{color:?}'s legal move {uci} lands on hidden {to}");
+    }
+}
+
 fn check_spectator_board(fen: &str, visible: &[String]) {
     assert!(shown(fen).is_empty(), "spectators were shown pieces: {fen}");
     assert!(visible.is_empty(), "spectators were told visible squares");
@@ -100,6 +120,7 @@ fn check_state(live: &LiveGame, state: &GameState, viewer: Viewer) {
     match viewer {
         Viewer::Seat(color) => {
             check_seat_board(truth, color, &state.fen, &state.visible);
+            check_legal(truth, live.status() == Status::Playing, color, &state.legal);
             for (ply, view) in state.moves.iter().enumerate() {
                 let mover = if ply.is_multiple_of(2) { Color::White } else { Color::Black };
                 assert_eq!(view.uci.is_some(), mover == color, "ply {ply} known to {color:?}?");
@@ -107,6 +128,7 @@ fn check_state(live: &LiveGame, state: &GameState, viewer: Viewer) {
         }
         Viewer::Spectator => {
             check_spectator_board(&state.fen, &state.visible);
+            assert!(state.legal.is_empty(), "spectators were sent legal moves");
             assert!(state.moves.iter().all(|m| m.uci.is_none()), "spectators were told a move");
         }
     }
@@ -154,6 +176,10 @@ fn play_and_check(seed: u64, max_plies: usize) {
                     check_seat_board(&truth, mover, &own.fen, &own.visible);
                     check_seat_board(&truth, !mover, &other.fen, &other.visible);
                     check_spectator_board(&spectators.fen, &spectators.visible);
+                    let playing = live.status() == Status::Playing;
+                    check_legal(&truth, playing, mover, &own.legal);
+                    check_legal(&truth, playing, !mover, &other.legal);
+                    assert!(spectators.legal.is_empty(), "spectators were sent legal moves");
                     assert!(own.lost.is_empty() && spectators.lost.is_empty());
                     assert!(own.exploded.is_empty() && other.exploded.is_empty() && spectators.exploded.is_empty());
                     // Lost squares: only the receiver's own pieces, only where it no longer sees.

@@ -152,6 +152,9 @@ pub fn state(state: &GameState) -> Value {
         frame.insert("gone".into(), color_value(state.gone));
         frame.insert("claim_in_ms".into(), state.claim_in_ms.into());
     }
+    if !state.legal.is_empty() {
+        frame.insert("legal".into(), state.legal.clone().into());
+    }
     Value::Object(frame)
 }
 
@@ -197,6 +200,9 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
             if !m.lost.is_empty() {
                 object.insert("lost".into(), m.lost.clone().into());
             }
+            if !m.legal.is_empty() {
+                object.insert("legal".into(), m.legal.clone().into());
+            }
             frame
         }
         Kind::End(end) => json!({
@@ -217,10 +223,16 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
                 "action": action, "by": color_value(offer.by),
             })
         }
-        Kind::Seat(seat) => json!({
-            "t": "seated", "game": game, "v": version, "color": color_value(seat.color),
-            "player": player_value(seat.player.as_ref()),
-        }),
+        Kind::Seat(seat) => {
+            let mut frame = json!({
+                "t": "seated", "game": game, "v": version, "color": color_value(seat.color),
+                "player": player_value(seat.player.as_ref()),
+            });
+            if !seat.legal.is_empty() {
+                frame.as_object_mut().expect("an object").insert("legal".into(), seat.legal.clone().into());
+            }
+            frame
+        }
         Kind::Presence(presence) => {
             // Told to the other seat only: it is the one who may claim.
             let other = match Color::try_from(presence.color) {
