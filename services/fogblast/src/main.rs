@@ -14,6 +14,7 @@ mod gateway;
 mod loadtest;
 mod matchmaker;
 mod matchmaker_bench;
+mod migrate;
 mod perft;
 mod rating;
 mod rating_bench;
@@ -55,6 +56,8 @@ enum Command {
     Matchmaker(matchmaker::MatchmakerArgs),
     /// Measure one pairing wave over many waiting seekers on Redis; checks nobody was paired twice or left out.
     MatchmakerBench(matchmaker_bench::MatchmakerBenchArgs),
+    /// Bring the archive database's schema up to date and exit (what the rating service also does when it starts).
+    Migrate(migrate::MigrateArgs),
     /// Measure the rating service on Postgres and NATS: finished games applied per second.
     RatingBench(rating_bench::RatingBenchArgs),
     /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Command::RatingBench(args) => rating_bench::run(&args),
         Command::Matchmaker(args) => matchmaker::run(args),
         Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
+        Command::Migrate(args) => migrate::run(args),
         Command::Loadtest(args) => loadtest::run(&args),
     };
     match result {
