@@ -1,13 +1,14 @@
 //! The gateway's HTTP routes: the WebSocket upgrade at `/ws`, health and
 //! readiness, metrics, a spectator's view of a game at `/api/games/{id}`,
-//! and the pages a browser opens (`/` and invite links `/g/{code}`).
+//! and the web client a browser opens (`/`, invite links `/g/{code}` and
+//! its files under `/assets/`, see `web.rs`).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Path, State, WebSocketUpgrade};
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use fogblast_proto::error::{ErrorCode, ServiceError};
@@ -15,6 +16,11 @@ use fogblast_proto::game::GetStateRequest;
 use fogblast_proto::ids::GameId;
 
 use crate::{archive_api, frames, session, Gateway};
+
+// The web client lives beside this file; it is declared here so that the
+// HTTP layer alone owns it.
+#[path = "web.rs"]
+mod web;
 
 /// Bytes read from a client socket at a time.
 const READ_BUFFER: usize = 8 * 1024;
@@ -30,8 +36,7 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/api/players/{id}", get(archive_api::profile))
         .route("/api/players/{id}/games", get(archive_api::player_games))
         .route("/api/leaderboard/{variant}", get(archive_api::leaderboard))
-        .route("/", get(page))
-        .route("/g/{code}", get(page))
+        .merge(web::routes())
         .with_state(gateway)
 }
 
@@ -120,13 +125,3 @@ async fn game(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Re
         Err(error) => error_response(&error),
     }
 }
-
-async fn page() -> Html<&'static str> {
-    Html(PAGE)
-}
-
-const PAGE: &str = r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Fogblast</title></head>
-<body><h1>Fogblast</h1><p>This is a Fogblast gateway. Clients connect to <code>/ws</code>
-and speak the protocol in <code>docs/protocol.md</code>.</p></body></html>
-"#;

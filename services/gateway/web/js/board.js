@@ -1,0 +1,444 @@
+// The board: 64 `.square` elements in a grid, each holding at most one
+// `.piece`. It draws a position with its fog, last move, check, legal-move
+// hints and lost-piece flags, and turns drags, clicks, taps and keys into
+// moves. Squares are found under the pointer with elementFromPoint, never
+// by coordinate math, so the tilted 3D board works the same as the flat one.
+
+import { pieceSvg } from '../art/pieces.js';
+import { sq, name, fileOf, rankOf, play } from './chess.js';
+
+const DRAG_THRESHOLD = 5;
+
+export class Board {
+  /**
+   * @param {HTMLElement} container  receives the board and its promotion picker
+   * @param {object} opts
+   * @param {(uci: string) => void} opts.onMove
+   * @param {(message: string) => void} opts.onIllegal
+   * @param {(event: KeyboardEvent) => boolean} [opts.onKey]  first look at keys; true when handled
+   */
+  constructor(container, opts) {
+    this.opts = opts;
+    this.container = container;
+    this.el = document.createElement('div');
+    this.el.className = 'board';
+    this.el.dataset.testid = 'board';
+    this.el.tabIndex = 0;
+    this.el.setAttribute('role', 'grid');
+    this.el.setAttribute('aria-label', 'Chess board: arrow keys move the cursor, Enter or Space picks up and drops a piece');
+    this.picker = document.createElement('div');
+    this.picker.className = 'promotion';
+    this.picker.dataset.testid = 'promotion';
+    this.picker.hidden = true;
+    this.picker.setAttribute('role', 'dialog');
+    this.picker.setAttribute('aria-label', 'Promote to');
+    container.append(this.el, this.picker);
+
+    this.orientation = 'white';
+    this.mode = '2d';
+    this.theme = 'felt';
+    this.view = { board: new Array(64).fill(null), fog: null, last: null, check: -1, lost: new Set(), movable: null, legal: null, variant: 'standard', turn: 'w' };
+    this.selected = -1;
+    this.cursor = sq('e2');
+    this.pending = null;
+    this.drag = null;
+    this.squares = [];
+    this.build();
+    this.bind();
+  }
+
+  /** Square elements by index (a1 = 0). */
+  square(i) { return this.squares[i]; }
+
+  build() {
+    this.el.textContent = '';
+    this.el.dataset.orientation = this.orientation;
+    this.el.dataset.mode = this.mode;
+    this.squares = new Array(64);
+    const white = this.orientation === 'white';
+    for (let row = 0; row < 8; row++) {
+      for (let col = 0; col < 8; col++) {
+        const rank = white ? 7 - row : row;
+        const file = white ? col : 7 - col;
+        const i = rank * 8 + file;
+        const el = document.createElement('div');
+        el.className = `square ${(rank + file) % 2 === 0 ? 'dark' : 'light'}`;
+        el.dataset.square = name(i);
+        el.setAttribute('role', 'gridcell');
+        if (row === 7) el.append(coord('coord coord-file', 'abcdefgh'[file]));
+        if (col === 0) el.append(coord('coord coord-rank', String(rank + 1)));
+        this.squares[i] = el;
+        this.el.append(el);
+      }
+    }
+    this.drawn = new Array(64).fill('');
+    this.render();
+  }
+
+  setOrientation(orientation) {
+    if (orientation === this.orientation) return;
+    this.orientation = orientation;
+    this.build();
+  }
+
+  setLook(mode, theme) {
+    const changed = mode !== this.mode || theme !== this.theme;
+    this.mode = mode;
+    this.theme = theme;
+    this.el.dataset.mode = mode;
+    if (changed) {
+      this.drawn.fill('');
+      this.render();
+    }
+  }
+
+  /**
+   * Shows a position. `view`: {board, fog: Set of fogged square names or null,
+   * last: [from, to] names or null, check: index or -1, lost: Set of names,
+   * movable: 'w'|'b'|null (whose pieces the user may move), legal: array of
+   * UCI or null (no hints), variant, turn}.
+   */
+  show(view) {
+    this.view = { ...this.view, ...view };
+    this.pending = null;
+    if (this.selected >= 0 && !this.canPick(this.selected)) this.selected = -1;
+    this.render();
+  }
+
+  svg(color, role) {
+    // Not cached: every drawing has gradient ids of its own.
+    try { return pieceSvg(this.theme, color, role, this.mode === '3d' ? '3d' : '2d'); } catch { return ''; }
+  }
+
+  render() {
+    const v = this.view;
+    const board = this.pending ? this.pending.board : v.board;
+    const targets = this.targetsOf(this.selected);
+    const last = this.pending ? this.pending.last : v.last;
+    for (let i = 0; i < 64; i++) {
+      const el = this.squares[i];
+      const n = name(i);
+      const fogged = !!(v.fog && v.fog.has(n));
+      const p = fogged ? null : board[i];
+      el.classList.toggle('fog', fogged);
+      el.classList.toggle('last-move', !!(last && (last[0] === n || last[1] === n)));
+      el.classList.toggle('selected', i === this.selected);
+      el.classList.toggle('hint', targets.has(i));
+      el.classList.toggle('hint-capture', targets.has(i) && !!p);
+      el.classList.toggle('check', i === v.check && !this.pending);
+      el.classList.toggle('cursor', i === this.cursor);
+      el.classList.toggle('movable', !!(p && v.movable && p.c === v.movable));
+      const key = p ? p.c + p.r : '';
+      if (this.drawn[i] !== key) {
+        this.drawn[i] = key;
+        const old = el.querySelector('.piece');
+        if (old) old.remove();
+        if (p) {
+          const piece = document.createElement('div');
+          piece.className = 'piece';
+          piece.dataset.color = p.c;
+          piece.dataset.role = p.r;
+          piece.innerHTML = this.svg(p.c, p.r);
+          el.append(piece);
+        }
+      }
+      const flagged = v.lost.has(n);
+      const flag = el.querySelector('.lost-flag');
+      if (flagged && !flag) {
+        const f = document.createElement('div');
+        f.className = 'lost-flag';
+        f.title = 'You lost a piece here';
+        el.append(f);
+      } else if (!flagged && flag) {
+        flag.remove();
+      }
+      el.setAttribute('aria-label', describeSquare(n, p, fogged));
+    }
+  }
+
+  // --- moving ---------------------------------------------------------
+
+  canPick(i) {
+    const p = this.view.board[i];
+    return !!(p && this.view.movable && p.c === this.view.movable && !this.pending && !(this.view.fog && this.view.fog.has(name(i))));
+  }
+
+  /** The squares a selected piece may go to: from the server's legal moves, or none known. */
+  targetsOf(i) {
+    const out = new Set();
+    if (i < 0 || !this.view.legal) return out;
+    const from = name(i);
+    for (const m of this.view.legal) if (m.startsWith(from)) out.add(sq(m.slice(2, 4)));
+    return out;
+  }
+
+  select(i) {
+    this.selected = i;
+    this.render();
+  }
+
+  /** Picks the move from `from` to `to` (indices), asking for a promotion piece when needed. */
+  async attempt(from, to) {
+    const piece = this.view.board[from];
+    const legal = this.view.legal;
+    this.selected = -1;
+    if (!piece || from === to) { this.render(); return; }
+    let uci = name(from) + name(to);
+    if (legal && legal.length) {
+      let candidates = legal.filter((m) => m.slice(0, 4) === uci);
+      if (!candidates.length && piece.r === 'k') candidates = castleAlternatives(legal, from, to, this.view.board);
+      if (!candidates.length) {
+        this.render();
+        this.opts.onIllegal(`${name(from)}–${name(to)} is not a legal move`);
+        return;
+      }
+      uci = candidates[0].slice(0, 4);
+      if (candidates.some((m) => m.length === 5)) {
+        const role = await this.askPromotion(piece.c);
+        if (!role) { this.render(); return; }
+        uci += role;
+      }
+    } else if (piece.r === 'p' && rankOf(to) === (piece.c === 'w' ? 7 : 0)) {
+      const role = await this.askPromotion(piece.c);
+      if (!role) { this.render(); return; }
+      uci += role;
+    }
+    // Shown at once; the server's answer confirms it or puts the piece back.
+    const position = { board: this.view.board, turn: piece.c, castling: '-', ep: '-', half: 0, full: 1 };
+    const variant = this.view.variant === 'atomic' ? 'standard' : this.view.variant;
+    const after = play(position, uci, variant).position;
+    this.pending = { board: after.board, last: [uci.slice(0, 2), uci.slice(2, 4)] };
+    this.render();
+    this.opts.onMove(uci);
+  }
+
+  /** Puts back a move the server refused. */
+  cancelPending() {
+    this.pending = null;
+    this.render();
+  }
+
+  askPromotion(color) {
+    return new Promise((resolve) => {
+      this.picker.textContent = '';
+      const close = (role) => {
+        this.picker.hidden = true;
+        this.picker.textContent = '';
+        document.removeEventListener('keydown', onKey, true);
+        this.el.focus({ preventScroll: true });
+        resolve(role);
+      };
+      const onKey = (e) => {
+        if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); close(null); }
+      };
+      const label = { q: 'Queen', r: 'Rook', b: 'Bishop', n: 'Knight' };
+      for (const role of ['q', 'r', 'b', 'n']) {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.dataset.role = role;
+        b.title = label[role];
+        b.setAttribute('aria-label', `Promote to ${label[role].toLowerCase()}`);
+        b.innerHTML = this.svg(color, role);
+        b.addEventListener('click', () => close(role));
+        this.picker.append(b);
+      }
+      const cancel = document.createElement('button');
+      cancel.type = 'button';
+      cancel.className = 'promotion-cancel';
+      cancel.textContent = '✕';
+      cancel.setAttribute('aria-label', 'Cancel the move');
+      cancel.addEventListener('click', () => close(null));
+      this.picker.append(cancel);
+      this.picker.hidden = false;
+      document.addEventListener('keydown', onKey, true);
+      this.picker.querySelector('button').focus();
+    });
+  }
+
+  // --- input ----------------------------------------------------------
+
+  squareAt(x, y) {
+    const hit = document.elementFromPoint(x, y);
+    const el = hit && hit.closest('.square');
+    return el && this.el.contains(el) ? sq(el.dataset.square) : -1;
+  }
+
+  /** A click, tap or Enter on square `i`. */
+  activate(i) {
+    if (this.pending || !this.view.movable) return;
+    if (this.selected >= 0 && this.selected !== i) {
+      const targets = this.targetsOf(this.selected);
+      const own = this.canPick(i);
+      if (targets.has(i) || (!own && !this.view.legal)) { this.attempt(this.selected, i); return; }
+      if (!own) {
+        if (this.view.legal) this.opts.onIllegal(`${name(this.selected)}–${name(i)} is not a legal move`);
+        this.select(-1);
+        return;
+      }
+    }
+    if (this.selected === i) { this.select(-1); return; }
+    if (this.canPick(i)) this.select(i);
+  }
+
+  bind() {
+    const el = this.el;
+    el.addEventListener('pointerdown', (e) => {
+      if (e.button !== 0 && e.pointerType === 'mouse') return;
+      const hit = e.target.closest('.square');
+      if (!hit) return;
+      const i = sq(hit.dataset.square);
+      this.cursor = i;
+      if (this.pending || !this.view.movable) { this.render(); return; }
+      const wasSelected = this.selected === i;
+      const targets = this.targetsOf(this.selected);
+      if (this.selected >= 0 && !wasSelected && (targets.has(i) || (!this.canPick(i) && !this.view.legal))) {
+        this.attempt(this.selected, i);
+        e.preventDefault();
+        return;
+      }
+      if (this.canPick(i)) {
+        e.preventDefault();
+        el.focus({ preventScroll: true });
+        this.selected = i;
+        this.render();
+        this.drag = { from: i, id: e.pointerId, x: e.clientX, y: e.clientY, moving: false, wasSelected, ghost: null };
+        try { el.setPointerCapture(e.pointerId); } catch { /* synthetic events */ }
+      } else {
+        this.activate(i);
+      }
+    });
+    el.addEventListener('pointermove', (e) => {
+      const d = this.drag;
+      if (!d || d.id !== e.pointerId) return;
+      if (!d.moving && Math.hypot(e.clientX - d.x, e.clientY - d.y) > DRAG_THRESHOLD) {
+        d.moving = true;
+        const source = this.squares[d.from];
+        const rect = source.getBoundingClientRect();
+        const ghost = document.createElement('div');
+        ghost.className = `piece drag-ghost ${this.mode === '3d' ? 'ghost-3d' : ''}`;
+        ghost.innerHTML = this.svg(this.view.board[d.from].c, this.view.board[d.from].r);
+        ghost.style.width = `${rect.width}px`;
+        ghost.style.height = `${rect.width}px`;
+        document.body.append(ghost);
+        d.ghost = ghost;
+        d.size = rect.width;
+        source.classList.add('drag-source');
+      }
+      if (d.moving) {
+        d.ghost.style.transform = `translate(${e.clientX - d.size / 2}px, ${e.clientY - d.size / 2}px)`;
+        const over = this.squareAt(e.clientX, e.clientY);
+        for (const s of this.el.querySelectorAll('.drag-over')) s.classList.remove('drag-over');
+        if (over >= 0) this.squares[over].classList.add('drag-over');
+      }
+    });
+    const finish = (e, cancelled) => {
+      const d = this.drag;
+      if (!d || d.id !== e.pointerId) return;
+      this.drag = null;
+      if (d.ghost) d.ghost.remove();
+      this.squares[d.from].classList.remove('drag-source');
+      for (const s of this.el.querySelectorAll('.drag-over')) s.classList.remove('drag-over');
+      if (cancelled) { this.select(-1); return; }
+      if (d.moving) {
+        const to = this.squareAt(e.clientX, e.clientY);
+        if (to >= 0 && to !== d.from) this.attempt(d.from, to);
+        else this.render();
+      } else if (d.wasSelected) {
+        this.select(-1);
+      }
+    };
+    el.addEventListener('pointerup', (e) => finish(e, false));
+    el.addEventListener('pointercancel', (e) => finish(e, true));
+    el.addEventListener('lostpointercapture', (e) => { if (this.drag && this.drag.id === e.pointerId && !this.drag.moving) this.drag = null; });
+    el.addEventListener('contextmenu', (e) => { if (this.drag) e.preventDefault(); });
+    el.addEventListener('keydown', (e) => this.key(e));
+  }
+
+  key(e) {
+    if (this.opts.onKey && this.opts.onKey(e)) { e.preventDefault(); return; }
+    const white = this.orientation === 'white';
+    const moves = {
+      ArrowUp: [0, white ? 1 : -1], ArrowDown: [0, white ? -1 : 1],
+      ArrowLeft: [white ? -1 : 1, 0], ArrowRight: [white ? 1 : -1, 0],
+    };
+    if (moves[e.key]) {
+      const [df, dr] = moves[e.key];
+      const f = Math.min(7, Math.max(0, fileOf(this.cursor) + df));
+      const r = Math.min(7, Math.max(0, rankOf(this.cursor) + dr));
+      this.cursor = r * 8 + f;
+      e.preventDefault();
+      this.render();
+      this.squares[this.cursor].scrollIntoView?.({ block: 'nearest', inline: 'nearest' });
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      this.activate(this.cursor);
+    } else if (e.key === 'Escape') {
+      this.select(-1);
+    }
+  }
+
+  /** Puts the keyboard cursor on a sensible square: a piece of the side that may move. */
+  placeCursor() {
+    const mine = this.view.movable;
+    if (mine) {
+      const king = this.view.board.findIndex((p) => p && p.c === mine && p.r === 'k');
+      if (king >= 0) { this.cursor = king; this.render(); }
+    }
+  }
+
+  /** Fire and smoke over the squares an explosion cleared. */
+  explode(squares) {
+    if (!squares || !squares.length) return;
+    const center = squares[0];
+    for (const n of squares) {
+      const el = this.squares[sq(n)];
+      if (!el) continue;
+      const boom = document.createElement('div');
+      boom.className = `explosion${n === center ? ' explosion-center' : ''}`;
+      for (let k = 0; k < 8; k++) {
+        const spark = document.createElement('span');
+        spark.style.setProperty('--angle', `${k * 45 + Math.round(Math.random() * 30)}deg`);
+        boom.append(spark);
+      }
+      el.append(boom);
+      setTimeout(() => boom.remove(), 1000);
+    }
+    this.el.classList.remove('shake');
+    void this.el.offsetWidth;
+    this.el.classList.add('shake');
+    setTimeout(() => this.el.classList.remove('shake'), 500);
+  }
+}
+
+function coord(className, text) {
+  const s = document.createElement('span');
+  s.className = className;
+  s.textContent = text;
+  s.setAttribute('aria-hidden', 'true');
+  return s;
+}
+
+const ROLE_NAMES = { p: 'pawn', n: 'knight', b: 'bishop', r: 'rook', q: 'queen', k: 'king' };
+
+function describeSquare(n, p, fogged) {
+  if (fogged) return `${n}, fog`;
+  if (!p) return n;
+  return `${n}, ${p.c === 'w' ? 'white' : 'black'} ${ROLE_NAMES[p.r]}`;
+}
+
+/** The legal castling move meant by a king dropped on its own rook, or two squares over. */
+function castleAlternatives(legal, from, to, board) {
+  if (rankOf(from) !== rankOf(to)) return [];
+  const kingside = fileOf(to) > fileOf(from);
+  const target = board[to];
+  const king = board[from];
+  const ontoRook = target && king && target.c === king.c && target.r === 'r';
+  if (!ontoRook && Math.abs(fileOf(to) - fileOf(from)) < 2) return [];
+  return legal.filter((m) => {
+    if (m.slice(0, 2) !== name(from)) return false;
+    const t = sq(m.slice(2, 4));
+    if (rankOf(t) !== rankOf(from) || (fileOf(t) > fileOf(from)) !== kingside) return false;
+    const onto = board[t];
+    return Math.abs(fileOf(t) - fileOf(from)) >= 2 || (onto && onto.c === king.c && onto.r === 'r');
+  });
+}
