@@ -56,6 +56,8 @@ pub struct Names {
     pub redis_prefix: String,
     pub stream: String,
     pub subject_prefix: String,
+    /// More environment for every process of the cluster (e.g. `OTEL_*`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Names {
@@ -66,6 +68,7 @@ impl Names {
             redis_prefix: format!("{base}:"),
             stream: base.to_ascii_uppercase().replace('-', "_"),
             subject_prefix: format!("{base}."),
+            env: Vec::new(),
         }
     }
 }
@@ -96,6 +99,8 @@ impl Proc {
             ("FOGBLAST_NATS_STREAM", names.stream.clone()),
             ("FOGBLAST_NATS_SUBJECT_PREFIX", names.subject_prefix.clone()),
         ];
+        let mut env = env.to_vec();
+        env.extend(names.env.iter().map(|(k, v)| (k.as_str(), v.clone())));
         Proc::start_with_env(name, args, &env, marker, key, ready)
     }
 
@@ -285,7 +290,13 @@ impl Cluster {
     }
 
     pub fn start_with_engines(test: &str, engines: usize, shards: usize, gateways: usize) -> Cluster {
-        let names = Names::new(test);
+        Cluster::start_with_env(test, &[], engines, shards, gateways)
+    }
+
+    /// Like `start_with_engines`, every process also getting `env`.
+    pub fn start_with_env(test: &str, env: &[(&str, &str)], engines: usize, shards: usize, gateways: usize) -> Cluster {
+        let mut names = Names::new(test);
+        names.env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let secret = format!("e2e-secret-{:016x}", rand::random::<u64>());
         let mut cluster = Cluster { names, secret, engines: Vec::new(), shards: Vec::new(), gateways: Vec::new() };
         for i in 0..engines {

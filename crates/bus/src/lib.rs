@@ -8,7 +8,10 @@
 //!   whoever is subscribed now.
 //!
 //! [`NatsBus`] runs on NATS JetStream; [`MemoryBus`] does the same in one
-//! process for `fogblast up`. Headers carry trace context across services.
+//! process for `fogblast up`. Headers carry trace context across services:
+//! both adapters add the publisher's `traceparent` when traces are exported
+//! (see `fogblast_telemetry`), and consumers continue the trace with
+//! `fogblast_telemetry::follow_headers`.
 
 use std::time::Duration;
 

@@ -91,8 +91,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The caller's headers as they travel: without `Nats-Msg-Id`, and with the
+/// publisher's trace context, as on NATS.
 fn without_msg_id(headers: Headers) -> Headers {
-    headers.into_iter().filter(|(name, _)| name != MSG_ID_HEADER).collect()
+    let mut headers: Headers = headers.into_iter().filter(|(name, _)| name != MSG_ID_HEADER).collect();
+    fogblast_telemetry::inject_headers(&mut headers);
+    headers
 }
 
 impl MemoryBus {

@@ -138,6 +138,8 @@ impl EventBus for NatsBus {
         if message_id.is_empty() {
             return Err(BusError("a durable message needs a message id".into()));
         }
+        let mut headers = headers;
+        fogblast_telemetry::inject_headers(&mut headers);
         let publish = PublishMessage::build().payload(payload).headers(to_header_map(&headers)?).message_id(message_id);
         let context = format!("publishing {subject}");
         let ack = self
@@ -186,7 +188,8 @@ impl EventBus for NatsBus {
         Ok(deliveries.boxed())
     }
 
-    async fn publish(&self, subject: &str, headers: Headers, payload: Bytes) -> Result<(), BusError> {
+    async fn publish(&self, subject: &str, mut headers: Headers, payload: Bytes) -> Result<(), BusError> {
+        fogblast_telemetry::inject_headers(&mut headers);
         self.client
             .publish_with_headers(self.wire_subject(subject), to_header_map(&headers)?, payload)
             .await

@@ -82,6 +82,7 @@ pub async fn run(
     };
     let service = EngineService::new(pool.submitter(), metrics.clone(), config.queue);
     let server = Server::builder()
+        .layer(fogblast_telemetry::GrpcTraceLayer)
         .add_service(EngineServer::new(service))
         // Without NODELAY a small reply can wait for the peer's delayed ACK.
         .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal);

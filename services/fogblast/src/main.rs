@@ -67,7 +67,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
+    // Logs and traces name the service after its command: `fogblast-game`.
+    signals::set_service(matches.subcommand_name().unwrap_or("fogblast"));
     let result = match cli.command {
         Command::Up(args) => up::run(args),
         Command::Perft(args) => perft::run(&args),
@@ -86,6 +89,8 @@ fn main() -> ExitCode {
         Command::Migrate(args) => migrate::run(args),
         Command::Loadtest(args) => loadtest::run(&args),
     };
+    // Export the spans still buffered before the process goes.
+    fogblast_telemetry::shutdown();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`fogblast perft ... | head`): nothing to report.

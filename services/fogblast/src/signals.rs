@@ -1,14 +1,19 @@
 //! What every long-running `fogblast` command shares: log output, and the
 //! signals that start a graceful shutdown.
 
-use std::io::IsTerminal;
+use std::sync::OnceLock;
 
+static SERVICE: OnceLock<String> = OnceLock::new();
+
+/// Names the service for logs and traces (`fogblast-<command>`).
+pub fn set_service(command: &str) {
+    let _ = SERVICE.set(format!("fogblast-{command}"));
+}
+
+/// Log lines at INFO and above, and OpenTelemetry trace export when
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` is set; see docs/observability.md.
 pub fn init_logging() {
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::INFO)
-        .with_target(false)
-        .with_ansi(std::io::stdout().is_terminal())
-        .init();
+    fogblast_telemetry::init(SERVICE.get().map_or("fogblast", String::as_str));
 }
 
 /// Completes on the first SIGINT or SIGTERM.

@@ -32,6 +32,7 @@ pub mod commands;
 mod computer;
 mod config;
 pub mod create;
+pub mod engine_view;
 mod metrics;
 mod ownership;
 mod publisher;
@@ -132,6 +133,7 @@ pub async fn run_with_drills(
     };
     info!(shard = %shard_id, grpc = %grpc_addr, advertise = %advertise, metrics = %metrics_addr, "game shard listening");
     let served = Server::builder()
+        .layer(fogblast_telemetry::GrpcTraceLayer)
         .add_service(GameServer::new(service::GameService::new(shard)))
         // Small frames both ways: without NODELAY a reply can wait for the
         // peer's delayed ACK (tens of milliseconds).

@@ -114,7 +114,9 @@ impl Game for GameService {
 
     async fn make_move(&self, request: Request<MakeMoveRequest>) -> Result<Response<CommandResponse>, Status> {
         let request = request.into_inner();
-        self.timed("make_move", async {
+        // The move itself stays out: in fog of war it is hidden from the opponent.
+        let span = tracing::info_span!("game.make_move", game = %request.game_id, ply = request.ply);
+        let call = self.timed("make_move", async {
             if request.uci.len() > MAX_UCI_LEN {
                 return Err(bad(format!("{:?} is not a UCI move", request.uci)));
             }
@@ -125,8 +127,8 @@ impl Game for GameService {
                 lag_ms: request.lag_ms,
             };
             self.command(&request.game_id, command).await
-        })
-        .await
+        });
+        tracing::Instrument::instrument(call, span).await
     }
 
     async fn resign(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {

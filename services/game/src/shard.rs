@@ -441,10 +441,16 @@ impl Shard {
             return;
         }
         let shard = self.clone();
-        tokio::spawn(async move {
-            shard.think(&game).await;
-            shard.thinking.lock().expect("thinking lock").remove(&game);
-        });
+        // A child of whatever set it off (the opponent's move), so the
+        // engine's work joins that move's trace.
+        let span = tracing::info_span!("game.think", game = %game, variant = tracing::field::Empty);
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                shard.think(&game).await;
+                shard.thinking.lock().expect("thinking lock").remove(&game);
+            },
+            span,
+        ));
     }
 
     async fn think(self: &Arc<Self>, game: &GameId) {
@@ -456,6 +462,7 @@ impl Shard {
                 return;
             }
             let Ok(now) = self.store.now_ms().await else { return };
+            tracing::Span::current().record("variant", live.variant().name());
             match self.engines.best_move(&live, now).await {
                 Ok(uci) => {
                     let ply = live.ply() as u32;
@@ -478,12 +485,16 @@ impl Shard {
             return;
         }
         let shard = self.clone();
-        tokio::spawn(async move {
-            if let Err(error) = crate::publisher::publish(&shard, &game).await {
-                warn!(game = %game, %error, "finished game not published yet; the sweep will retry");
-            }
-            shard.publishing.lock().expect("publishing lock").remove(&game);
-        });
+        let span = tracing::info_span!("game.publish_finished", game = %game, otel.kind = "producer");
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                if let Err(error) = crate::publisher::publish(&shard, &game).await {
+                    warn!(game = %game, %error, "finished game not published yet; the sweep will retry");
+                }
+                shard.publishing.lock().expect("publishing lock").remove(&game);
+            },
+            span,
+        ));
     }
 
     /// One pass over the deadlines and the outbox: handles the due games

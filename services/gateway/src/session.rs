@@ -237,12 +237,14 @@ impl Session {
                     ply: m.ply,
                     lag_ms: self.conn.lag_ms.load(Ordering::Relaxed).min(u64::from(u32::MAX)) as u32,
                 };
-                router
-                    .call(Some(&game), |mut client| {
-                        let request = request.clone();
-                        async move { client.make_move(request).await }
-                    })
-                    .await?;
+                // The move's trace starts here; the move itself stays out
+                // (in fog of war it is hidden from the opponent).
+                let span = tracing::info_span!("gateway.move", game = %game, ply = m.ply);
+                let call = router.call(Some(&game), |mut client| {
+                    let request = fogblast_telemetry::traced(request.clone());
+                    async move { client.make_move(request).await }
+                });
+                tracing::Instrument::instrument(call, span).await?;
                 Ok(())
             }
             ClientMessage::Resign(r) => self.command(&r.game, |mut c, req| async move { c.resign(req).await }).await,

@@ -81,6 +81,7 @@ pub async fn run(
     }));
     info!(replica = %matchmaker.replica(), grpc = %grpc_addr, metrics = %metrics_addr, "matchmaker listening");
     let served = Server::builder()
+        .layer(fogblast_telemetry::GrpcTraceLayer)
         .add_service(MatchmakerServer::new(service::MatchmakerService::new(matchmaker.clone())))
         .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), shutdown)
         .await;

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use prost::Message;
 use serde_json::json;
 use tokio::sync::watch;
-use tracing::{debug, info, warn};
+use tracing::{debug, info, warn, Instrument};
 
 use crate::archive::{variant_name, Applied, Archive, Change};
 use crate::metrics::Metrics;
@@ -52,7 +52,19 @@ pub async fn run(
             let (archive, bus, metrics) = (&archive, bus.as_ref(), metrics.as_ref());
             async move {
                 match next {
-                    Ok(delivery) => handle(archive, bus, metrics, delivery.as_ref()).await,
+                    Ok(delivery) => {
+                        // The publisher's trace goes on here (see fogblast_telemetry).
+                        let message = delivery.message();
+                        let span = tracing::info_span!(
+                            "rating.apply",
+                            otel.kind = "consumer",
+                            subject = %message.subject,
+                            redeliveries = delivery.redeliveries(),
+                            game = tracing::field::Empty,
+                        );
+                        fogblast_telemetry::follow_headers(&span, &message.headers);
+                        handle(archive, bus, metrics, delivery.as_ref()).instrument(span).await
+                    }
                     Err(error) => warn!(%error, "finished-games stream"),
                 }
             }
@@ -78,6 +90,7 @@ async fn handle(archive: &Archive, bus: &dyn EventBus, metrics: &Metrics, delive
             return;
         }
     };
+    tracing::Span::current().record("game", game.game_id.as_str());
     let mut attempt = 0;
     let applied = loop {
         match archive.apply(&game, now_ms()).await {

@@ -69,6 +69,7 @@ pub async fn run(
     }));
     info!(grpc = %addr, metrics = %metrics_addr, consumer = %config.consumer, "rating service listening");
     let served = Server::builder()
+        .layer(fogblast_telemetry::GrpcTraceLayer)
         .add_service(RatingServer::new(service::RatingService::new(archive)))
         .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), shutdown)
         .await;
