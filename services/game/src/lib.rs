@@ -32,7 +32,6 @@ pub mod commands;
 mod computer;
 mod config;
 pub mod create;
-pub mod engine_view;
 mod metrics;
 mod ownership;
 mod publisher;
