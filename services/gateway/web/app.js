@@ -392,14 +392,13 @@ function openGame(id, { hotseat = false } = {}) {
   setUrlForGame(id);
   stopLobby();
   showScreen('game');
+  // A state that came with create or join shows the board at once; events
+  // after it may have gone by unseen, so a fresh one is asked for anyway.
   const cached = app.states.get(id);
-  if (cached) {
-    app.states.delete(id);
-    onState(app.conn, cached);
-  } else {
-    render();
-    follow(app.conn, id);
-  }
+  app.states.clear();
+  if (cached) onState(app.conn, cached);
+  else render();
+  follow(app.conn, id);
   if (hotseat) {
     if (!app.guest) {
       app.guest = makeConnection('guest', store.KEYS.guestToken);
@@ -412,11 +411,7 @@ function openGame(id, { hotseat = false } = {}) {
 
 /** A rematch (or any new game of the same players) replaces the one on screen. */
 function switchGame(id) {
-  const hotseat = app.hotseat;
-  const cached = app.states.get(id);
-  openGame(id, { hotseat });
-  if (cached) return;
-  if (hotseat && app.guest && app.guest.ready) follow(app.guest, id);
+  openGame(id, { hotseat: app.hotseat });
 }
 
 function gameVanished() {
@@ -1035,7 +1030,9 @@ function curtainUp(model) {
 }
 
 function statusText(model, myTurn) {
-  if (model.status === 'ended') return resultText(model);
+  if (model.status === 'ended') {
+    return model.moves.length ? 'Game over: step through it with ‹ › or the arrow keys.' : 'Game over.';
+  }
   if (model.status === 'waiting') {
     return isSeat(model) ? 'Waiting for an opponent to join: share the link or the code.' : 'Waiting for a second player.';
   }
@@ -1136,7 +1133,9 @@ function render() {
   const invite = $('invite');
   invite.hidden = !(model.status === 'waiting' && model.code && seat);
   if (!invite.hidden) {
-    $('invite-link').textContent = `${location.origin}${model.invite || `/g/${model.code}`}`;
+    const url = `${location.origin}${model.invite || `/g/${model.code}`}`;
+    $('invite-link').textContent = url;
+    $('invite-link').href = url;
     $('invite-code').textContent = model.code;
   }
 
