@@ -111,8 +111,16 @@ async function checkPage(player, opponent, game) {
     if (fog) assert.ok(!s.piece || s.piece[0] === me, `${player.name}'s page draws ${s.piece} on the fog square ${sq}`);
     assert.equal(fog, !visible.has(sq), `${player.name}'s page: ${sq} ${fog ? 'is fogged but visible' : 'is drawn clear but not visible'}`);
   }
-  // The move list does not name the opponent's moves.
-  const text = (await player.el('moves').textContent()) || '';
+  // The move list shows each of the opponent's moves as "a move was played"
+  // and does not name them.
+  const theirs = player.received.filter((f) => f.game === game && f.t === 'move' && f.uci === null).length;
+  let text = '';
+  for (let i = 0; i < 100; i++) {
+    text = (await player.el('moves').textContent()) || '';
+    if ((text.match(/a move was played/gi) || []).length === theirs) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal((text.match(/a move was played/gi) || []).length, theirs, `${player.name}'s move list: "${text}"`);
   const ownSans = new Set(player.received.filter((f) => f.game === game && f.t === 'move' && f.san).map((f) => f.san));
   for (const f of opponent.received) {
     if (f.game !== game || f.t !== 'move' || !f.san) continue;
