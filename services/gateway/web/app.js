@@ -144,12 +144,18 @@ function modelFromState(f, previous) {
     code: f.code || null, invite: f.invite || null,
     drawOffer: f.draw_offer || null, takebackOffer: f.takeback_offer || null, rematchOffer: f.rematch_offer || null,
     rematchGame: f.rematch_game || null,
-    gone: f.gone || null, claimAt: f.gone ? now + (f.claim_in_ms || 0) : 0,
+    // Coming back, a player may see itself as gone in the first state: only the opponent counts.
+    gone: f.gone && f.gone !== f.you ? f.gone : null, claimAt: f.gone ? now + (f.claim_in_ms || 0) : 0,
     legal: Array.isArray(f.legal) ? f.legal : null,
     last: lastOf(moves),
     lost: same ? previous.lost : loadLost(f.game, f.you),
     hiddenNews: false,
   };
+  if (moves.length && moves.every(Boolean) && sans.filter(Boolean).length < moves.length) {
+    // Every move is known (not fog of war): name them all.
+    const frames = replayFrames(model.initialFen, moves, model.variant);
+    for (let i = 0; i < moves.length; i++) if (!sans[i]) sans[i] = frames[i + 1].san;
+  }
   if (model.visible) for (const s of [...model.lost]) if (model.visible.has(s)) model.lost.delete(s);
   if (model.status === 'ended') model.lost.clear();
   return model;
