@@ -36,6 +36,7 @@ const app = {
   lobbyWanted: false,
   rating: null,        // {game, text} shown in rating-change
   profileCache: new Map(),
+  archiveDown: false,  // the gateway has no archive (503): ratings, leaderboard and history are off
 };
 
 // --- connections -----------------------------------------------------------
@@ -647,8 +648,11 @@ function renderLobby(open) {
   }
 }
 
+/** The archive's JSON, or null. A gateway without an archive answers 503: asked once, then left alone. */
 async function getJson(url) {
+  if (app.archiveDown) return null;
   const response = await fetch(url, { headers: { accept: 'application/json' } });
+  if (response.status === 503) app.archiveDown = true;
   if (!response.ok) return null;
   return response.json();
 }
@@ -684,6 +688,11 @@ async function loadProfile() {
   const history = $('history');
   try {
     const games = await getJson(`/api/players/${me}/games?page_size=10`);
+    if (app.archiveDown) {
+      profileEl.textContent = 'Ratings and finished games are not available on this server.';
+      history.textContent = '';
+      return;
+    }
     const profile = games && games.games && games.games.length ? await getJson(`/api/players/${me}`) : null;
     const ratings = (profile && profile.ratings) || [];
     profileEl.textContent = ratings.length
@@ -718,8 +727,8 @@ function renderHome() {
   $('resume-banner').hidden = !saved;
   subscribeLobby();
   renderSeek();
-  loadLeaderboard();
-  loadProfile();
+  // One after the other: a gateway without an archive is then asked once.
+  loadLeaderboard().then(loadProfile);
 }
 
 // --- game actions ----------------------------------------------------------
