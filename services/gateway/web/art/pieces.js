@@ -162,7 +162,7 @@ const MATERIALS = {
   },
   tidepool: {
     w: { fill: ['#fffaf4', '#fcd9c8', '#e59a86'], stroke: '#8c3f38', trim: ['#fff4ee', '#f7a593', '#c9584a'], detail: '#8c3f38', ridge: '#c76a5c' },
-    b: { fill: ['#2aa3a8', '#0f5f6e', '#03262f'], stroke: '#011418', trim: ['#ffb3a0', '#ff6f5b', '#b23a2a'], detail: '#ff8a73', ridge: '#7fe0da' },
+    b: { fill: ['#1f7f8f', '#0a4554', '#021a22'], stroke: '#010d11', trim: ['#ffb3a0', '#ff6f5b', '#b23a2a'], detail: '#ff8a73', ridge: '#7fe0da' },
     deco: 'sea',
   },
   chamber: {
