@@ -72,6 +72,8 @@ export class Board {
       }
     }
     this.drawn = new Array(64).fill('');
+    // A board drawn afresh shows its last move without a slide.
+    this.slid = this.view.last ? this.view.last.join('') : '';
     this.render();
   }
 
@@ -154,6 +156,24 @@ export class Board {
       }
       el.setAttribute('aria-label', describeSquare(n, p, fogged));
     }
+    this.slide(last);
+  }
+
+  /**
+   * Slides the piece of a new last move from its square to where it landed.
+   * Offsets are layout positions inside the board, so the slide follows the
+   * board's plane in 3D too; `translate` adds to the 3D pieces' own transform.
+   */
+  slide(last) {
+    const key = last ? last.join('') : '';
+    if (key === this.slid) return;
+    this.slid = key;
+    if (!last || this.dropped === key) { this.dropped = null; return; }
+    const from = this.squares[sq(last[0])], to = this.squares[sq(last[1])];
+    const piece = to && to.querySelector('.piece');
+    if (!from || !piece || !piece.animate) return;
+    const dx = from.offsetLeft - to.offsetLeft, dy = from.offsetTop - to.offsetTop;
+    piece.animate([{ translate: `${dx}px ${dy}px` }, { translate: '0 0' }], { duration: 180, easing: 'ease-out' });
   }
 
   // --- moving ---------------------------------------------------------
@@ -341,7 +361,10 @@ export class Board {
       if (cancelled) { this.select(-1); return; }
       if (d.moving) {
         const to = this.squareAt(e.clientX, e.clientY);
-        if (to >= 0 && to !== d.from) this.attempt(d.from, to);
+        if (to >= 0 && to !== d.from) {
+          this.dropped = name(d.from) + name(to);
+          this.attempt(d.from, to);
+        }
         else this.render();
       } else if (d.wasSelected) {
         this.select(-1);
