@@ -22,7 +22,7 @@ use tokio::time::{sleep_until, Instant};
 
 mod bot;
 mod cluster;
-mod http;
+pub(crate) mod http;
 mod stats;
 mod verify;
 
@@ -164,7 +164,7 @@ fn settings(args: &LoadtestArgs) -> anyhow::Result<Settings> {
     })
 }
 
-fn parse_think(text: &str) -> anyhow::Result<(u64, u64)> {
+pub(crate) fn parse_think(text: &str) -> anyhow::Result<(u64, u64)> {
     let parsed = match text.split_once('-') {
         Some((low, high)) => (low.trim().parse()?, high.trim().parse()?),
         None => {

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod backends;
 mod bench;
+mod chaos;
 mod engine_bench;
 mod engine_pool;
 mod game_bench;
@@ -64,6 +65,8 @@ enum Command {
     GameBench(game_bench::GameBenchArgs),
     /// Drive gateways with pairs of bots playing random moves: connections, moves/s, relay latency; verifies every game.
     Loadtest(loadtest::LoadtestArgs),
+    /// Run a whole cluster under bots while killing, restarting and pausing its processes; judges every game and fails if any promise broke.
+    Chaos(chaos::ChaosArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
         Command::Migrate(args) => migrate::run(args),
         Command::Loadtest(args) => loadtest::run(&args),
+        Command::Chaos(args) => chaos::run(&args),
     };
     // Export the spans still buffered before the process goes.
     fogblast_telemetry::shutdown();

@@ -1,0 +1,118 @@
+//! `fogblast chaos` at a reduced size: the whole cluster (2 gateways, 3
+//! game shards, 2 engine replicas, 2 matchmakers, the rating service) on
+//! the real Redis, NATS and Postgres, bots of every kind playing while a
+//! shard, a gateway, the rating service and an engine replica are killed
+//! and started again and a shard is paused past its lease. The command
+//! judges every game itself; this test runs it, checks that it passed,
+//! that every verdict line is there and passed, and that the run did real
+//! work under every fault.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fogblast");
+/// The run takes about a minute; this is the limit before it counts as hung.
+const LIMIT: Duration = Duration::from_secs(300);
+
+const PROMISES: [&str; 9] = [
+    "every game ended with a valid result",
+    "every acknowledged move is in the final record (0 lost)",
+    "no move applied twice",
+    "each rated game rated exactly once",
+    "clocks never wrong by more than the tolerance",
+    "no fog payload leaked a hidden square",
+    "the bots saw nothing else wrong",
+    "the paused shard was fenced",
+    "no process panicked or ended badly",
+];
+
+#[test]
+fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
+    let mut child = Command::new(BIN)
+        .args([
+            "chaos",
+            "--seekers=4",
+            "--creators=2",
+            "--fog-creators=2",
+            "--computer=2",
+            "--spectators=3",
+            "--fault-gap-s=5",
+            "--down-s=3",
+        ])
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fogblast chaos starts");
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for fogblast chaos") {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            // SIGTERM lets the scenario stop its cluster and clean up.
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            std::thread::sleep(Duration::from_secs(20));
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("fogblast chaos still running after {LIMIT:?}:\n{}", out.join().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    assert!(status.success(), "fogblast chaos failed ({status}):\n{stdout}\n{stderr}");
+
+    for promise in PROMISES {
+        let line =
+            stdout.lines().find(|l| l.contains(promise)).unwrap_or_else(|| panic!("no verdict line {promise:?}"));
+        assert!(line.trim_start().starts_with("PASS"), "{line}");
+    }
+    assert!(!stdout.contains("FAIL"), "{stdout}");
+    assert!(stdout.contains("chaos: every promise held"));
+
+    // Real work under every fault: a phase line each, with moves in it.
+    for phase in [
+        "before the faults",
+        "during kill -9 shard-",
+        "during kill -9 gateway-0",
+        "during kill -9 rating",
+        "during kill -9 engine-0",
+        "during SIGSTOP shard-",
+        "after SIGSTOP shard-",
+    ] {
+        let line =
+            stdout.lines().find(|l| l.trim_start().starts_with(phase)).unwrap_or_else(|| panic!("no phase {phase:?}"));
+        // The columns after the name: secs, moves, moves/s, p50, p99, max.
+        let columns: Vec<&str> = line.split_whitespace().collect();
+        let moves: u64 = columns[columns.len().saturating_sub(5)].parse().unwrap_or(0);
+        assert!(moves > 0, "no move acknowledged in the phase: {line}");
+    }
+    // The killed gateway's bots came back through the other one.
+    let events = stdout.lines().find(|l| l.starts_with("events:")).expect("an events line");
+    assert!(events.contains("reconnected to another gateway"), "{events}");
+    let acked = stdout.lines().find(|l| l.contains("acknowledged moves)")).expect("the lost-move line");
+    let count: u64 = acked.rsplit('(').next().and_then(|t| t.split_whitespace().next()?.parse().ok()).unwrap_or(0);
+    assert!(count >= 100, "too little play to judge: {acked}");
+    for kind in ["quick pairings", "invites", "against the computer", "fog of war", "rated"] {
+        let games = stdout.lines().find(|l| l.starts_with("games:")).expect("a games line");
+        let before = games.split(kind).next().unwrap_or("");
+        let n: u64 = before.rsplit(['(', ',', ';']).next().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
+        assert!(n > 0, "no {kind} game: {games}");
+    }
+}
