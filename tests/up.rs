@@ -1,6 +1,7 @@
 //! `fogblast up` on a fresh machine's terms: no Redis, NATS or Postgres,
 //! one process. A player plays the computer to the end over the WebSocket,
-//! and the finished game is in the archive as PGN.
+//! and the finished game is in the archive as PGN; two players are paired by
+//! the matchmaker and see open boards in the lobby.
 
 mod support;
 
@@ -35,6 +36,62 @@ async fn one_process_plays_the_computer_and_archives_the_game() {
     }
     let pgn = pgn.expect("the archive has the game");
     assert!(pgn.contains("[Result \"0-1\"]") && pgn.contains("1. Nf3"), "{pgn}");
+    up.terminate();
+    assert!(up.wait_exit(std::time::Duration::from_secs(15)).is_some_and(|s| s.success()), "{}", up.logs());
+}
+
+/// The matchmaker runs inside `fogblast up` on its in-process store: two
+/// seekers are paired into one game where both are seated, and a board
+/// for a human opponent shows in the lobby until it is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_process_pairs_seekers_and_lists_open_boards() {
+    let up = Proc::up("up-pairing");
+    let mut alice = Client::connect("alice", up.http).await;
+    let mut bob = Client::connect("bob", up.http).await;
+    let mut watcher = Client::connect("watcher", up.http).await;
+    alice.hello(None).await;
+    bob.hello(None).await;
+    watcher.hello(None).await;
+
+    watcher.send(json!({ "t": "lobby", "id": "l" })).await;
+    let lobby = watcher.expect("lobby").await;
+    assert_eq!((lobby["id"].as_str(), lobby["open"].as_array().map(Vec::len)), (Some("l"), Some(0)), "{lobby}");
+
+    let clock = json!({ "initial_ms": 180_000, "increment_ms": 2_000 });
+    for client in [&mut alice, &mut bob] {
+        client.send(json!({ "t": "seek", "variant": "atomic", "clock": clock, "rated": false, "id": "s" })).await;
+        assert_eq!(client.expect("seeking").await["id"], "s");
+    }
+    let a = alice.expect("paired").await;
+    let b = bob.expect("paired").await;
+    assert_eq!(a["game"], b["game"], "{a} {b}");
+    let colors = [a["color"].as_str().unwrap(), b["color"].as_str().unwrap()];
+    assert!(colors == ["white", "black"] || colors == ["black", "white"], "{colors:?}");
+    let game = a["game"].as_str().unwrap().to_owned();
+    alice.send(json!({ "t": "watch", "game": game })).await;
+    let state = alice.expect("state").await;
+    assert_eq!((state["status"].as_str(), state["you"].as_str()), (Some("playing"), Some(colors[0])), "{state}");
+
+    alice.send(json!({ "t": "create", "variant": "fog", "color": "random", "clock": null, "opponent": "human" })).await;
+    let code = alice.expect("created").await["code"].as_str().unwrap().to_owned();
+    let listed = watcher
+        .find(std::time::Duration::from_secs(5), |f| {
+            f["t"] == "lobby" && f["open"].as_array().is_some_and(|o| !o.is_empty())
+        })
+        .await
+        .expect("the new board reaches the lobby");
+    assert_eq!(
+        (listed["open"][0]["code"].as_str(), listed["open"][0]["variant"].as_str()),
+        (Some(code.as_str()), Some("fog"))
+    );
+    bob.send(json!({ "t": "join", "code": code })).await;
+    bob.expect("joined").await;
+    watcher
+        .find(std::time::Duration::from_secs(5), |f| {
+            f["t"] == "lobby" && f["open"].as_array().is_some_and(Vec::is_empty)
+        })
+        .await
+        .expect("the taken board leaves the lobby");
     up.terminate();
     assert!(up.wait_exit(std::time::Duration::from_secs(15)).is_some_and(|s| s.success()), "{}", up.logs());
 }

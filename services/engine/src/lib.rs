@@ -75,9 +75,11 @@ pub async fn run(
     }));
 
     let (draining_tx, draining) = oneshot::channel();
+    let draining_metrics = metrics.clone();
     let signal = async move {
         shutdown.await;
         info!("shutting down: no new calls; draining those accepted");
+        draining_metrics.set_draining();
         let _ = draining_tx.send(());
     };
     let service = EngineService::new(pool.submitter(), metrics.clone(), config.queue);

@@ -1,8 +1,11 @@
 //! What the pool reports to Prometheus, and the HTTP listener that serves
-//! it as text at `/metrics`. Each pool has its own registry, so several
-//! pools in one process (tests, `fogblast up`) keep separate counts.
+//! it as text at `/metrics`, with `/healthz` (the process is up) and
+//! `/readyz` (it takes calls: not draining). Each pool has its own
+//! registry, so several pools in one process (tests, `fogblast up`) keep
+//! separate counts.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -94,6 +97,8 @@ pub(crate) struct Metrics {
     search_seconds: HistogramVec,
     pub queue_wait_seconds: Histogram,
     pub nodes: IntCounter,
+    /// Set once shutdown began: `/readyz` turns 503 so no new calls come.
+    draining: AtomicBool,
 }
 
 impl Metrics {
@@ -148,7 +153,12 @@ impl Metrics {
             search_seconds,
             queue_wait_seconds,
             nodes,
+            draining: AtomicBool::new(false),
         })
+    }
+
+    pub fn set_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
     }
 
     pub fn answered(&self, outcome: Outcome) {
@@ -175,8 +185,20 @@ pub(crate) async fn serve(
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = Router::new().route("/metrics", get(render)).with_state(metrics);
+    let app = Router::new()
+        .route("/metrics", get(render))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready))
+        .with_state(metrics);
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
+
+async fn ready(State(metrics): State<Arc<Metrics>>) -> (StatusCode, &'static str) {
+    if metrics.draining.load(Ordering::Relaxed) {
+        (StatusCode::SERVICE_UNAVAILABLE, "draining")
+    } else {
+        (StatusCode::OK, "ready")
+    }
 }
 
 async fn render(State(metrics): State<Arc<Metrics>>) -> axum::response::Response {

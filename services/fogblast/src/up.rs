@@ -1,18 +1,22 @@
 //! `fogblast up`: the whole of Fogblast in one process. The engine pool, a
-//! game shard, the rating service and a gateway run side by side on the
-//! embedded adapters (an in-process store and bus, SQLite for the archive),
-//! or on Redis, NATS and Postgres when their URLs are set, so one command
-//! on a laptop gives a server a browser can reach.
+//! game shard, the rating service, the matchmaker and a gateway run side by
+//! side on the embedded adapters (in-process stores and bus, SQLite for the
+//! archive), or on Redis, NATS and Postgres when their URLs are set, so one
+//! command on a laptop gives a server a browser can reach, with the lobby
+//! and quick pairing.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use anyhow::Context;
 use fogblast_engine_service::EngineConfig;
 use fogblast_game_service::GameConfig;
 use fogblast_gateway::GatewayConfig;
+use fogblast_matchmaker::{MatchStore, MatchmakerConfig, ShardRouter};
 use fogblast_rating::RatingConfig;
+use fogblast_store::Membership;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::info;
@@ -97,10 +101,34 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     let rating_addr = format!("http://{}", rating_grpc.local_addr()?);
     let rating = tokio::spawn(fogblast_rating::run(rating, bus.clone(), rating_grpc, rating_http, on_stop(&stop)));
 
+    // The matchmaker: on Redis with the rest when REDIS_URL is set, else in
+    // this process's memory; it finds the shard through the same membership.
+    let match_store = match &args.backends.redis_url {
+        Some(url) => MatchStore::connect(url, &args.backends.redis_prefix)
+            .await
+            .with_context(|| format!("connecting the matchmaker to {url}"))?,
+        None => MatchStore::in_memory(),
+    };
+    let matchmaker = MatchmakerConfig { rating_addr: Some(rating_addr.clone()), ..MatchmakerConfig::default() };
+    let membership: Arc<dyn Membership> = store.clone();
+    let games = ShardRouter::new(membership, matchmaker.route_timeout()).await;
+    let (matchmaker_grpc, matchmaker_http) = (loopback().await?, loopback().await?);
+    let matchmaker_addr = format!("http://{}", matchmaker_grpc.local_addr()?);
+    let matchmaker = tokio::spawn(fogblast_matchmaker::run(
+        matchmaker,
+        match_store,
+        bus.clone(),
+        games,
+        matchmaker_grpc,
+        matchmaker_http,
+        on_stop(&stop),
+    ));
+
     let gateway = GatewayConfig {
         listen: args.listen,
         token_secret: args.token_secret,
         rating_addr: Some(rating_addr),
+        matchmaker_addr: Some(matchmaker_addr),
         ..GatewayConfig::default()
     };
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
@@ -109,6 +137,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
 
     // The gateway drains first; the services behind it stop with it.
     gateway.await.context("the gateway task")??;
+    matchmaker.await.context("the matchmaker task")??;
     rating.await.context("the rating task")??;
     game.await.context("the game task")??;
     engine.await.context("the engine task")??;

@@ -33,6 +33,7 @@ mod pools;
 pub mod ratings;
 mod scripts;
 mod service;
+mod memory_store;
 pub mod store;
 mod waves;
 
@@ -41,7 +42,7 @@ pub use config::MatchmakerConfig;
 pub use games::{Games, PretendGames, ShardRouter};
 pub use pool::PoolKey;
 pub use pools::preferred;
-pub use store::{MatchStore, StoreError};
+pub use store::{MatchBackend, MatchStore, MemoryMatchStore, RedisMatchStore, StoreError};
 pub use waves::WaveReport;
 
 /// Why a matchmaker replica could not run.

@@ -20,18 +20,22 @@
 //! - `replicas`: sorted set of live replica ids by lease expiry.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 use redis::Value;
 use serde::{Deserialize, Serialize};
 
 use crate::scripts::Scripts;
 
+pub use crate::memory_store::MemoryMatchStore;
+
 /// How many hashes the lobby is spread over.
 pub const LOBBY_BUCKETS: u64 = 8;
 /// Players' pointers and colour histories expire after a month unused.
-const PLAYER_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
+pub(crate) const PLAYER_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
 
 /// A failure of Redis itself, or a reply that does not read.
 #[derive(Debug, thiserror::Error)]
@@ -183,15 +187,15 @@ pub struct PoolStatus {
 
 /// The matchmaker's Redis.
 #[derive(Clone)]
-pub struct MatchStore {
+pub struct RedisMatchStore {
     conn: ConnectionManager,
     prefix: String,
     scripts: std::sync::Arc<Scripts>,
 }
 
-impl fmt::Debug for MatchStore {
+impl fmt::Debug for RedisMatchStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MatchStore").field("prefix", &self.prefix).finish()
+        f.debug_struct("RedisMatchStore").field("prefix", &self.prefix).finish()
     }
 }
 
@@ -240,7 +244,7 @@ pub fn parse_seek(id: &str, raw: &str) -> Option<Seek> {
 }
 
 /// The bucket a game's board lives in (FNV-1a of its id).
-fn bucket(game: &str) -> u64 {
+pub(crate) fn bucket(game: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in game.bytes() {
         hash ^= u64::from(byte);
@@ -249,12 +253,157 @@ fn bucket(game: &str) -> u64 {
     hash % LOBBY_BUCKETS
 }
 
+/// Everything the matchmaker keeps, behind one interface: Redis for
+/// replicas sharing pools ([`RedisMatchStore`]), or this process's memory
+/// for `fogblast up` ([`MemoryMatchStore`]). Each method is one atomic
+/// check-and-write; both adapters pass the same behaviour suite
+/// (`tests/store.rs`).
+#[async_trait]
+pub trait MatchBackend: Send + Sync + fmt::Debug {
+    /// The store's clock, unix ms: the one time source of every replica.
+    async fn now_ms(&self) -> Result<u64, StoreError>;
+
+    // ---- replicas and pools -------------------------------------------
+
+    /// Renews this replica's registration and returns the live replicas.
+    async fn heartbeat(&self, replica: &str, ttl: Duration) -> Result<Vec<String>, StoreError>;
+
+    async fn leave(&self, replica: &str) -> Result<(), StoreError>;
+
+    /// Marks a pool as having had a seek now, so replicas look after it.
+    async fn pool_seen(&self, pool: &str) -> Result<(), StoreError>;
+
+    /// Every pool that had a seek lately.
+    async fn pools(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Forgets a pool no seek arrived in for `idle`; the caller checked it is empty.
+    async fn forget_pool(&self, pool: &str, idle: Duration) -> Result<bool, StoreError>;
+
+    // ---- leases ---------------------------------------------------------
+
+    /// Takes the pool's lease (or extends this replica's own): the token, or
+    /// `None` when another replica holds it.
+    async fn acquire_lease(&self, pool: &str, replica: &str, ttl: Duration) -> Result<Option<String>, StoreError>;
+
+    async fn renew_lease(&self, pool: &str, token: &str, ttl: Duration) -> Result<bool, StoreError>;
+
+    async fn release_lease(&self, pool: &str, token: &str) -> Result<(), StoreError>;
+
+    // ---- seeks ----------------------------------------------------------
+
+    /// Points the player at a new seek (see [`PlayerSeek`]).
+    async fn player_seek(
+        &self,
+        player: &str,
+        seek: &str,
+        pool: &str,
+        spec: &str,
+        force: bool,
+    ) -> Result<PlayerSeek, StoreError>;
+
+    /// Clears the player's seek pointer if it names `seek` (any seek for
+    /// `None`) and no pairing holds the player (see [`Cleared`]).
+    async fn clear_player_seek(&self, player: &str, seek: Option<&str>) -> Result<Cleared, StoreError>;
+
+    /// Adds a seek to its pool; returns its creation time (store ms).
+    async fn add_seek(&self, pool: &str, seek: &str, entry: &SeekEntry) -> Result<u64, StoreError>;
+
+    async fn has_seek(&self, pool: &str, seek: &str) -> Result<bool, StoreError>;
+
+    /// Takes a seek out of its pool; false if it was not there.
+    async fn remove_seek(&self, pool: &str, seek: &str) -> Result<bool, StoreError>;
+
+    async fn pool_status(&self, pool: &str) -> Result<PoolStatus, StoreError>;
+
+    // ---- waves ------------------------------------------------------------
+
+    /// Starts a wave under the lease `token`; `None` if the lease is lost.
+    async fn begin_wave(&self, pool: &str, token: &str) -> Result<Option<WaveSnapshot>, StoreError>;
+
+    /// Locks a player for a pairing of their seek `seek`.
+    async fn lock_player(&self, player: &str, seek: &str, pairing: &str, ttl: Duration) -> Result<Lock, StoreError>;
+
+    /// Unlocks a player; `consumed` is the seek the pairing took, whose
+    /// pointer goes too.
+    async fn unlock_player(&self, player: &str, pairing: &str, consumed: Option<&str>) -> Result<(), StoreError>;
+
+    /// Takes both seeks of a pairing out of the pool and records the
+    /// pairing, if the lease still holds and both seeks are still there.
+    async fn commit_pair(&self, pool: &str, token: &str, pairing: &PendingPairing) -> Result<Fenced, StoreError>;
+
+    /// Rewrites (or with `None` removes) a pending pairing under the lease.
+    async fn update_pending(
+        &self,
+        pool: &str,
+        token: &str,
+        id: &str,
+        pairing: Option<&PendingPairing>,
+    ) -> Result<Fenced, StoreError>;
+
+    /// A pending pairing as stored now; `None` once it is done or given up.
+    async fn pending(&self, pool: &str, id: &str) -> Result<Option<PendingPairing>, StoreError>;
+
+    /// Adds a game's colour to the player's history, keeping `keep`.
+    async fn push_color(&self, player: &str, white: bool, keep: usize) -> Result<(), StoreError>;
+
+    async fn colors(&self, player: &str) -> Result<String, StoreError>;
+
+    // ---- lobby ------------------------------------------------------------
+
+    async fn open_board(&self, board: &BoardRecord) -> Result<(), StoreError>;
+
+    /// Takes a board out of the lobby; with `player`, only that player's.
+    async fn close_board(&self, game: &str, player: Option<&str>) -> Result<Option<BoardRecord>, StoreError>;
+
+    /// Takes every board of a player out of the lobby; returns how many.
+    async fn close_player_boards(&self, player: &str) -> Result<u32, StoreError>;
+
+    /// The lobby version, then every board (unordered, expired included).
+    async fn boards(&self) -> Result<(u64, Vec<BoardRecord>), StoreError>;
+
+    /// The next lobby version, for a `lobby` frame about to be read.
+    async fn bump_lobby_version(&self) -> Result<u64, StoreError>;
+
+    /// Removes boards whose time is up; returns how many.
+    async fn sweep_boards(&self, now_ms: u64) -> Result<usize, StoreError>;
+}
+
+/// The matchmaker's store: a cheap handle on one of the adapters, whose
+/// methods it offers directly.
+#[derive(Clone, Debug)]
+pub struct MatchStore(Arc<dyn MatchBackend>);
+
 impl MatchStore {
-    /// Connects to the Redis at `url`, keeping every key under `<key_prefix>mm:`.
+    /// Redis at `url`, every key under `<key_prefix>mm:`; shared by replicas.
     pub async fn connect(url: &str, key_prefix: &str) -> Result<MatchStore, StoreError> {
+        Ok(MatchStore(Arc::new(RedisMatchStore::connect(url, key_prefix).await?)))
+    }
+
+    /// This process's memory: for one replica running next to everything
+    /// else (`fogblast up`); gone when the process ends.
+    pub fn in_memory() -> MatchStore {
+        MatchStore(Arc::new(MemoryMatchStore::new()))
+    }
+
+    pub fn new(backend: Arc<dyn MatchBackend>) -> MatchStore {
+        MatchStore(backend)
+    }
+}
+
+impl std::ops::Deref for MatchStore {
+    type Target = dyn MatchBackend;
+
+    fn deref(&self) -> &(dyn MatchBackend + 'static) {
+        self.0.as_ref()
+    }
+}
+
+impl RedisMatchStore {
+    /// Connects to the Redis at `url`, keeping every key under `<key_prefix>mm:`.
+    pub async fn connect(url: &str, key_prefix: &str) -> Result<RedisMatchStore, StoreError> {
         let client = redis::Client::open(url)?;
         let conn = ConnectionManager::new(client).await?;
-        Ok(MatchStore { conn, prefix: format!("{key_prefix}mm:"), scripts: std::sync::Arc::new(Scripts::new()) })
+        Ok(RedisMatchStore { conn, prefix: format!("{key_prefix}mm:"), scripts: std::sync::Arc::new(Scripts::new()) })
     }
 
     /// The prefix of every key this store writes.
@@ -293,9 +442,12 @@ impl MatchStore {
     async fn run<T: redis::FromRedisValue>(&self, invocation: &redis::ScriptInvocation<'_>) -> Result<T, StoreError> {
         Ok(invocation.invoke_async(&mut self.conn.clone()).await?)
     }
+}
 
+#[async_trait]
+impl MatchBackend for RedisMatchStore {
     /// Redis's clock, unix ms: the one time source of every replica.
-    pub async fn now_ms(&self) -> Result<u64, StoreError> {
+    async fn now_ms(&self) -> Result<u64, StoreError> {
         let (seconds, micros): (u64, u64) = self.query(&redis::cmd("TIME")).await?;
         Ok(seconds * 1000 + micros / 1000)
     }
@@ -303,30 +455,30 @@ impl MatchStore {
     // ---- replicas and pools -------------------------------------------
 
     /// Renews this replica's registration and returns the live replicas.
-    pub async fn heartbeat(&self, replica: &str, ttl: Duration) -> Result<Vec<String>, StoreError> {
+    async fn heartbeat(&self, replica: &str, ttl: Duration) -> Result<Vec<String>, StoreError> {
         let mut invocation = self.scripts.replica_heartbeat.prepare_invoke();
         invocation.key(self.key("replicas")).arg(replica).arg(ttl.as_millis() as u64);
         self.run(&invocation).await
     }
 
-    pub async fn leave(&self, replica: &str) -> Result<(), StoreError> {
+    async fn leave(&self, replica: &str) -> Result<(), StoreError> {
         self.query::<i64>(redis::cmd("ZREM").arg(self.key("replicas")).arg(replica)).await.map(drop)
     }
 
     /// Marks a pool as having had a seek now, so replicas look after it.
-    pub async fn pool_seen(&self, pool: &str) -> Result<(), StoreError> {
+    async fn pool_seen(&self, pool: &str) -> Result<(), StoreError> {
         let mut invocation = self.scripts.pool_seen.prepare_invoke();
         invocation.key(self.key("pools")).arg(pool);
         self.run::<i64>(&invocation).await.map(drop)
     }
 
     /// Every pool that had a seek lately.
-    pub async fn pools(&self) -> Result<Vec<String>, StoreError> {
+    async fn pools(&self) -> Result<Vec<String>, StoreError> {
         self.query(redis::cmd("ZRANGE").arg(self.key("pools")).arg(0).arg(-1)).await
     }
 
     /// Forgets a pool no seek arrived in for `idle`; the caller checked it is empty.
-    pub async fn forget_pool(&self, pool: &str, idle: Duration) -> Result<bool, StoreError> {
+    async fn forget_pool(&self, pool: &str, idle: Duration) -> Result<bool, StoreError> {
         let mut invocation = self.scripts.pool_forget.prepare_invoke();
         invocation.key(self.key("pools")).arg(pool).arg(idle.as_millis() as u64);
         Ok(self.run::<i64>(&invocation).await? == 1)
@@ -336,7 +488,7 @@ impl MatchStore {
 
     /// Takes the pool's lease (or extends this replica's own): the token, or
     /// `None` when another replica holds it.
-    pub async fn acquire_lease(&self, pool: &str, replica: &str, ttl: Duration) -> Result<Option<String>, StoreError> {
+    async fn acquire_lease(&self, pool: &str, replica: &str, ttl: Duration) -> Result<Option<String>, StoreError> {
         let mut invocation = self.scripts.lease_acquire.prepare_invoke();
         invocation
             .key(self.pool_key(pool, "lease"))
@@ -346,13 +498,13 @@ impl MatchStore {
         self.run(&invocation).await
     }
 
-    pub async fn renew_lease(&self, pool: &str, token: &str, ttl: Duration) -> Result<bool, StoreError> {
+    async fn renew_lease(&self, pool: &str, token: &str, ttl: Duration) -> Result<bool, StoreError> {
         let mut invocation = self.scripts.lease_renew.prepare_invoke();
         invocation.key(self.pool_key(pool, "lease")).arg(token).arg(ttl.as_millis() as u64);
         Ok(self.run::<i64>(&invocation).await? == 1)
     }
 
-    pub async fn release_lease(&self, pool: &str, token: &str) -> Result<(), StoreError> {
+    async fn release_lease(&self, pool: &str, token: &str) -> Result<(), StoreError> {
         let mut invocation = self.scripts.lease_release.prepare_invoke();
         invocation.key(self.pool_key(pool, "lease")).arg(token);
         self.run::<i64>(&invocation).await.map(drop)
@@ -361,7 +513,7 @@ impl MatchStore {
     // ---- seeks ----------------------------------------------------------
 
     /// Points the player at a new seek (see [`PlayerSeek`]).
-    pub async fn player_seek(
+    async fn player_seek(
         &self,
         player: &str,
         seek: &str,
@@ -394,7 +546,7 @@ impl MatchStore {
 
     /// Clears the player's seek pointer if it names `seek` (any seek for
     /// `None`) and no pairing holds the player (see [`Cleared`]).
-    pub async fn clear_player_seek(&self, player: &str, seek: Option<&str>) -> Result<Cleared, StoreError> {
+    async fn clear_player_seek(&self, player: &str, seek: Option<&str>) -> Result<Cleared, StoreError> {
         let mut invocation = self.scripts.player_clear.prepare_invoke();
         invocation.key(self.player_key(player)).key(self.busy_key(player)).arg(seek.unwrap_or(""));
         let reply: Vec<String> = self.run(&invocation).await?;
@@ -409,7 +561,7 @@ impl MatchStore {
     }
 
     /// Adds a seek to its pool; returns its creation time (store ms).
-    pub async fn add_seek(&self, pool: &str, seek: &str, entry: &SeekEntry) -> Result<u64, StoreError> {
+    async fn add_seek(&self, pool: &str, seek: &str, entry: &SeekEntry) -> Result<u64, StoreError> {
         let record = serde_json::to_string(entry).map_err(|e| StoreError::Reply(e.to_string()))?;
         let mut invocation = self.scripts.pool_add.prepare_invoke();
         invocation.key(self.pool_key(pool, "seeks")).key(self.pool_key(pool, "meta")).arg(seek).arg(record);
@@ -417,16 +569,16 @@ impl MatchStore {
         created.parse().map_err(|_| StoreError::Reply(format!("seek time {created:?}")))
     }
 
-    pub async fn has_seek(&self, pool: &str, seek: &str) -> Result<bool, StoreError> {
+    async fn has_seek(&self, pool: &str, seek: &str) -> Result<bool, StoreError> {
         self.query(redis::cmd("HEXISTS").arg(self.pool_key(pool, "seeks")).arg(seek)).await
     }
 
     /// Takes a seek out of its pool; false if it was not there.
-    pub async fn remove_seek(&self, pool: &str, seek: &str) -> Result<bool, StoreError> {
+    async fn remove_seek(&self, pool: &str, seek: &str) -> Result<bool, StoreError> {
         Ok(self.query::<i64>(redis::cmd("HDEL").arg(self.pool_key(pool, "seeks")).arg(seek)).await? == 1)
     }
 
-    pub async fn pool_status(&self, pool: &str) -> Result<PoolStatus, StoreError> {
+    async fn pool_status(&self, pool: &str) -> Result<PoolStatus, StoreError> {
         let (seeks, pending, last, time): (usize, usize, Option<u64>, (u64, u64)) = redis::pipe()
             .cmd("HLEN")
             .arg(self.pool_key(pool, "seeks"))
@@ -444,7 +596,7 @@ impl MatchStore {
     // ---- waves ------------------------------------------------------------
 
     /// Starts a wave under the lease `token`; `None` if the lease is lost.
-    pub async fn begin_wave(&self, pool: &str, token: &str) -> Result<Option<WaveSnapshot>, StoreError> {
+    async fn begin_wave(&self, pool: &str, token: &str) -> Result<Option<WaveSnapshot>, StoreError> {
         let mut invocation = self.scripts.begin_wave.prepare_invoke();
         invocation
             .key(self.pool_key(pool, "lease"))
@@ -485,13 +637,7 @@ impl MatchStore {
     }
 
     /// Locks a player for a pairing of their seek `seek`.
-    pub async fn lock_player(
-        &self,
-        player: &str,
-        seek: &str,
-        pairing: &str,
-        ttl: Duration,
-    ) -> Result<Lock, StoreError> {
+    async fn lock_player(&self, player: &str, seek: &str, pairing: &str, ttl: Duration) -> Result<Lock, StoreError> {
         let mut invocation = self.scripts.player_lock.prepare_invoke();
         invocation
             .key(self.player_key(player))
@@ -510,7 +656,7 @@ impl MatchStore {
 
     /// Unlocks a player; `consumed` is the seek the pairing took, whose
     /// pointer goes too.
-    pub async fn unlock_player(&self, player: &str, pairing: &str, consumed: Option<&str>) -> Result<(), StoreError> {
+    async fn unlock_player(&self, player: &str, pairing: &str, consumed: Option<&str>) -> Result<(), StoreError> {
         let mut invocation = self.scripts.player_unlock.prepare_invoke();
         invocation.key(self.player_key(player)).key(self.busy_key(player)).arg(pairing).arg(consumed.unwrap_or(""));
         self.run::<i64>(&invocation).await.map(drop)
@@ -518,7 +664,7 @@ impl MatchStore {
 
     /// Takes both seeks of a pairing out of the pool and records the
     /// pairing, if the lease still holds and both seeks are still there.
-    pub async fn commit_pair(&self, pool: &str, token: &str, pairing: &PendingPairing) -> Result<Fenced, StoreError> {
+    async fn commit_pair(&self, pool: &str, token: &str, pairing: &PendingPairing) -> Result<Fenced, StoreError> {
         let record = serde_json::to_string(pairing).map_err(|e| StoreError::Reply(e.to_string()))?;
         let mut invocation = self.scripts.commit_pair.prepare_invoke();
         invocation
@@ -534,7 +680,7 @@ impl MatchStore {
     }
 
     /// Rewrites (or with `None` removes) a pending pairing under the lease.
-    pub async fn update_pending(
+    async fn update_pending(
         &self,
         pool: &str,
         token: &str,
@@ -551,26 +697,26 @@ impl MatchStore {
     }
 
     /// A pending pairing as stored now; `None` once it is done or given up.
-    pub async fn pending(&self, pool: &str, id: &str) -> Result<Option<PendingPairing>, StoreError> {
+    async fn pending(&self, pool: &str, id: &str) -> Result<Option<PendingPairing>, StoreError> {
         let raw: Option<String> = self.query(redis::cmd("HGET").arg(self.pool_key(pool, "pending")).arg(id)).await?;
         Ok(raw.and_then(|raw| serde_json::from_str(&raw).ok()))
     }
 
     /// Adds a game's colour to the player's history, keeping `keep`.
-    pub async fn push_color(&self, player: &str, white: bool, keep: usize) -> Result<(), StoreError> {
+    async fn push_color(&self, player: &str, white: bool, keep: usize) -> Result<(), StoreError> {
         let mut invocation = self.scripts.player_color.prepare_invoke();
         invocation.key(self.player_key(player)).arg(if white { "w" } else { "b" }).arg(keep.max(1)).arg(PLAYER_TTL_MS);
         self.run::<String>(&invocation).await.map(drop)
     }
 
-    pub async fn colors(&self, player: &str) -> Result<String, StoreError> {
+    async fn colors(&self, player: &str) -> Result<String, StoreError> {
         let colors: Option<String> = self.query(redis::cmd("HGET").arg(self.player_key(player)).arg("colors")).await?;
         Ok(colors.unwrap_or_default())
     }
 
     // ---- lobby ------------------------------------------------------------
 
-    pub async fn open_board(&self, board: &BoardRecord) -> Result<(), StoreError> {
+    async fn open_board(&self, board: &BoardRecord) -> Result<(), StoreError> {
         let record = serde_json::to_string(board).map_err(|e| StoreError::Reply(e.to_string()))?;
         let boards = self.boards_key(&board.player);
         // The player's index first: a board is never listed without it.
@@ -591,7 +737,7 @@ impl MatchStore {
     }
 
     /// Takes a board out of the lobby; with `player`, only that player's.
-    pub async fn close_board(&self, game: &str, player: Option<&str>) -> Result<Option<BoardRecord>, StoreError> {
+    async fn close_board(&self, game: &str, player: Option<&str>) -> Result<Option<BoardRecord>, StoreError> {
         let mut invocation = self.scripts.board_close.prepare_invoke();
         invocation.key(self.lobby_key(bucket(game))).arg(game).arg(player.unwrap_or(""));
         let record: Option<String> = self.run(&invocation).await?;
@@ -617,7 +763,7 @@ impl MatchStore {
     }
 
     /// Takes every board of a player out of the lobby; returns how many.
-    pub async fn close_player_boards(&self, player: &str) -> Result<u32, StoreError> {
+    async fn close_player_boards(&self, player: &str) -> Result<u32, StoreError> {
         let games: Vec<String> = self.query(redis::cmd("SMEMBERS").arg(self.boards_key(player))).await?;
         let mut closed = 0;
         for game in games {
@@ -630,7 +776,7 @@ impl MatchStore {
     }
 
     /// The lobby version, then every board (unordered, expired included).
-    pub async fn boards(&self) -> Result<(u64, Vec<BoardRecord>), StoreError> {
+    async fn boards(&self) -> Result<(u64, Vec<BoardRecord>), StoreError> {
         let mut pipe = redis::pipe();
         pipe.cmd("GET").arg(self.key("lobby-version"));
         for bucket in 0..LOBBY_BUCKETS {
@@ -654,12 +800,12 @@ impl MatchStore {
     }
 
     /// The next lobby version, for a `lobby` frame about to be read.
-    pub async fn bump_lobby_version(&self) -> Result<u64, StoreError> {
+    async fn bump_lobby_version(&self) -> Result<u64, StoreError> {
         self.query(redis::cmd("INCR").arg(self.key("lobby-version"))).await
     }
 
     /// Removes boards whose time is up; returns how many.
-    pub async fn sweep_boards(&self, now_ms: u64) -> Result<usize, StoreError> {
+    async fn sweep_boards(&self, now_ms: u64) -> Result<usize, StoreError> {
         let (_, boards) = self.boards().await?;
         let mut removed = 0;
         for board in boards.iter().filter(|b| b.expires_ms <= now_ms) {
