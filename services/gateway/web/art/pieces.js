@@ -281,7 +281,7 @@ function ornament(deco, m, role, shape, uid) {
   }
 }
 
-function base(style, bodyFill, trimFill, stroke, uid) {
+function base(style, trimFill, stroke, uid) {
   if (style === '3d') {
     return (
       `<path d="M21 84 L21 89 A29 5.5 0 0 0 79 89 L79 84 Z" fill="${trimFill}" stroke="${stroke}" stroke-width="2"/>` +
@@ -345,11 +345,11 @@ export function pieceSvg(theme, color, role, style = '2d') {
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100" class="piece-svg" data-style="${flat ? '2d' : '3d'}" aria-hidden="true">` +
     `<defs>${defs.join('')}</defs>` +
     shadow +
-    (flat ? '' : base(style, bodyFill, trimFill, m.stroke, uid)) +
+    (flat ? '' : base(style, trimFill, m.stroke, uid)) +
     `<g${lift}><g${opacity}>${parts}</g>` +
     `<g clip-path="url(#${uid}-clip)">${deco}${sheen}</g>` +
     `${strokes}${lines}${dots}</g>` +
-    (flat ? base(style, bodyFill, trimFill, m.stroke, uid) : '') +
+    (flat ? base(style, trimFill, m.stroke, uid) : '') +
     `</svg>`
   );
 }
