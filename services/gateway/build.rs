@@ -6,6 +6,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::{env, fs};
 
+#[path = "build_wasm.rs"]
+mod build_wasm;
+
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("web");
     // A directory is watched whole: any file added, changed or removed under it.
@@ -14,6 +17,10 @@ fn main() {
     if root.is_dir() {
         collect(&root, &root, &mut files);
     }
+    // The rules and the computer player, compiled for offline games in the page.
+    let workspace = root.ancestors().nth(3).expect("the gateway sits two levels below the workspace");
+    files.push(("offline/fogblast.wasm".to_owned(), build_wasm::build(workspace)));
+    files.push(("offline/fogblast-wasm.js".to_owned(), workspace.join("crates/wasm/js/fogblast-wasm.js")));
     files.sort();
     let mut out = String::from("/// The files of `web/`, by path relative to it.\npub static ASSETS: &[Asset] = &[\n");
     for (relative, absolute) in &files {

@@ -13,6 +13,7 @@
 //! assert!(report.best.is_some());
 //! ```
 
+mod clock;
 mod eval;
 mod level;
 mod ordering;
@@ -21,6 +22,7 @@ mod time;
 mod tt;
 pub mod uci;
 
+pub use clock::Instant;
 pub use eval::{evaluate, piece_value};
 pub use level::{Level, LevelSettings, ParseLevelError};
 pub use search::{Limits, SearchReport, Searcher, MATE};

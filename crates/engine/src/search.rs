@@ -3,10 +3,11 @@
 //! null-move pruning and late-move reductions.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fogblast_rules::{Move, MoveList, Position};
 
+use crate::clock::Instant;
 use crate::eval::evaluate;
 use crate::ordering::{order_moves, MoveOrder};
 use crate::time::{Clock, TimeBudget};

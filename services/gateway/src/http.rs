@@ -20,7 +20,7 @@ use crate::{archive_api, frames, session, Gateway};
 // The web client lives beside this file; it is declared here so that the
 // HTTP layer alone owns it.
 #[path = "web.rs"]
-mod web;
+pub mod web;
 
 /// Bytes read from a client socket at a time.
 const READ_BUFFER: usize = 8 * 1024;

@@ -35,6 +35,9 @@ pub mod protocol;
 mod session;
 mod token;
 
+/// The embedded web client and the browser engine it plays offline with.
+pub use http::web;
+
 pub use config::GatewayConfig;
 pub use token::TokenSigner;
 

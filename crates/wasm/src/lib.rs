@@ -1,0 +1,327 @@
+//! Fogblast's rules and computer player for the browser, so a game against
+//! the computer needs no server. The page talks to the module in JSON: one
+//! request in, one answer out (see [`handle`]). The same code runs natively
+//! in tests, which compare its answers with the wasm build's.
+//!
+//! Requests (`op` names the operation):
+//! - `position`: the game so far (`variant`, `initial_fen`, `moves`) →
+//!   its FEN, side to move, legal moves, SAN of every move, the squares the
+//!   last move exploded, the checked king, and the outcome if it is over.
+//! - `best`: the computer's move at a `level` with a `seed`, exactly as the
+//!   server's engine pool searches it with no clock.
+//! - `search`: a fixed-depth search without noise (`fen`, `depth`): for
+//!   comparing this build with the native engine, and for benchmarks.
+//! - `pgn`: the game as PGN (`result`, `white`, `black`, `started_at_ms`).
+//!
+//! Every answer is an object with `ok: true`, or `ok: false` and an `error`.
+
+mod exports;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod node;
+
+use std::cell::RefCell;
+use std::sync::atomic::AtomicBool;
+
+use fogblast_engine::{Level, Limits, Searcher};
+use fogblast_pgn::{GameRecord, GameResult};
+use fogblast_rules::{
+    Bitboard, CastlingMode, Color, DrawReason, Game, Outcome, Position, San, Uci, Variant, WinReason,
+};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// The transposition table's size in the page, in MiB.
+const HASH_MB: usize = 16;
+
+thread_local! {
+    /// One searcher for the page, kept across moves like the server's.
+    static SEARCHER: RefCell<Searcher> = RefCell::new(Searcher::new(HASH_MB));
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Request {
+    Position(GameSpec),
+    Best {
+        #[serde(flatten)]
+        game: GameSpec,
+        level: String,
+        #[serde(default)]
+        seed: u64,
+    },
+    Search {
+        variant: String,
+        fen: String,
+        depth: u32,
+    },
+    Pgn {
+        #[serde(flatten)]
+        game: GameSpec,
+        #[serde(default)]
+        result: String,
+        #[serde(default)]
+        white: String,
+        #[serde(default)]
+        black: String,
+        started_at_ms: Option<u64>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+struct GameSpec {
+    variant: String,
+    #[serde(default)]
+    initial_fen: String,
+    #[serde(default)]
+    moves: Vec<String>,
+}
+
+/// Answers one JSON request with one JSON answer.
+pub fn handle(request: &str) -> String {
+    let answer = match serde_json::from_str::<Request>(request) {
+        Ok(request) => answer(request),
+        Err(e) => Err(format!("bad request: {e}")),
+    };
+    match answer {
+        Ok(mut value) => {
+            value["ok"] = Value::Bool(true);
+            value.to_string()
+        }
+        Err(error) => json!({ "ok": false, "error": error }).to_string(),
+    }
+}
+
+fn answer(request: Request) -> Result<Value, String> {
+    match request {
+        Request::Position(spec) => {
+            let (game, last) = replay(&spec)?;
+            Ok(describe(&game, last, &spec))
+        }
+        Request::Best { game: spec, level, seed } => {
+            let level: Level = level.parse().map_err(|e| format!("{e}"))?;
+            let (game, _) = replay(&spec)?;
+            if let Some(outcome) = game.outcome() {
+                return Err(format!("the game is over ({})", reason_name(outcome)));
+            }
+            let limits = level.limits(None, None, seed);
+            let report = search(game.position(), game.history_keys(), &limits);
+            let best = report.best.ok_or("no move to play")?;
+            Ok(json!({
+                "uci": best.to_uci(CastlingMode::Standard).to_string(),
+                "score": report.score, "depth": report.depth, "nodes": report.nodes,
+            }))
+        }
+        Request::Search { variant, fen, depth } => {
+            let variant = parse_variant(&variant)?;
+            let position = Position::from_fen(&fen, variant).map_err(|e| format!("fen {fen:?}: {e}"))?;
+            let limits = Limits { depth: Some(depth.clamp(1, 64)), ..Limits::default() };
+            // A fresh table, so the answer depends on the position alone.
+            SEARCHER.with(|s| s.borrow_mut().clear());
+            let report = search(&position, &[], &limits);
+            Ok(json!({
+                "uci": report.best.map(|m| m.to_uci(CastlingMode::Standard).to_string()),
+                "score": report.score, "depth": report.depth, "nodes": report.nodes,
+            }))
+        }
+        Request::Pgn { game: spec, result, white, black, started_at_ms } => {
+            let variant = parse_variant(&spec.variant)?;
+            let result = if result.is_empty() {
+                GameResult::from_outcome(replay(&spec)?.0.outcome())
+            } else {
+                result.parse().map_err(|e| format!("{e}"))?
+            };
+            let record = GameRecord {
+                event: format!("Casual {} game against the computer", variant_name(variant)),
+                site: "Fogblast, offline".into(),
+                started_at_ms,
+                white,
+                black,
+                result,
+                variant,
+                initial_fen: (!spec.initial_fen.trim().is_empty()).then(|| spec.initial_fen.clone()),
+                moves: spec.moves.clone(),
+                termination: "Normal".into(),
+                ..GameRecord::default()
+            };
+            let pgn = fogblast_pgn::write_game(&record).map_err(|e| e.to_string())?;
+            Ok(json!({ "pgn": pgn }))
+        }
+    }
+}
+
+fn search(position: &Position, history: &[u64], limits: &Limits) -> fogblast_engine::SearchReport {
+    SEARCHER.with(|searcher| {
+        searcher.borrow_mut().search(position, history, limits, &AtomicBool::new(false), &mut |_| {})
+    })
+}
+
+fn parse_variant(name: &str) -> Result<Variant, String> {
+    match name {
+        "standard" => Ok(Variant::Standard),
+        "atomic" => Ok(Variant::Atomic),
+        other => Err(format!("variant {other:?}: offline play is standard or atomic")),
+    }
+}
+
+fn variant_name(variant: Variant) -> &'static str {
+    match variant {
+        Variant::Standard => "standard",
+        Variant::Atomic => "atomic",
+        Variant::Fog => "fog",
+    }
+}
+
+/// The effects of the last move a client draws.
+struct LastMove {
+    exploded: Bitboard,
+}
+
+fn replay(spec: &GameSpec) -> Result<(Game, Option<LastMove>), String> {
+    let variant = parse_variant(&spec.variant)?;
+    let initial = if spec.initial_fen.trim().is_empty() {
+        Position::new(variant)
+    } else {
+        Position::from_fen(&spec.initial_fen, variant).map_err(|e| format!("initial_fen: {e}"))?
+    };
+    let mut game = Game::new(initial);
+    let mut last = None;
+    for (ply, text) in spec.moves.iter().enumerate() {
+        let uci: Uci = text.parse().map_err(|e| format!("moves[{ply}] {text:?}: {e}"))?;
+        let position = *game.position();
+        let m = position.parse_uci(&uci).ok_or_else(|| format!("moves[{ply}] {text} is not legal here"))?;
+        let effects = game.play(m).map_err(|e| format!("moves[{ply}] {text}: {e}"))?;
+        let mut exploded = Bitboard::EMPTY;
+        if effects.explosion.is_some() {
+            for &(sq, _) in effects.captured.iter().chain(effects.exploded.iter()) {
+                exploded |= sq;
+            }
+        }
+        last = Some(LastMove { exploded });
+    }
+    Ok((game, last))
+}
+
+fn describe(game: &Game, last: Option<LastMove>, spec: &GameSpec) -> Value {
+    let position = game.position();
+    let outcome = game.outcome();
+    let legal: Vec<String> = if outcome.is_some() {
+        Vec::new()
+    } else {
+        position.legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect()
+    };
+    let checked = if position.is_check() { position.board().king_of(position.turn()) } else { None };
+    json!({
+        "fen": position.fen(),
+        "turn": if position.turn() == Color::White { "white" } else { "black" },
+        "ply": spec.moves.len(),
+        "legal": legal,
+        "san": sans(game, spec),
+        "exploded": last.map_or_else(Vec::new, |l| l.exploded.into_iter().map(|sq| sq.to_string()).collect()),
+        "check": checked.map(|sq| sq.to_string()),
+        "outcome": outcome.map(|o| json!({ "result": o.result_str(), "reason": reason_name(o) })),
+    })
+}
+
+/// SAN of every move, replayed from the start.
+fn sans(game: &Game, spec: &GameSpec) -> Vec<String> {
+    let mut position = *game.initial();
+    let mut out = Vec::with_capacity(spec.moves.len());
+    for text in &spec.moves {
+        let Some(m) = text.parse::<Uci>().ok().and_then(|u| position.parse_uci(&u)) else { break };
+        out.push(San::from_move(&position, m).to_string());
+        match position.play(m) {
+            Ok((next, _)) => position = next,
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// The server's names for how a game ended (see the protocol's `end`).
+fn reason_name(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Decisive { reason: WinReason::Checkmate, .. } => "checkmate",
+        Outcome::Decisive { reason: WinReason::KingExploded, .. } => "explosion",
+        Outcome::Decisive { reason: WinReason::KingCaptured, .. } => "king_captured",
+        Outcome::Decisive { reason: WinReason::Timeout, .. } => "timeout",
+        Outcome::Draw { reason: DrawReason::Stalemate | DrawReason::NoMoves } => "stalemate",
+        Outcome::Draw { reason: DrawReason::InsufficientMaterial } => "insufficient_material",
+        Outcome::Draw { reason: DrawReason::ThreefoldRepetition } => "threefold",
+        Outcome::Draw { reason: DrawReason::FiftyMoves } => "fifty_moves",
+        Outcome::Draw { reason: DrawReason::TimeoutVsInsufficientMaterial } => "timeout",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(request: Value) -> Value {
+        serde_json::from_str(&handle(&request.to_string())).expect("answers are JSON")
+    }
+
+    #[test]
+    fn a_position_lists_legal_moves_and_san() {
+        let answer = call(json!({ "op": "position", "variant": "atomic", "moves": ["e2e4", "d7d5"] }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        assert_eq!(answer["turn"], "white");
+        assert_eq!(answer["san"], json!(["e4", "d5"]));
+        let legal: Vec<&str> = answer["legal"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert!(legal.contains(&"e4d5"), "{legal:?}");
+        assert_eq!(legal.len(), 31, "{legal:?}");
+    }
+
+    #[test]
+    fn an_explosion_is_reported_and_ends_the_game() {
+        // 1. Nf3 f6 2. Ne5 a6?? 3. Nxd7: the blast on d7 takes the king on e8.
+        let moves = ["g1f3", "f7f6", "f3e5", "a7a6", "e5d7"];
+        let answer = call(json!({ "op": "position", "variant": "atomic", "moves": moves }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        assert_eq!(answer["outcome"]["reason"], "explosion", "{answer}");
+        assert_eq!(answer["outcome"]["result"], "1-0");
+        assert!(answer["legal"].as_array().unwrap().is_empty());
+        let exploded = answer["exploded"].as_array().unwrap();
+        assert!(exploded.contains(&json!("e8")) && exploded.contains(&json!("d7")), "{answer}");
+    }
+
+    #[test]
+    fn bad_requests_get_an_error_and_no_panic() {
+        for request in [
+            "not json",
+            r#"{"op":"fly"}"#,
+            r#"{"op":"position","variant":"fog"}"#,
+            r#"{"op":"position","variant":"atomic","moves":["e2e5"]}"#,
+            r#"{"op":"position","variant":"atomic","moves":["zz"]}"#,
+            r#"{"op":"search","variant":"atomic","fen":"nonsense","depth":2}"#,
+            r#"{"op":"best","variant":"atomic","level":"grandmaster"}"#,
+        ] {
+            let answer: Value = serde_json::from_str(&handle(request)).unwrap();
+            assert_eq!(answer["ok"], false, "{request} → {answer}");
+            assert!(answer["error"].as_str().is_some_and(|e| !e.is_empty()), "{answer}");
+        }
+    }
+
+    #[test]
+    fn the_computer_answers_with_a_legal_move_at_every_level() {
+        for level in ["easy", "medium", "hard"] {
+            let spec = json!({ "op": "best", "variant": "atomic", "moves": ["e2e4"], "level": level, "seed": 3 });
+            let answer = call(spec);
+            assert_eq!(answer["ok"], true, "{answer}");
+            let position = call(json!({ "op": "position", "variant": "atomic", "moves": ["e2e4"] }));
+            assert!(position["legal"].as_array().unwrap().contains(&answer["uci"]), "{level}: {answer}");
+        }
+    }
+
+    #[test]
+    fn a_finished_game_exports_as_pgn() {
+        let moves = ["g1f3", "f7f6", "f3e5", "a7a6", "e5d7"];
+        let answer = call(json!({
+            "op": "pgn", "variant": "atomic", "moves": moves, "white": "You", "black": "Computer (easy)",
+        }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        let pgn = answer["pgn"].as_str().unwrap();
+        assert!(pgn.contains("[Variant \"Atomic\"]"), "{pgn}");
+        assert!(pgn.contains("[Result \"1-0\"]"), "{pgn}");
+        assert!(pgn.contains("3. Nxd7#"), "{pgn}");
+    }
+}
