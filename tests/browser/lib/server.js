@@ -27,6 +27,11 @@ export async function startServer() {
   child.on('exit', (code, signal) => {
     exited = { code, signal };
   });
+  // Never outlive the test process, whatever ends it.
+  const reap = () => {
+    if (exited === null) child.kill('SIGKILL');
+  };
+  process.once('exit', reap);
   const addr = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`fogblast up did not start in 20 s:\n${lines.join('\n')}`)), 20_000);
     const take = (chunk) => {
@@ -70,6 +75,7 @@ export async function startServer() {
         await done;
         clearTimeout(timer);
       }
+      process.removeListener('exit', reap);
       rmSync(dir, { recursive: true, force: true });
     },
   };
