@@ -242,6 +242,25 @@ export class Player {
     return mine;
   }
 
+  /** Plays `uci` by dragging the piece onto its square with the mouse, and waits for the server's move frame. */
+  async drag(uci) {
+    const before = this.view().ply;
+    const center = async (sq) => {
+      const box = await this.square(sq).boundingBox();
+      return [box.x + box.width / 2, box.y + box.height / 2];
+    };
+    const [fx, fy] = await center(uci.slice(0, 2));
+    const [tx, ty] = await center(uci.slice(2, 4));
+    await this.page.mouse.move(fx, fy);
+    await this.page.mouse.down();
+    await this.page.mouse.move(tx, ty, { steps: 12 });
+    await this.page.mouse.up();
+    await this.waitFor(() => this.received.some((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame()), `the dragged move ${uci} (ply ${before}) to be played`);
+    const mine = this.received.find((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame());
+    if (mine.uci !== uci) throw new Error(`${this.name}: dragged ${uci} but the server played ${mine.uci}`);
+    return mine;
+  }
+
   /** A move from `legal`: a capture that blows up the enemy king if there is one, else a capture, else any. */
   pickMove(view, rng, { aggressive = true } = {}) {
     const board = parseFen(view.fen);

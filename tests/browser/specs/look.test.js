@@ -1,6 +1,7 @@
 // The board's looks on a live game: the 3D toggle switches the board's
-// data-mode mid-game and moves still work by clicking in 3D; the theme
-// select changes body[data-theme], and the choice survives a reload.
+// data-mode mid-game and moves still work by clicking and by dragging in 3D;
+// the theme select changes body[data-theme], and the choice survives a
+// reload.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,8 +44,12 @@ test('the 3D toggle and the theme select work on a live game', { timeout: 90_000
     await p.play(v.legal.includes('e2e4') ? 'e2e4' : v.legal[0], v.legal);
     v = await p.waitTurn();
     await boardShows(p, v.fen, 'the 3D board after the computer replied');
-    await p.play(v.legal.includes('g1f3') ? 'g1f3' : v.legal[0], v.legal);
+    // And a move by dragging a piece across the tilted board.
+    const knight = ['g1f3', 'b1c3', 'g1h3', 'b1a3'].find((m) => v.legal.includes(m));
+    assert.ok(knight, `a knight move among ${v.legal}`);
+    await p.drag(knight);
     v = await p.waitTurn();
+    await boardShows(p, v.fen, 'the 3D board after a dragged move');
     await p.shot('look-3d-moved');
 
     await p.el('toggle-3d').click();
