@@ -15,6 +15,7 @@
 
 mod clock;
 mod eval;
+pub mod fog;
 mod level;
 mod ordering;
 mod search;
@@ -24,6 +25,7 @@ pub mod uci;
 
 pub use clock::Instant;
 pub use eval::{evaluate, piece_value};
+pub use fog::{best_fog_move, FogLimits, FogObservation, FogReport, FogSettings, Sight};
 pub use level::{Level, LevelSettings, ParseLevelError};
 pub use search::{Limits, SearchReport, Searcher, MATE};
 pub use time::{Clock, TimeBudget};

@@ -10,13 +10,15 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
-use fogblast_engine::{SearchReport, Searcher};
+use fogblast_engine::fog::FogError;
+use fogblast_engine::{best_fog_move, SearchReport, Searcher};
+use fogblast_rules::CastlingMode;
 use prometheus::IntGauge;
 use tokio::sync::oneshot;
 
 use crate::deadline;
 use crate::metrics::{Metrics, SkipReason};
-use crate::request::SearchTask;
+use crate::request::{SearchTask, Subject};
 
 /// One request waiting for, or being searched by, a thread.
 #[derive(Debug)]
@@ -30,9 +32,37 @@ pub(crate) struct Job {
     pub enqueued: Instant,
 }
 
+/// A search's answer, whichever variant it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Answer {
+    /// UCI, castling as the king's two-square step.
+    pub uci: String,
+    pub score: i32,
+    pub mate_in: Option<i32>,
+    pub depth: u32,
+    pub nodes: u64,
+    pub elapsed: std::time::Duration,
+}
+
+impl Answer {
+    fn from_report(report: &SearchReport) -> Option<Answer> {
+        Some(Answer {
+            uci: report.best?.to_uci(CastlingMode::Standard).to_string(),
+            score: report.score,
+            mate_in: report.mate_in_plies(),
+            depth: report.depth,
+            nodes: report.nodes,
+            elapsed: report.elapsed,
+        })
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum JobResult {
-    Searched(SearchReport),
+    Searched(Answer),
+    /// The request could not be searched (a fog observation that no game
+    /// fits); the reason goes back as `INVALID_ARGUMENT`.
+    Refused(String),
     /// The deadline passed before a thread was free; nothing was searched.
     Expired,
     /// The pool stopped before searching it.
@@ -176,36 +206,66 @@ fn work(id: usize, jobs: &Receiver<Job>, shared: &Shared, hash_mb: usize) {
         }
         let searched = panic::catch_unwind(AssertUnwindSafe(|| search(&mut searcher, &job, metrics)));
         *lock(&shared.running[id]) = None;
-        let Ok(report) = searched else {
-            tracing::error!(worker = id, fen = %job.task.position.fen(), "search panicked");
+        let Ok(result) = searched else {
+            tracing::error!(worker = id, task = %job.task.describe(), "search panicked");
             searcher = Searcher::new(hash_mb);
             let _ = job.reply.send(JobResult::Failed);
             continue;
         };
-        tracing::debug!(
-            worker = id,
-            depth = report.depth,
-            nodes = report.nodes,
-            elapsed_ms = report.elapsed.as_millis() as u64,
-            "searched"
-        );
-        let _ = job.reply.send(JobResult::Searched(report));
+        if let JobResult::Searched(answer) = &result {
+            tracing::debug!(
+                worker = id,
+                depth = answer.depth,
+                nodes = answer.nodes,
+                elapsed_ms = answer.elapsed.as_millis() as u64,
+                "searched"
+            );
+        }
+        let _ = job.reply.send(result);
     }
 }
 
-fn search(searcher: &mut Searcher, job: &Job, metrics: &Metrics) -> SearchReport {
+fn search(searcher: &mut Searcher, job: &Job, metrics: &Metrics) -> JobResult {
     let task = &job.task;
-    // A fresh table for every request: the same request, seed included,
-    // then gets the same answer from whichever thread takes it.
-    searcher.clear();
-    let limits = task.limits(job.answer_by.map(|due| deadline::search_time(due, Instant::now())));
+    let time_left = job.answer_by.map(|due| deadline::search_time(due, Instant::now()));
     let busy = Busy::start(&metrics.busy_workers);
     let started = Instant::now();
-    let report = searcher.search(&task.position, &task.history, &limits, &job.cancel, &mut |_| {});
+    let result = match &task.subject {
+        Subject::Position { position, history } => {
+            // A fresh table for every request: the same request, seed
+            // included, then gets the same answer from whichever thread
+            // takes it.
+            searcher.clear();
+            let limits = task.limits(time_left);
+            let report = searcher.search(position, history, &limits, &job.cancel, &mut |_| {});
+            match Answer::from_report(&report) {
+                Some(answer) => JobResult::Searched(answer),
+                None => JobResult::Failed,
+            }
+        }
+        // The fog player keeps nothing between requests: each one carries
+        // the whole observed game.
+        Subject::Fog(obs) => match best_fog_move(obs, &task.fog_limits(time_left), &job.cancel) {
+            Ok(report) => JobResult::Searched(Answer {
+                uci: report.best.to_string(),
+                score: report.score,
+                mate_in: None,
+                depth: report.depth,
+                nodes: report.nodes,
+                elapsed: report.elapsed,
+            }),
+            Err(err @ (FogError::Belief(_) | FogError::GameOver | FogError::NotOurTurn(_))) => {
+                JobResult::Refused(err.to_string())
+            }
+        },
+    };
     drop(busy);
-    metrics.searched(task.level, started.elapsed().as_secs_f64());
-    metrics.nodes.inc_by(report.nodes);
-    report
+    // A fog observation no game fits is refused, not counted as a search.
+    if let JobResult::Searched(answer) = &result {
+        metrics.searched(task.level, started.elapsed().as_secs_f64());
+        metrics.nodes.inc_by(answer.nodes);
+    }
+    result
 }
 
 /// Counts a thread as busy while it lives, unwinding included.

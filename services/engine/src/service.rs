@@ -5,17 +5,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use fogblast_engine::SearchReport;
 use fogblast_proto::engine::engine_server::Engine;
 use fogblast_proto::engine::{BestMoveRequest, BestMoveResponse};
-use fogblast_rules::CastlingMode;
 use tokio::sync::oneshot;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
 use crate::deadline;
 use crate::metrics::{Metrics, Outcome};
-use crate::pool::{Job, JobResult, SubmitError, Submitter};
+use crate::pool::{Answer, Job, JobResult, SubmitError, Submitter};
 use crate::request::SearchTask;
 
 #[derive(Debug)]
@@ -52,10 +50,8 @@ impl EngineService {
             None => answer.await,
         };
         match result {
-            // Checked requests always have a legal move.
-            Ok(JobResult::Searched(report)) => {
-                response(&report).ok_or_else(|| Status::internal("the search found no move"))
-            }
+            Ok(JobResult::Searched(answer)) => Ok(response(answer)),
+            Ok(JobResult::Refused(reason)) => Err(Status::invalid_argument(reason)),
             Ok(JobResult::Expired) => Err(expired()),
             Ok(JobResult::ShuttingDown) => Err(Status::unavailable("the engine pool is shutting down")),
             Ok(JobResult::Failed) | Err(_) => Err(Status::internal("the search failed")),
@@ -91,16 +87,15 @@ impl Engine for EngineService {
     }
 }
 
-fn response(report: &SearchReport) -> Option<BestMoveResponse> {
-    let best = report.best?;
-    Some(BestMoveResponse {
-        uci: best.to_uci(CastlingMode::Standard).to_string(),
-        score_cp: report.score,
-        mate_in: report.mate_in_plies(),
-        depth: report.depth,
-        nodes: report.nodes,
-        elapsed_ms: report.elapsed.as_millis().try_into().unwrap_or(u32::MAX),
-    })
+fn response(answer: Answer) -> BestMoveResponse {
+    BestMoveResponse {
+        uci: answer.uci,
+        score_cp: answer.score,
+        mate_in: answer.mate_in,
+        depth: answer.depth,
+        nodes: answer.nodes,
+        elapsed_ms: answer.elapsed.as_millis().try_into().unwrap_or(u32::MAX),
+    }
 }
 
 fn expired() -> Status {

@@ -3,7 +3,7 @@
 
 mod support;
 
-use fogblast_proto::engine::{BestMoveRequest, Clock, Level, Variant};
+use fogblast_proto::engine::{BestMoveRequest, Clock, FogObservation, FogPly, Level, Side, Variant};
 use fogblast_rules::{Color, Outcome, Position, Uci, Variant as RulesVariant, WinReason};
 use support::{request, small_config, TestServer, ATOMIC_KIWIPETE};
 use tonic::Code;
@@ -20,6 +20,51 @@ async fn every_level_answers_a_legal_move_from_the_atomic_start() {
         assert!(start.parse_uci(&uci).is_some(), "{level:?} answered {answer:?}");
         assert!(answer.depth >= 1 && answer.nodes > 0, "{level:?} answered {answer:?}");
         assert!(answer.elapsed_ms <= 1_000, "{level:?} took {} ms over its 200 ms budget", answer.elapsed_ms);
+    }
+    server.shutdown().await.unwrap();
+}
+
+fn fog_white_start() -> FogObservation {
+    FogObservation { side: Side::White.into(), plies: Vec::new() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_level_answers_a_fog_game_from_its_observations() {
+    let mut server = TestServer::start(small_config()).await;
+    let mut client = server.client().await;
+    // A short game; black asks from what it has seen.
+    let mut game = fogblast_rules::Game::new(Position::new(RulesVariant::Fog));
+    for uci in ["e2e4", "d7d5", "f1b5", "c7c6", "b5c6"] {
+        game.play_uci(uci).unwrap();
+    }
+    let obs = fogblast_engine::FogObservation::from_game(&game, Color::Black);
+    let plies = obs
+        .plies()
+        .iter()
+        .map(|ply| match ply {
+            fogblast_engine::fog::ObservedPly::Own { uci, after } => {
+                FogPly { own_move: uci.to_string(), view: after.board_text(), ..Default::default() }
+            }
+            fogblast_engine::fog::ObservedPly::Opponent { after, lost } => FogPly {
+                view: after.board_text(),
+                en_passant: after.ep_square().map(|sq| sq.to_string()).unwrap_or_default(),
+                lost: lost.into_iter().map(|sq| sq.to_string()).collect(),
+                ..Default::default()
+            },
+        })
+        .collect();
+    for level in [Level::Easy, Level::Medium, Level::Hard] {
+        let request = BestMoveRequest {
+            budget_ms: 300,
+            seed: 3,
+            fog: Some(FogObservation { side: Side::Black.into(), plies: Vec::clone(&plies) }),
+            ..request(Variant::Fog, level)
+        };
+        let answer = client.best_move(request).await.unwrap().into_inner();
+        let uci: Uci = answer.uci.parse().unwrap();
+        assert!(game.position().parse_uci(&uci).is_some(), "{level:?} answered {answer:?}");
+        assert!(answer.nodes > 0, "{level:?} answered {answer:?}");
+        assert!(answer.elapsed_ms <= 1_000, "{level:?} took {} ms over its 300 ms budget", answer.elapsed_ms);
     }
     server.shutdown().await.unwrap();
 }
@@ -78,7 +123,37 @@ fn invalid_requests() -> Vec<(&'static str, BestMoveRequest, Vec<&'static str>)>
     vec![
         ("unspecified variant", request(Variant::Unspecified, Level::Easy), vec!["variant is unspecified"]),
         ("unknown variant", BestMoveRequest { variant: 9, ..atomic() }, vec!["unknown variant 9"]),
-        ("fog of war", request(Variant::Fog, Level::Easy), vec!["fog of war"]),
+        ("fog without observations", request(Variant::Fog, Level::Easy), vec!["FOG", "`fog`"]),
+        (
+            "fog with the moves",
+            BestMoveRequest {
+                moves: moves(&["e2e4"]),
+                fog: Some(fog_white_start()),
+                ..request(Variant::Fog, Level::Easy)
+            },
+            vec!["must not carry", "moves"],
+        ),
+        (
+            "fog with an impossible own move",
+            BestMoveRequest {
+                fog: Some(FogObservation {
+                    side: Side::White.into(),
+                    plies: vec![
+                        FogPly {
+                            own_move: "e2e5".into(),
+                            view: Position::new(RulesVariant::Fog).fog_view(Color::White).board_fen(),
+                            ..Default::default()
+                        },
+                        FogPly {
+                            view: Position::new(RulesVariant::Fog).fog_view(Color::White).board_fen(),
+                            ..Default::default()
+                        },
+                    ],
+                }),
+                ..request(Variant::Fog, Level::Easy)
+            },
+            vec!["e2e5", "not legal"],
+        ),
         ("unspecified level", request(Variant::Atomic, Level::Unspecified), vec!["level is unspecified"]),
         ("unknown level", BestMoveRequest { level: 4, ..atomic() }, vec!["unknown level 4"]),
         (

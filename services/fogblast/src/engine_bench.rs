@@ -1,14 +1,17 @@
 //! `fogblast engine-bench`: search speed (nodes per second) on a fixed set
-//! of positions at a fixed depth, and the time each level takes to move.
+//! of positions at a fixed depth, and the time each level takes to move;
+//! for fog of war, each level's time per move and the size of its belief
+//! (candidate positions) over whole games against the baseline.
 
 use std::io::Write as _;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use anyhow::ensure;
+use anyhow::{ensure, Context as _};
 use clap::Args;
-use fogblast_engine::{Level, Limits, Searcher};
-use fogblast_rules::{Position, Variant};
+use fogblast_engine::fog::{baseline_move, FogObservation};
+use fogblast_engine::{best_fog_move, Level, Limits, Searcher};
+use fogblast_rules::{Color, Game, Position, Variant};
 
 #[derive(Debug, Args)]
 pub struct EngineBenchArgs {
@@ -18,10 +21,20 @@ pub struct EngineBenchArgs {
     /// Moves timed per level on each position.
     #[arg(long, default_value_t = 1)]
     level_runs: u32,
+    /// Fog of war: games each level plays against the baseline, with its
+    /// real time limits, to time its moves and follow its belief.
+    #[arg(long, default_value_t = 4)]
+    fog_games: u32,
+    /// Fog of war: a game still running after this many plies is stopped.
+    #[arg(long, default_value_t = 160)]
+    fog_max_plies: usize,
+    /// Skip the atomic and standard searches: fog of war only.
+    #[arg(long)]
+    fog_only: bool,
 }
 
 /// Opening, middlegame and endgame positions of both variants.
-const POSITIONS: [(Variant, &str); 8] = [
+pub(crate) const POSITIONS: [(Variant, &str); 8] = [
     (Variant::Atomic, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"),
     (Variant::Atomic, "rn1qkb1r/p5pp/2p5/3p4/N3P3/5P2/PPP4P/R1BQK3 w Qkq - 0 1"),
     (Variant::Atomic, "rnbqkbnr/pppp1ppp/4p3/8/8/4P3/PPPP1PPP/RNBQKBNR w KQkq - 0 2"),
@@ -33,6 +46,13 @@ const POSITIONS: [(Variant, &str); 8] = [
 ];
 
 pub fn run(args: &EngineBenchArgs) -> anyhow::Result<()> {
+    if !args.fog_only {
+        search_and_levels(args)?;
+    }
+    fog(args)
+}
+
+fn search_and_levels(args: &EngineBenchArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let stop = AtomicBool::new(false);
     let mut total_nodes = 0;
@@ -84,6 +104,80 @@ pub fn run(args: &EngineBenchArgs) -> anyhow::Result<()> {
             times[times.len() / 2].as_secs_f64() * 1e3,
             times[times.len() - 1].as_secs_f64() * 1e3,
         )?;
+    }
+    Ok(())
+}
+
+/// Per-level fog figures: time per move with the level's own limits, and
+/// the belief's size after each ply, over games against the baseline.
+fn fog(args: &EngineBenchArgs) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let stop = AtomicBool::new(false);
+    for level in Level::ALL {
+        let cap = level.fog_settings().belief_cap;
+        let mut times = Vec::new();
+        // Belief size by ply of the game (after sampling), over every move.
+        let mut by_ply: Vec<Vec<usize>> = Vec::new();
+        let (mut consistent_max, mut rebuilds, mut samples, mut nodes, mut plies) =
+            (0usize, 0usize, 0usize, 0u64, 0usize);
+        for game_index in 0..args.fog_games.max(1) {
+            let engine_side = if game_index.is_multiple_of(2) { Color::White } else { Color::Black };
+            let mut game = Game::new(Position::new(Variant::Fog));
+            let mut obs = FogObservation::new(engine_side);
+            while game.outcome().is_none() && game.ply() < args.fog_max_plies {
+                let pos = *game.position();
+                let seed = u64::from(game_index) << 32 | game.ply() as u64;
+                let m = if pos.turn() == engine_side {
+                    let limits = level.fog_limits(None, None, seed);
+                    let report = best_fog_move(&obs, &limits, &stop)?;
+                    times.push(report.elapsed);
+                    ensure!(
+                        report.belief_size >= 1 && report.belief_size <= cap,
+                        "{level}: belief of {}",
+                        report.belief_size
+                    );
+                    ensure!(report.samples >= 1 || report.nodes == 0, "{level}: no sample searched");
+                    samples += report.samples;
+                    nodes += report.nodes;
+                    rebuilds = rebuilds.max(report.rebuilds);
+                    for (ply, &size) in report.belief_sizes.iter().enumerate() {
+                        if by_ply.len() <= ply {
+                            by_ply.resize(ply + 1, Vec::new());
+                        }
+                        by_ply[ply].push(size);
+                    }
+                    consistent_max = consistent_max.max(report.belief_sizes.iter().copied().max().unwrap_or(0));
+                    pos.parse_uci(&report.best).with_context(|| format!("{level} chose {}, not legal", report.best))?
+                } else {
+                    baseline_move(&pos.legal_moves(), seed).context("no move in a game not over")?
+                };
+                let mut before = pos;
+                obs.observe_move(&mut before, m);
+                game.play(m)?;
+                plies += 1;
+            }
+        }
+        ensure!(!times.is_empty(), "{level} never moved");
+        times.sort();
+        let mean = times.iter().sum::<Duration>() / times.len() as u32;
+        writeln!(
+            out,
+            "fog level {level:<6} games {} plies {plies} moves {:>4}  mean {:>7.1} ms  median {:>7.1} ms  max {:>7.1} ms  samples/move {:.1}  nodes/move {:.0}",
+            args.fog_games.max(1),
+            times.len(),
+            mean.as_secs_f64() * 1e3,
+            times[times.len() / 2].as_secs_f64() * 1e3,
+            times[times.len() - 1].as_secs_f64() * 1e3,
+            samples as f64 / times.len() as f64,
+            nodes as f64 / times.len() as f64,
+        )?;
+        let mut line = format!("fog level {level:<6} belief (cap {cap}) by ply, mean/max:");
+        for ply in (0..by_ply.len()).step_by(10) {
+            let sizes = &by_ply[ply];
+            let mean = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
+            line.push_str(&format!(" {ply}:{mean:.0}/{}", sizes.iter().max().unwrap_or(&0)));
+        }
+        writeln!(out, "{line}  largest {consistent_max}  most rebuilds in one game {rebuilds}")?;
     }
     Ok(())
 }

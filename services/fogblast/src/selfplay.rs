@@ -1,6 +1,12 @@
 //! `fogblast selfplay`: matches between two engine levels, used to
 //! calibrate the levels. Openings are random but seeded, and each is played
 //! twice with colours swapped so neither level gets the better side of it.
+//!
+//! In fog of war each side is given only its own observations (the
+//! referee's cut of the game), never the position, and either side may be
+//! the `baseline`: a random capture among those in sight, else a random
+//! move. Fog games are played to node budgets rather than times unless a
+//! clock is given, so a match gives the same result on a busy machine.
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -9,17 +15,48 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
-use fogblast_engine::{Clock, Level, Searcher};
-use fogblast_rules::{Color, Game, Position, Variant};
+use fogblast_engine::fog::{baseline_move, FogObservation};
+use fogblast_engine::{best_fog_move, Clock, Level, Searcher};
+use fogblast_rules::{CastlingMode, Color, Game, Position, Variant};
+
+/// One side of a match: a level, or (fog of war only) the baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Player {
+    Level(Level),
+    Baseline,
+}
+
+impl std::str::FromStr for Player {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Player, String> {
+        if s.eq_ignore_ascii_case("baseline") {
+            return Ok(Player::Baseline);
+        }
+        s.parse().map(Player::Level).map_err(|err: fogblast_engine::ParseLevelError| {
+            format!("{err}, or baseline (fog of war: a random visible capture, else a random move)")
+        })
+    }
+}
+
+impl std::fmt::Display for Player {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Player::Level(level) => level.fmt(f),
+            Player::Baseline => f.write_str("baseline"),
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct SelfplayArgs {
-    /// Level of the first player (white in even-numbered games).
+    /// Level of the first player (white in even-numbered games); in fog
+    /// of war also `baseline`.
     #[arg(long)]
-    first: Level,
+    first: Player,
     /// Level of the second player.
     #[arg(long)]
-    second: Level,
+    second: Player,
     /// Games in the match (rounded up to an even number).
     #[arg(long, default_value_t = 100)]
     games: usize,
@@ -86,7 +123,18 @@ fn opening(variant: Variant, plies: usize, seed: u64) -> Game {
 
 /// Plays one game; returns the winner (none for a draw, or a game cut
 /// off at `max_plies`) and the number of plies.
-fn play_game(args: &SelfplayArgs, white: Level, black: Level, index: usize) -> anyhow::Result<(Option<Color>, usize)> {
+fn play_game(
+    args: &SelfplayArgs,
+    white: Player,
+    black: Player,
+    index: usize,
+) -> anyhow::Result<(Option<Color>, usize)> {
+    if args.variant == Variant::Fog {
+        return play_fog_game(args, white, black, index);
+    }
+    let (Player::Level(white), Player::Level(black)) = (white, black) else {
+        anyhow::bail!("the baseline plays fog of war only");
+    };
     let clock = args.clock.as_deref().map(parse_clock).transpose()?;
     let mut game = opening(args.variant, args.opening_plies, mix(args.seed ^ (index as u64 / 2)));
     let mut searchers = [Searcher::new(16), Searcher::new(16)];
@@ -120,7 +168,67 @@ fn play_game(args: &SelfplayArgs, white: Level, black: Level, index: usize) -> a
     }
 }
 
+/// Plays one fog-of-war game: each engine move is chosen from that side's
+/// observation alone.
+fn play_fog_game(
+    args: &SelfplayArgs,
+    white: Player,
+    black: Player,
+    index: usize,
+) -> anyhow::Result<(Option<Color>, usize)> {
+    let clock = args.clock.as_deref().map(parse_clock).transpose()?;
+    let mut game = opening(Variant::Fog, args.opening_plies, mix(args.seed ^ (index as u64 / 2)));
+    let mut views = [FogObservation::from_game(&game, Color::White), FogObservation::from_game(&game, Color::Black)];
+    let mut remaining = [clock.map_or(Duration::ZERO, |c| c.0); 2];
+    let stop = AtomicBool::new(false);
+    loop {
+        if let Some(outcome) = game.outcome() {
+            return Ok((outcome.winner(), game.ply()));
+        }
+        if game.ply() >= args.max_plies {
+            return Ok((None, game.ply()));
+        }
+        let pos = *game.position();
+        let side = pos.turn();
+        let player = if side == Color::White { white } else { black };
+        let seed = mix(args.seed ^ index as u64 ^ (game.ply() as u64) << 20);
+        let started = Instant::now();
+        let m = match player {
+            Player::Baseline => baseline_move(&pos.legal_moves(), seed).context("no move in a game not over")?,
+            Player::Level(level) => {
+                let limits = match clock {
+                    Some((_, increment)) => {
+                        let side_clock = Clock { remaining: remaining[side.index()], increment, moves_to_go: None };
+                        level.fog_limits(Some(side_clock), None, seed)
+                    }
+                    // Calibration: node and sample budgets only.
+                    None => fogblast_engine::FogLimits { settings: level.fog_settings(), movetime: None, seed },
+                };
+                let report = best_fog_move(&views[side.index()], &limits, &stop)?;
+                let uci = report.best;
+                pos.parse_uci(&uci).with_context(|| format!("the engine chose {uci}, not a legal move"))?
+            }
+        };
+        let spent = started.elapsed();
+        if let Some((_, increment)) = clock {
+            let left = &mut remaining[side.index()];
+            if spent > *left {
+                return Ok((pos.outcome_on_timeout(side).winner(), game.ply()));
+            }
+            *left = *left - spent + increment;
+        }
+        for view in &mut views {
+            let mut before = pos;
+            view.observe_move(&mut before, m);
+        }
+        game.play(m).with_context(|| format!("{} in {}", m.to_uci(CastlingMode::Standard), pos.fen()))?;
+    }
+}
+
 pub fn run(args: &SelfplayArgs) -> anyhow::Result<()> {
+    if args.variant != Variant::Fog && [args.first, args.second].contains(&Player::Baseline) {
+        anyhow::bail!("the baseline plays fog of war only");
+    }
     let games = args.games.div_ceil(2) * 2;
     let next = AtomicUsize::new(0);
     let tally = Mutex::new(Tally::default());

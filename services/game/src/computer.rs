@@ -13,6 +13,7 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::Code;
 use tracing::warn;
 
+use crate::engine_view::fog_observation;
 use crate::record::LiveGame;
 
 /// Why no engine answered.
@@ -98,6 +99,21 @@ fn request_for(live: &LiveGame, now_ms: u64) -> BestMoveRequest {
     // With a clock, the computer spends about a thirtieth of what it has
     // left plus most of its increment, never more than 15 s on one move.
     let budget_ms = clock.map_or(0, |c| (c.remaining_ms / 30 + c.increment_ms * 3 / 4).clamp(50, 15_000));
+    let seed = live.record.seed ^ live.ply() as u64;
+    if live.variant() == Variant::Fog {
+        // Fog of war: only what the computer's side has seen, never the
+        // position or the opponent's moves.
+        return BestMoveRequest {
+            variant: variant as i32,
+            initial_fen: String::new(),
+            moves: Vec::new(),
+            level: level as i32,
+            budget_ms,
+            clock,
+            seed,
+            fog: Some(fog_observation(&live.game, turn)),
+        };
+    }
     BestMoveRequest {
         variant: variant as i32,
         initial_fen: live.record.initial_fen.clone(),
@@ -105,6 +121,7 @@ fn request_for(live: &LiveGame, now_ms: u64) -> BestMoveRequest {
         level: level as i32,
         budget_ms,
         clock,
-        seed: live.record.seed ^ live.ply() as u64,
+        seed,
+        fog: None,
     }
 }

@@ -59,10 +59,6 @@ impl NewGame {
                 Ok(Level::Unspecified) | Err(_) => return Err(bad("level must be easy, medium or hard")),
                 Ok(level) => level,
             };
-            if variant == Variant::Fog {
-                // Not `Unavailable`: that would have callers retry elsewhere.
-                return Err(bad("no computer plays fog of war yet: play a person, or standard or atomic"));
-            }
             if request.rated {
                 return Err(bad("games against the computer are not rated"));
             }
@@ -235,6 +231,13 @@ mod tests {
             ..Default::default()
         };
         assert!(NewGame::from_request(&good).is_ok());
+        let fog_computer = CreateGameRequest {
+            variant: WireVariant::Fog as i32,
+            computer: true,
+            level: Level::Hard as i32,
+            ..good.clone()
+        };
+        assert_eq!(NewGame::from_request(&fog_computer).unwrap().computer, Some(Level::Hard));
         let cases = [
             CreateGameRequest { player_id: String::new(), ..good.clone() },
             CreateGameRequest { variant: 0, ..good.clone() },

@@ -176,3 +176,42 @@ async fn the_computers_clock_runs_and_a_draw_offer_is_declined() {
         .unwrap();
     eventually(Duration::from_secs(2), || async { router.state(&game, HUMAN).await.result == "0-1" }).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_computer_plays_fog_of_war_to_its_end() {
+    let (_backend, _shard, router) = setup("computer-fog").await;
+    let game = create(&router, Variant::Fog, ColorChoice::ChooseWhite, None).await;
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut state = my_turn(&router, &game, true).await;
+    while state.status() != Status::Ended {
+        assert!(state.moves.len() < 400, "the game did not end");
+        // While the game runs the human never learns the computer's moves.
+        for (ply, m) in state.moves.iter().enumerate() {
+            assert_eq!(m.uci.is_some(), ply % 2 == 0, "ply {ply}: {m:?}");
+        }
+        assert!(!state.legal.is_empty(), "the human has moves");
+        // Captures when there are any, so the game reaches its end soon.
+        let view: Fen = state.fen.parse().unwrap();
+        let theirs = view.0.board.by_color(fogblast_rules::Color::Black);
+        let captures: Vec<&String> =
+            state.legal.iter().filter(|uci| theirs.contains(uci[2..4].parse().unwrap())).collect();
+        let uci = if !captures.is_empty() && rng.random_bool(0.7) {
+            captures[rng.random_range(0..captures.len())].clone()
+        } else {
+            state.legal[rng.random_range(0..state.legal.len())].clone()
+        };
+        router.make_move(&game, HUMAN, &uci, state.moves.len() as u32).await.unwrap();
+        state = my_turn(&router, &game, true).await;
+    }
+    assert!(state.moves.len() >= 2, "the computer answered");
+    assert!(["1-0", "0-1", "1/2-1/2"].contains(&state.result.as_str()), "{}", state.result);
+    println!("fog game against the computer: {} plies, {} ({:?})", state.moves.len(), state.result, state.reason());
+    // The fog has lifted: every move is shown, and replaying them (the
+    // computer's included) by the rules reaches the final position and its end.
+    let mut replay = fogblast_rules::Game::new(Position::new(RulesVariant::Fog));
+    for m in &state.moves {
+        replay.play_uci(m.uci.as_deref().expect("the fog lifts at the end")).unwrap();
+    }
+    assert_eq!(Fen::from_position(replay.position()).to_string(), state.fen);
+    assert!(replay.outcome().is_some(), "the game ended by the rules: {:?}", state.reason());
+}

@@ -1,0 +1,334 @@
+//! Belief tracking: a bounded sample of the positions consistent with
+//! everything one side has observed. Each of our moves is played in every
+//! candidate and checked against what we saw after it; each opponent ply
+//! expands every candidate by all of the opponent's moves and keeps the
+//! children that show us exactly what we saw (and flag exactly the pieces
+//! we lost). When more remain than the cap allows, a seeded random sample
+//! is kept. Should the sample lose the true position (every candidate
+//! contradicted), the belief is rebuilt from the latest sight: our pieces
+//! and the enemy pieces we see, with the rest of the enemy material spread
+//! over the fog where it cannot have been seen.
+
+use std::collections::HashSet;
+
+use fogblast_rules::attacks;
+use fogblast_rules::{Bitboard, Board, Color, Position, Rank, Role, Setup, Variant};
+
+use super::observation::{FogObservation, ObservedPly, Sight};
+use super::rng::Rng;
+
+/// Why an observation cannot be a game.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BeliefError {
+    #[error("ply {ply}: our move {uci} is not legal in what we saw")]
+    IllegalOwnMove { ply: usize, uci: String },
+    #[error("ply {ply}: the game was already over")]
+    GameOver { ply: usize },
+}
+
+/// The candidates after every ply, and what tracking them cost.
+#[derive(Clone, Debug)]
+pub struct Belief {
+    color: Color,
+    particles: Vec<Position>,
+    /// The number of candidates after each ply (after sampling).
+    pub sizes: Vec<usize>,
+    /// How many consistent candidates each ply produced before sampling.
+    pub consistent: Vec<usize>,
+    /// Plies at which every candidate was contradicted and the belief was
+    /// rebuilt from the sight.
+    pub rebuilds: usize,
+}
+
+impl Belief {
+    /// Follows `obs` from the standard start, keeping at most `cap`
+    /// candidates (at least one).
+    pub fn track(obs: &FogObservation, cap: usize, seed: u64) -> Result<Belief, BeliefError> {
+        let cap = cap.max(1);
+        let color = obs.color();
+        let mut rng = Rng::new(seed ^ 0x5eed_fb0f);
+        let mut belief = Belief {
+            color,
+            particles: vec![Position::new(Variant::Fog)],
+            sizes: Vec::with_capacity(obs.plies().len()),
+            consistent: Vec::with_capacity(obs.plies().len()),
+            rebuilds: 0,
+        };
+        for (ply, observed) in obs.plies().iter().enumerate() {
+            if belief.particles.iter().all(|p| p.outcome().is_some_and(|o| o.winner().is_some())) {
+                return Err(BeliefError::GameOver { ply });
+            }
+            let previous = belief.particles.clone();
+            let mut next = Vec::new();
+            let mut seen = HashSet::new();
+            match observed {
+                ObservedPly::Own { uci, after } => {
+                    let mut legal_somewhere = false;
+                    for pos in &belief.particles {
+                        let Some(m) = pos.parse_uci(uci) else { continue };
+                        legal_somewhere = true;
+                        let mut child = *pos;
+                        child.play_unchecked(m);
+                        if after.matches(&child, color) && seen.insert(child.zobrist_hash()) {
+                            next.push(child);
+                        }
+                    }
+                    if !legal_somewhere {
+                        return Err(BeliefError::IllegalOwnMove { ply, uci: uci.to_string() });
+                    }
+                    belief.consistent.push(next.len());
+                    if next.is_empty() {
+                        next = rebuild(&previous, Some(*uci), after, Bitboard::EMPTY, color, cap, &mut rng);
+                        belief.rebuilds += 1;
+                    }
+                }
+                ObservedPly::Opponent { after, lost } => {
+                    for pos in &belief.particles {
+                        if pos.board().king_of(Color::White).is_none() || pos.board().king_of(Color::Black).is_none() {
+                            continue;
+                        }
+                        let ours = pos.board().by_color(color);
+                        for m in pos.legal_moves() {
+                            let mut child = *pos;
+                            child.play_unchecked(m);
+                            let flagged = (ours - child.board().by_color(color)) - after.visible();
+                            if flagged == *lost && after.matches(&child, color) && seen.insert(child.zobrist_hash()) {
+                                next.push(child);
+                            }
+                        }
+                    }
+                    belief.consistent.push(next.len());
+                    if next.is_empty() {
+                        next = rebuild(&previous, None, after, *lost, color, cap, &mut rng);
+                        belief.rebuilds += 1;
+                    }
+                }
+            }
+            if next.len() > cap {
+                rng.shuffle(&mut next);
+                next.truncate(cap);
+            }
+            belief.sizes.push(next.len());
+            belief.particles = next;
+        }
+        Ok(belief)
+    }
+
+    pub fn color(&self) -> Color {
+        self.color
+    }
+
+    /// The candidate positions now.
+    pub fn particles(&self) -> &[Position] {
+        &self.particles
+    }
+
+    pub fn len(&self) -> usize {
+        self.particles.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.particles.is_empty()
+    }
+}
+
+/// Candidates consistent with `sight` when no tracked candidate is: our
+/// pieces and the enemy pieces in sight as they are, the rest of the enemy
+/// material of a former candidate placed at random in the fog, where
+/// nothing of ours would have seen it. `own_move` is our move that led to
+/// the sight, if it was ours; otherwise it is our turn.
+fn rebuild(
+    previous: &[Position],
+    own_move: Option<fogblast_rules::Uci>,
+    sight: &Sight,
+    lost: Bitboard,
+    color: Color,
+    cap: usize,
+    rng: &mut Rng,
+) -> Vec<Position> {
+    let them = !color;
+    let turn = if own_move.is_some() { them } else { color };
+    let template = previous.first().copied().unwrap_or_else(|| Position::new(Variant::Fog));
+    // Enemy material of the former candidate, less what our move took.
+    let mut material = [0usize; 6];
+    for role in Role::ALL {
+        material[role.index()] = (template.board().by_piece(role.of(them))).count();
+    }
+    if let Some(uci) = own_move {
+        if let Some(role) =
+            template.board().role_at(uci.to).filter(|_| template.board().by_color(them).contains(uci.to))
+        {
+            material[role.index()] = material[role.index()].saturating_sub(1);
+        }
+    }
+    let seen_board = sight.board();
+    for role in Role::ALL {
+        let visible = seen_board.by_piece(role.of(them)).count();
+        material[role.index()] = material[role.index()].saturating_sub(visible);
+    }
+    let king_seen = seen_board.by_piece(Role::King.of(them)).any();
+    material[Role::King.index()] = usize::from(!king_seen);
+
+    let hidden = !sight.visible();
+    let our_pawns = seen_board.by_piece(Role::Pawn.of(color));
+    let occupied = seen_board.occupied();
+    let forward: i8 = if color == Color::White { 1 } else { -1 };
+    // A fogged square right in front of our pawn is fogged because an enemy
+    // piece stands there; so is a fogged double-step square behind an empty one.
+    let single = our_pawns.shift_ranks(forward);
+    let double =
+        ((single - occupied) & sight.visible() & Bitboard::relative_rank(color, Rank::THIRD)).shift_ranks(forward);
+    let forced = ((single | double) & hidden) | lost;
+    // An enemy piece on a square our pawn attacks would have been seen.
+    let mut forbidden = Bitboard::EMPTY;
+    for sq in our_pawns {
+        forbidden |= attacks::pawn_attacks(color, sq);
+    }
+    let free = hidden - forbidden - forced;
+    let castling = template.castling_rooks() & Bitboard::relative_rank(color, Rank::FIRST);
+    let fullmoves = template.fullmoves().max(1);
+
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut fallback = None;
+    let attempts = 40 * cap.max(4);
+    for _ in 0..attempts {
+        if out.len() >= cap {
+            break;
+        }
+        let mut pieces: Vec<Role> = Vec::new();
+        for role in Role::ALL {
+            pieces.extend(std::iter::repeat_n(role, material[role.index()]));
+        }
+        rng.shuffle(&mut pieces);
+        // The king first, so it always finds a square.
+        if let Some(k) = pieces.iter().position(|&r| r == Role::King) {
+            pieces.swap(0, k);
+        }
+        let mut board: Board = *seen_board;
+        let mut forced_left: Vec<_> = forced.into_iter().collect();
+        rng.shuffle(&mut forced_left);
+        let mut free_left: Vec<_> = free.into_iter().collect();
+        rng.shuffle(&mut free_left);
+        // Every forced square needs a piece even if the material ran short.
+        while pieces.len() < forced_left.len() {
+            pieces.push(Role::Knight);
+        }
+        let mut ok = true;
+        for (i, role) in pieces.iter().enumerate() {
+            let pool = if i < forced_left.len() && *role != Role::King { &mut forced_left } else { &mut free_left };
+            let pick = pool.iter().position(|sq| *role != Role::Pawn || !Bitboard::BACKRANKS.contains(*sq));
+            let Some(pick) = pick.map(|i| pool.swap_remove(i)) else {
+                if *role == Role::King {
+                    ok = false;
+                }
+                continue;
+            };
+            board.set_piece_at(pick, role.of(them));
+        }
+        for sq in forced_left {
+            board.set_piece_at(sq, Role::Knight.of(them));
+        }
+        if !ok {
+            continue;
+        }
+        let setup = Setup {
+            board,
+            turn,
+            castling_rooks: castling,
+            ep_square: if turn == color { sight.ep_square() } else { None },
+            halfmoves: 0,
+            fullmoves,
+        };
+        let Ok(pos) = Position::from_setup(setup.clone(), Variant::Fog).or_else(|_| {
+            Position::from_setup(Setup { castling_rooks: Bitboard::EMPTY, ep_square: None, ..setup }, Variant::Fog)
+        }) else {
+            continue;
+        };
+        if sight.matches(&pos, color) {
+            if seen.insert(pos.zobrist_hash()) {
+                out.push(pos);
+            }
+        } else if fallback.is_none() {
+            fallback = Some(pos);
+        }
+    }
+    if out.is_empty() {
+        // Nothing fits exactly (a sight the rules cannot produce); play on
+        // from the nearest guess rather than not at all.
+        out.extend(fallback);
+    }
+    if out.is_empty() {
+        out.push(template);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fogblast_rules::Game;
+
+    fn random_game(seed: u64, plies: usize) -> Game {
+        let mut rng = Rng::new(seed);
+        let mut game = Game::new(Position::new(Variant::Fog));
+        for _ in 0..plies {
+            if game.outcome().is_some() {
+                break;
+            }
+            let moves = game.position().legal_moves();
+            let m = moves[rng.below(moves.len())];
+            game.play(m).unwrap();
+        }
+        game
+    }
+
+    #[test]
+    fn the_true_position_stays_in_an_uncapped_belief() {
+        for seed in 0..6 {
+            let game = random_game(seed, 12);
+            for color in Color::ALL {
+                let obs = FogObservation::from_game(&game, color);
+                let belief = Belief::track(&obs, 1_000_000, seed).unwrap();
+                assert_eq!(belief.rebuilds, 0, "seed {seed}");
+                assert!(
+                    belief.particles().iter().any(|p| p.board() == game.position().board()),
+                    "seed {seed} {color}: the real board is not among {} candidates",
+                    belief.len()
+                );
+                for p in belief.particles() {
+                    assert!(
+                        FogObservation::from_game(&game, color).plies().last().is_none_or(|last| {
+                            let sight = match last {
+                                ObservedPly::Own { after, .. } | ObservedPly::Opponent { after, .. } => after,
+                            };
+                            sight.matches(p, color)
+                        }),
+                        "a candidate contradicts the last sight"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_capped_belief_stays_consistent_and_bounded() {
+        for seed in 10..14 {
+            let game = random_game(seed, 40);
+            let obs = FogObservation::from_game(&game, Color::White);
+            let belief = Belief::track(&obs, 16, seed).unwrap();
+            assert!(belief.sizes.iter().all(|&n| (1..=16).contains(&n)), "{:?}", belief.sizes);
+            let last = obs.plies().last().unwrap();
+            let sight = match last {
+                ObservedPly::Own { after, .. } | ObservedPly::Opponent { after, .. } => after,
+            };
+            // Rebuilt candidates may only guess; tracked ones match exactly.
+            if belief.rebuilds == 0 {
+                assert!(belief.particles().iter().all(|p| sight.matches(p, Color::White)));
+            }
+            for p in belief.particles() {
+                assert_eq!(p.board().by_color(Color::White), game.position().board().by_color(Color::White));
+            }
+        }
+    }
+}
