@@ -22,14 +22,21 @@ include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
 
 /// The page every browser route answers.
 const PAGE: &str = "index.html";
+/// The service worker's template, served at `/sw.js`.
+const SERVICE_WORKER: &str = "sw.js";
 
 /// The page's content security policy: everything from this origin; inline
 /// styles only for the SVG art and the positions set from script.
-const CSP: &str = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; \
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' ws: wss:; \
+                   img-src 'self' data:; \
                    style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::new().route("/", get(page)).route("/g/{code}", get(page)).route("/assets/{*path}", get(asset))
+    Router::new()
+        .route("/", get(page))
+        .route("/g/{code}", get(page))
+        .route("/assets/{*path}", get(asset))
+        .route("/sw.js", get(service_worker))
 }
 
 /// The embedded file at `path` (relative to `web/`).
@@ -45,9 +52,11 @@ pub fn content_type(path: &str) -> &'static str {
         "css" => "text/css; charset=utf-8",
         "svg" => "image/svg+xml",
         "json" | "webmanifest" => "application/json",
+        "wasm" => "application/wasm",
         "png" => "image/png",
         "ico" => "image/x-icon",
         "woff2" => "font/woff2",
+        "wasm" => "application/wasm",
         "txt" | "md" => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
@@ -58,6 +67,32 @@ async fn page(headers: HeaderMap) -> Response {
         Some(asset) => serve(asset, &headers),
         None => (StatusCode::NOT_FOUND, "this gateway was built without its web page").into_response(),
     }
+}
+
+/// The service worker, at the root so that it may keep every page route
+/// for offline play: `web/sw.js` with the list of embedded files and a
+/// version that changes whenever any of them does.
+async fn service_worker() -> Response {
+    static BODY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let body = BODY.get_or_init(|| {
+        let files: Vec<&Asset> = ASSETS.iter().filter(|a| a.path != SERVICE_WORKER).collect();
+        let version = files.iter().fold(0xcbf2_9ce4_8422_2325u64, |hash, a| {
+            a.etag.bytes().fold(hash, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+        });
+        let paths: Vec<String> = files.iter().map(|a| format!("/assets/{}", a.path)).collect();
+        let template = lookup(SERVICE_WORKER).map_or("", |a| std::str::from_utf8(a.bytes).unwrap_or_default());
+        template
+            .replace("__VERSION__", &format!("{version:016x}"))
+            .replace("__ASSETS__", &serde_json::to_string(&paths).unwrap_or_else(|_| "[]".into()))
+    });
+    if body.is_empty() {
+        return (StatusCode::NOT_FOUND, "this gateway was built without its service worker").into_response();
+    }
+    let mut response = body.clone().into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/javascript; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
 async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
@@ -152,6 +187,29 @@ mod tests {
         .await
         .expect("the checks ran");
         assert!(checked >= 5, "the client's files are embedded ({checked})");
+    }
+
+    /// The page's own unit tests (its move replayer against python-chess
+    /// games), run with node's test runner when node is installed.
+    #[test]
+    fn the_client_unit_tests_pass_under_node() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web/tests");
+        let run = std::process::Command::new("node").args(["--test", dir]).output();
+        let output = match run {
+            Ok(output) => output,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                eprintln!("node is not installed: the web client's unit tests did not run");
+                return;
+            }
+            Err(error) => panic!("running node: {error}"),
+        };
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "node --test {dir} failed:\n{text}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(text.contains("# fail 0") && !text.contains("# pass 0"), "{text}");
     }
 
     #[test]
