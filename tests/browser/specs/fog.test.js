@@ -7,7 +7,9 @@
 // - the opponent's moves come as "a move was played": no `uci`, no `san`,
 //   and the page's move list does not name them;
 // - the page draws no opponent piece on a fog square, draws fog exactly on
-//   the squares the player does not see, and draws the frame's pieces.
+//   the squares the player does not see, and draws the frame's pieces;
+// - a piece lost where its owner no longer sees (1. e4 f5 2. exf5) is
+//   flagged on that square.
 // At the end the fog lifts: the page shows the whole final position.
 
 import { after, before, test } from 'node:test';
@@ -153,7 +155,9 @@ test('the fog-of-war view holds no hidden piece', { timeout: 150_000 }, async ()
         break;
       }
       assert.equal(v.ply, ply);
-      await mover.play(mover.pickMove(v, random, { aggressive: false }), v.legal);
+      // 1. e4 f5 2. exf5 takes a black pawn where black no longer sees.
+      const opening = ['e2e4', 'f7f5', 'e4f5'];
+      await mover.play(opening[ply] ?? mover.pickMove(v, random, { aggressive: false }), v.legal);
       await other.waitFor(() => other.view().ply > ply || other.view().end, `${other.name} to get ply ${ply}`);
       if (mover.view().end) {
         ended = true;
@@ -164,6 +168,15 @@ test('the fog-of-war view holds no hidden piece', { timeout: 150_000 }, async ()
       checkHiddenMoves(black, game);
       await checkPage(white, black, game);
       await checkPage(black, white, game);
+      if (ply === 2) {
+        // Black lost the f5 pawn in the fog: the frame says so and the page flags it.
+        const frame = black.received.find((f) => f.game === game && f.t === 'move' && f.ply === 2);
+        assert.deepEqual(frame.lost, ['f5']);
+        await black.page.waitForSelector('[data-testid="board"] .square[data-square="f5"] .lost-flag, [data-testid="board"] .square.lost-flag[data-square="f5"]');
+        const flagged = await black.page.$$eval('[data-testid="board"] .lost-flag', (els) => els.map((e) => (e.closest('.square') || e).dataset.square));
+        assert.deepEqual(flagged, ['f5'], 'black sees a lost-piece flag on f5 only');
+        await black.shot('fog-lost-flag');
+      }
       if (ply === 7) {
         await white.shot('fog-middle');
         await black.shot('fog-middle');
