@@ -162,6 +162,16 @@ function modelFromState(f, previous) {
   return model;
 }
 
+/** The game in progress that a reload, or the home page's banner, comes back to: a seat's, until it ends. */
+function remember(model) {
+  const saved = store.get(store.KEYS.game);
+  if (isSeat(model) && model.status !== 'ended') {
+    store.set(store.KEYS.game, { id: model.id, hotseat: app.hotseat, active: !$('game').hidden });
+  } else if (saved && saved.id === model.id) {
+    store.set(store.KEYS.game, null);
+  }
+}
+
 function turnColor(model) {
   return model.position.turn === 'w' ? 'white' : 'black';
 }
@@ -224,7 +234,7 @@ function onState(conn, f) {
   app.games.set(conn.label, model);
   if (app.pendingMove && app.pendingMove.game === f.game && model.moves.length > app.pendingMove.ply) app.pendingMove = null;
   if (conn === app.conn) {
-    store.set(store.KEYS.game, { id: model.id, hotseat: app.hotseat, active: true });
+    remember(model);
     if (model.status === 'ended') onGameOver(model, false);
     watchRating(model);
     loadPlayers(model);
@@ -297,6 +307,7 @@ function onEnd(conn, f) {
   app.pendingMove = null;
   if (conn === app.conn) {
     if (model.variant === 'fog') store.set(store.KEYS.lost, null);
+    remember(model);
     onGameOver(model, true);
   }
   board.show({});
@@ -395,7 +406,6 @@ function openGame(id, { hotseat = false } = {}) {
   }
   app.hotseat = hotseat;
   if (!hotseat && app.guest) { app.guest.stop(); app.guest = null; }
-  store.set(store.KEYS.game, { id, hotseat, active: true });
   setUrlForGame(id);
   stopLobby();
   showScreen('game');
