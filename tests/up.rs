@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::json;
-use support::{http_get, Client, Proc};
+use support::{http_get, Client, Cluster, Proc};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_process_plays_the_computer_and_archives_the_game() {
@@ -46,6 +46,25 @@ async fn one_process_plays_the_computer_and_archives_the_game() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_process_pairs_seekers_and_lists_open_boards() {
     let up = Proc::up("up-pairing");
+    pairs_seekers_and_lists_open_boards(&up).await;
+}
+
+/// With REDIS_URL and NATS_URL set, `fogblast up`'s matchmaker keeps its
+/// state in Redis like the rest, and pairs the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_redis_the_embedded_matchmaker_keeps_its_state_there() {
+    let cluster = Cluster::start("up-redis", 0, 0);
+    let up = cluster.spawn_up("up-redis");
+    pairs_seekers_and_lists_open_boards(&up).await;
+    let mut redis = redis::Client::open(support::redis_url()).unwrap().get_connection().unwrap();
+    let keys: Vec<String> =
+        redis::cmd("KEYS").arg(format!("{}mm:*", cluster.names.redis_prefix)).query(&mut redis).unwrap();
+    let pools = format!("{}mm:pools", cluster.names.redis_prefix);
+    assert!(keys.contains(&pools), "the matchmaker's keys are in Redis: {keys:?}");
+    assert!(keys.iter().any(|k| k.contains(":mm:player:{")), "players' seek pointers in Redis: {keys:?}");
+}
+
+async fn pairs_seekers_and_lists_open_boards(up: &Proc) {
     let mut alice = Client::connect("alice", up.http).await;
     let mut bob = Client::connect("bob", up.http).await;
     let mut watcher = Client::connect("watcher", up.http).await;

@@ -378,6 +378,15 @@ impl Cluster {
         Proc::start(name, &args, &self.names, "rating service listening", "metrics=", "/readyz")
     }
 
+    /// `fogblast up` on this cluster's Redis, NATS and names (SQLite in memory).
+    pub fn spawn_up(&self, name: &str) -> Proc {
+        let args: Vec<String> =
+            ["up", "--listen", "127.0.0.1:0", "--database-url", "sqlite::memory:", "--engine-workers", "1"]
+                .map(String::from)
+                .to_vec();
+        Proc::start(name, &args, &self.names, "gateway listening", "addr=", "/readyz")
+    }
+
     /// A matchmaker of this cluster, pairing in waves every 300 ms.
     pub fn spawn_matchmaker(&self, name: &str) -> Proc {
         let args: Vec<String> = [
