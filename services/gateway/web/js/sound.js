@@ -5,13 +5,25 @@
 let ctx = null;
 let enabled = false;
 
-export function setEnabled(on) {
-  enabled = on;
-  if (on && !ctx) {
+let gestured = false;
+
+/** Browsers let audio start only after a click or a key: until then sounds wait. */
+function wake() {
+  if (!enabled || !gestured) return;
+  if (!ctx) {
     const AudioContext = window.AudioContext || window.webkitAudioContext;
     if (AudioContext) ctx = new AudioContext();
   }
-  if (on && ctx && ctx.state === 'suspended') ctx.resume().catch(() => {});
+  if (ctx && ctx.state === 'suspended') ctx.resume().catch(() => {});
+}
+
+for (const type of ['pointerdown', 'keydown']) {
+  window.addEventListener(type, () => { gestured = true; wake(); }, { capture: true, passive: true });
+}
+
+export function setEnabled(on) {
+  enabled = on;
+  wake();
 }
 
 function tone(freq, duration, { type = 'sine', gain = 0.15, slide = 0, delay = 0 } = {}) {
@@ -46,7 +58,7 @@ function noise(duration, gain) {
 }
 
 export function play(kind) {
-  if (!enabled || !ctx) return;
+  if (!enabled || !ctx || ctx.state !== 'running') return;
   switch (kind) {
     case 'move': tone(420, 0.08, { type: 'triangle', gain: 0.2 }); break;
     case 'capture': tone(300, 0.12, { type: 'square', gain: 0.08, slide: -120 }); break;
