@@ -32,9 +32,16 @@ export class Player {
     /** Every frame sent. */
     this.sent = [];
     this.errors = [];
+    /**
+     * The seat whose frames view() reads, on a page that holds both seats
+     * (a same-device game opens one socket per seat); null reads every frame.
+     */
+    this.seat = null;
+    let sockets = 0;
     page.on('websocket', (ws) => {
-      ws.on('framereceived', ({ payload }) => this.#record(this.received, payload));
-      ws.on('framesent', ({ payload }) => this.#record(this.sent, payload));
+      const socket = ++sockets;
+      ws.on('framereceived', ({ payload }) => this.#record(this.received, payload, socket));
+      ws.on('framesent', ({ payload }) => this.#record(this.sent, payload, socket));
     });
     page.on('pageerror', (e) => this.errors.push(String(e)));
     page.on('console', (m) => {
@@ -42,13 +49,28 @@ export class Player {
     });
   }
 
-  #record(list, payload) {
+  #record(list, payload, socket) {
     if (typeof payload !== 'string') return;
+    let frame;
     try {
-      list.push(JSON.parse(payload));
+      frame = JSON.parse(payload);
     } catch {
-      list.push({ t: '?', raw: payload });
+      frame = { t: '?', raw: payload };
     }
+    // Which of the page's sockets it came by (not a protocol field).
+    Object.defineProperty(frame, 'socket', { value: socket, enumerable: false });
+    list.push(frame);
+  }
+
+  /** The frames view() reads: all of them, or those of the sockets holding `this.seat`. */
+  seatFrames() {
+    if (!this.seat) return this.received;
+    const seatOf = new Map();
+    for (const f of this.received) {
+      if (f.t === 'created' || f.t === 'joined') seatOf.set(f.socket, f.color);
+      if (f.t === 'state' && f.you) seatOf.set(f.socket, f.you);
+    }
+    return this.received.filter((f) => seatOf.get(f.socket) === this.seat);
   }
 
   static async open(browser, name, baseUrl, path = '/') {
@@ -113,7 +135,7 @@ export class Player {
     let you = null;
     let end = null;
     let visible = null;
-    for (const f of this.received) {
+    for (const f of this.seatFrames()) {
       if (f.game !== game) continue;
       if (f.t === 'created' || f.t === 'joined') you = f.color;
       if (f.t === 'state') {
@@ -236,8 +258,8 @@ export class Player {
       const button = this.page.locator(`${T('promotion')} button[data-role="${uci[4]}"]`);
       await button.click();
     }
-    await this.waitFor(() => this.received.some((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame()), `the move ${uci} (ply ${before}) to be played`);
-    const mine = this.received.find((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame());
+    await this.waitFor(() => this.seatFrames().some((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame()), `the move ${uci} (ply ${before}) to be played`);
+    const mine = this.seatFrames().find((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame());
     if (mine.uci !== uci) throw new Error(`${this.name}: clicked ${uci} but the server played ${mine.uci}`);
     return mine;
   }
@@ -255,8 +277,8 @@ export class Player {
     await this.page.mouse.down();
     await this.page.mouse.move(tx, ty, { steps: 12 });
     await this.page.mouse.up();
-    await this.waitFor(() => this.received.some((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame()), `the dragged move ${uci} (ply ${before}) to be played`);
-    const mine = this.received.find((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame());
+    await this.waitFor(() => this.seatFrames().some((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame()), `the dragged move ${uci} (ply ${before}) to be played`);
+    const mine = this.seatFrames().find((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame());
     if (mine.uci !== uci) throw new Error(`${this.name}: dragged ${uci} but the server played ${mine.uci}`);
     return mine;
   }
