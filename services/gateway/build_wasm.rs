@@ -3,9 +3,9 @@
 //! `cargo` with its own target directory, so it never waits on the outer
 //! build's lock.
 
+use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::env;
 
 const TARGET: &str = "wasm32-unknown-unknown";
 
@@ -24,10 +24,8 @@ pub fn build(workspace: &Path) -> PathBuf {
     }
     println!("cargo:rerun-if-changed={}", workspace.join("crates/wasm/js").display());
     println!("cargo:rerun-if-changed={}", workspace.join("Cargo.lock").display());
-    let target_dir = env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"))
-        .join("wasm");
+    let target_dir =
+        env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace.join("target")).join("wasm");
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command

@@ -150,9 +150,8 @@ fn answer(request: Request) -> Result<Value, String> {
 }
 
 fn search(position: &Position, history: &[u64], limits: &Limits) -> fogblast_engine::SearchReport {
-    SEARCHER.with(|searcher| {
-        searcher.borrow_mut().search(position, history, limits, &AtomicBool::new(false), &mut |_| {})
-    })
+    SEARCHER
+        .with(|searcher| searcher.borrow_mut().search(position, history, limits, &AtomicBool::new(false), &mut |_| {}))
 }
 
 fn parse_variant(name: &str) -> Result<Variant, String> {

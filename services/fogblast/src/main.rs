@@ -23,6 +23,7 @@ mod selfplay;
 mod signals;
 mod uci;
 mod up;
+mod wasm_bench;
 
 #[derive(Debug, Parser)]
 #[command(name = "fogblast", version, about = "Atomic and fog-of-war chess server")]
@@ -41,6 +42,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Measure search speed (nodes per second) and each level's time to move.
     EngineBench(engine_bench::EngineBenchArgs),
+    /// Compare the browser engine (WebAssembly, under Node.js) with the native one: nodes per second on the same searches.
+    WasmBench(wasm_bench::WasmBenchArgs),
     /// Play a match between two computer levels.
     Selfplay(selfplay::SelfplayArgs),
     /// Play as a UCI engine on stdin and stdout, for chess GUIs and match tools.
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Perft(args) => perft::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::EngineBench(args) => engine_bench::run(&args),
+        Command::WasmBench(args) => wasm_bench::run(&args),
         Command::Selfplay(args) => selfplay::run(&args),
         Command::Uci => uci::run(),
         Command::Engine(config) => engine_pool::run(config),

@@ -52,7 +52,6 @@ pub fn content_type(path: &str) -> &'static str {
         "css" => "text/css; charset=utf-8",
         "svg" => "image/svg+xml",
         "json" | "webmanifest" => "application/json",
-        "wasm" => "application/wasm",
         "png" => "image/png",
         "ico" => "image/x-icon",
         "woff2" => "font/woff2",

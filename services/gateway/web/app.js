@@ -7,6 +7,7 @@
 import { THEMES } from './art/pieces.js';
 import { Board } from './js/board.js';
 import { Connection } from './js/net.js';
+import { OfflineConnection, isOfflineGame } from './offline/offline.js';
 import * as store from './js/store.js';
 import * as sound from './js/sound.js';
 import { parseFen, replay as replayFrames, checkedKing, san as sanOf, name as sqName, placementOf, START_FEN } from './js/chess.js';
@@ -54,6 +55,29 @@ function makeConnection(label, tokenKey) {
   return conn;
 }
 
+/** The computer in this browser: created on first use, wired like the WebSocket. */
+function offlineConnection() {
+  if (!app.offline) {
+    const conn = new OfflineConnection({ name: () => store.get(store.KEYS.name, '') || 'You' });
+    conn.label = 'main';
+    conn.onFrame((frame) => onFrame(conn, frame));
+    conn.onStatus(() => showConnection());
+    conn.onReady(() => onReady(conn));
+    conn.start();
+    app.offline = conn;
+  }
+  return app.offline;
+}
+
+/** Offline games are played through the page's own engine, the rest through the server. */
+function useConnectionFor(id) {
+  const conn = isOfflineGame(id) ? offlineConnection() : app.online;
+  if (conn && app.conn !== conn) {
+    app.conn = conn;
+    showConnection();
+  }
+}
+
 function showConnection() {
   const conns = [app.conn, app.guest].filter(Boolean);
   const state = conns.some((c) => c.state === 'offline') ? 'offline'
@@ -62,6 +86,7 @@ function showConnection() {
   el.dataset.state = state;
   el.textContent = state === 'connected' ? 'connected'
     : state === 'offline' ? 'offline' : (app.conn.everConnected ? 'reconnecting…' : 'connecting…');
+  if (app.conn && app.conn === app.offline) el.textContent = 'offline: playing in this browser';
 }
 
 function onReady(conn) {
@@ -394,6 +419,7 @@ function showScreen(which) {
 
 /** Puts game `id` on screen and follows it on every connection of this device. */
 function openGame(id, { hotseat = false } = {}) {
+  useConnectionFor(id);
   if (app.gameId !== id) {
     app.gameId = id;
     app.games.clear();
@@ -444,6 +470,7 @@ function goHome() {
   app.games.clear();
   app.frames = null;
   app.replayPly = null;
+  if (app.online) app.conn = app.online;
   if (app.guest) { app.guest.stop(); app.guest = null; app.hotseat = false; }
   history.replaceState(null, '', '/');
   showScreen('home');
@@ -485,7 +512,11 @@ function bindHome() {
     e.preventDefault();
     busy($('computer-start'), async () => {
       try {
-        const created = await app.conn.request({
+        // Offline when asked, or when the server cannot be reached and the engine in the page can play.
+        const offline = $('computer-offline').checked
+          || (app.online.state === 'offline' && variant.value !== 'fog' && $('computer-clock').value === 'none');
+        const conn = offline ? offlineConnection() : app.online;
+        const created = await conn.request({
           t: 'create', variant: variant.value, color: $('computer-color').value,
           clock: parseClock($('computer-clock').value), opponent: 'computer', level: $('computer-level').value,
         });
@@ -1207,9 +1238,20 @@ function render() {
   }
   const pgn = $('pgn-link');
   pgn.hidden = !(ended && model.result !== '*');
-  pgn.href = `/api/games/${encodeURIComponent(model.id)}/pgn`;
+  if (!isOfflineGame(model.id)) pgn.href = `/api/games/${encodeURIComponent(model.id)}/pgn`;
   pgn.setAttribute('download', `fogblast-${model.id}.pgn`);
+  if (ended && isOfflineGame(model.id)) offlinePgn(pgn, model.id);
   document.title = ended ? `${resultText(model)} · Fogblast` : myTurn ? 'Your turn · Fogblast' : 'Fogblast';
+}
+
+/** An offline game's PGN comes from the engine in the page, as a data link. */
+function offlinePgn(link, id) {
+  if (link.dataset.game === id) return;
+  link.dataset.game = id;
+  link.removeAttribute('href');
+  offlineConnection().pgn(id).then((text) => {
+    if (link.dataset.game === id) link.href = `data:application/x-chess-pgn;charset=utf-8,${encodeURIComponent(text)}`;
+  }).catch((err) => notice(`No PGN: ${err.message || err}`, 'error'));
 }
 
 function colorToMoveFirst(model) {
@@ -1338,8 +1380,11 @@ function start() {
   bindHome();
   bindGame();
   app.conn = makeConnection('main', store.KEYS.token);
+  app.online = app.conn;
   showConnection();
   app.conn.start();
+  // Keep the page's files so it opens, and plays the computer, with no network.
+  if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {});
   route();
   window.addEventListener('hashchange', () => {
     const id = new URLSearchParams(location.hash.slice(1)).get('game');

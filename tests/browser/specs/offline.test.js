@@ -1,0 +1,159 @@
+// Offline play against the computer: after one visit the page opens with the
+// network gone (its service worker keeps every file), plays an atomic game
+// against the engine compiled to WebAssembly in a worker, saves the game
+// after every move so a reload resumes it exactly, undoes a move and the
+// computer's reply, plays to the end and offers the game as PGN. The server
+// is stopped and the browser is offline for the whole game.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startServer } from '../lib/server.js';
+import { Player, launch, withShots } from '../lib/player.js';
+import { REPO } from '../lib/paths.js';
+
+let server;
+let browser;
+const players = [];
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** The engine the page runs, loaded here too to know the legal moves of each position. */
+async function loadEngine(bytes) {
+  const source = readFileSync(join(REPO, 'crates/wasm/js/fogblast-wasm.js'), 'utf8');
+  const module = await import(`data:text/javascript,${encodeURIComponent(source)}`);
+  return module.loadEngine(bytes, () => performance.now());
+}
+
+/** The offline game the page keeps in localStorage. */
+async function storedGame(p) {
+  return p.page.evaluate(() => {
+    const games = JSON.parse(localStorage.getItem('fogblast.offline.games') || '{}');
+    const id = new URLSearchParams(location.hash.slice(1)).get('game');
+    return id ? games[id] || null : null;
+  });
+}
+
+async function piecesOnBoard(p) {
+  const board = await p.readBoard();
+  return Object.fromEntries(Object.entries(board).filter(([, s]) => s.piece).map(([sq, s]) => [sq, s.piece]));
+}
+
+/** Waits until it is the player's move (returns the game) or the game ended. */
+async function myTurn(p) {
+  for (let i = 0; i < 600; i++) {
+    const game = await storedGame(p);
+    if (game && (game.status === 'ended' || (game.moves.length % 2 === 0) === (game.you === 'white'))) return game;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the computer never answered');
+}
+
+test('an offline game against the computer: no network, reload, undo, to the end, PGN', { timeout: 150_000 }, async () => {
+  const p = await Player.open(browser, 'offline', server.url);
+  players.push(p);
+  await withShots('offline', () => players, server, async () => {
+    // The first visit installs the service worker; once it controls the page its files are kept.
+    await p.page.evaluate(() => navigator.serviceWorker.ready);
+    await p.page.reload();
+    await p.page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    const wasm = new Uint8Array(await (await fetch(`${server.url}/assets/offline/fogblast.wasm`)).arrayBuffer());
+    const engine = await loadEngine(wasm);
+
+    // The network goes: the server stops and the browser is offline.
+    await server.stop();
+    server = null;
+    await p.context.setOffline(true);
+    await p.page.reload();
+    await p.el('home').waitFor();
+    await p.shot('offline-home');
+
+    await p.choose('computer-variant', 'atomic');
+    await p.choose('computer-color', 'white');
+    await p.choose('computer-level', 'easy');
+    await p.el('computer-offline').check();
+    await p.el('computer-start').click();
+    await p.el('game').waitFor();
+    await p.board().waitFor();
+
+    let reloaded = false;
+    let undone = false;
+    for (let turn = 0; turn < 120; turn++) {
+      const game = await myTurn(p);
+      if (game.status === 'ended') break;
+      const position = engine.call({ op: 'position', variant: 'atomic', moves: game.moves });
+      assert.ok(position.ok, JSON.stringify(position));
+      assert.equal(position.turn, 'white');
+
+      if (!reloaded && game.moves.length >= 6) {
+        // A reload mid-game, still offline: the same position, white to move.
+        reloaded = true;
+        const pieces = await piecesOnBoard(p);
+        await p.page.reload();
+        await p.board().waitFor();
+        await p.page.waitForFunction((n) => document.querySelectorAll('[data-testid="board"] .piece').length === n, Object.keys(pieces).length);
+        assert.deepEqual(await piecesOnBoard(p), pieces, 'the board after the reload');
+        assert.deepEqual((await storedGame(p)).moves, game.moves, 'the same game after the reload');
+        await p.shot('offline-reloaded');
+      }
+      if (!undone && game.moves.length >= 4) {
+        // Undo takes back our move and the computer's reply.
+        undone = true;
+        const pieces = await piecesOnBoard(p);
+        await p.el('takeback').click();
+        await p.page.waitForFunction(
+          (n) => JSON.parse(localStorage.getItem('fogblast.offline.games'))[new URLSearchParams(location.hash.slice(1)).get('game')].moves.length === n,
+          game.moves.length - 2,
+        );
+        assert.notDeepEqual(await piecesOnBoard(p), pieces, 'the board went back');
+        continue;
+      }
+
+      // Our side plays the engine's Medium move (the computer is Easy), so
+      // the game lasts, and ends in one side's explosion.
+      const best = engine.call({ op: 'best', variant: 'atomic', moves: game.moves, level: 'medium', seed: turn });
+      assert.ok(best.ok && position.legal.includes(best.uci), JSON.stringify(best));
+      const uci = best.uci;
+      await p.square(uci.slice(0, 2)).click();
+      await p.page.waitForSelector(`[data-testid="board"] .square.hint[data-square="${uci.slice(2, 4)}"]`, { timeout: 5000 });
+      await p.square(uci.slice(2, 4)).click();
+      if (uci.length === 5) await p.page.locator(`[data-testid="promotion"] button[data-role="${uci[4]}"]`).click();
+      await p.page.waitForFunction(
+        (n) => JSON.parse(localStorage.getItem('fogblast.offline.games'))[new URLSearchParams(location.hash.slice(1)).get('game')].moves.length > n,
+        game.moves.length,
+      );
+    }
+
+    let game = await storedGame(p);
+    if (game.status !== 'ended') {
+      await p.el('resign').click();
+      await p.page.waitForFunction(() => document.querySelector('[data-testid="result"]')?.textContent.trim());
+      game = await storedGame(p);
+    }
+    assert.equal(game.status, 'ended');
+    assert.ok(['1-0', '0-1', '1/2-1/2'].includes(game.result), game.result);
+    assert.ok(reloaded && undone, 'the game lasted long enough to reload and undo');
+    const final = engine.call({ op: 'position', variant: 'atomic', moves: game.moves });
+    assert.ok(final.ok, 'every stored move is legal');
+    if (game.reason !== 'resign') assert.equal(final.outcome.result, game.result, 'the rules agree with the result');
+    await p.el('result').waitFor();
+    assert.ok((await p.el('result').textContent()).trim().length > 0);
+
+    const href = await p.page.waitForFunction(() => {
+      const a = document.querySelector('[data-testid="pgn-link"]');
+      return a && !a.hidden && a.href.startsWith('data:') ? a.href : null;
+    }).then((h) => h.jsonValue());
+    const pgn = decodeURIComponent(href.slice(href.indexOf(',') + 1));
+    assert.match(pgn, /\[Variant "Atomic"\]/);
+    assert.match(pgn, new RegExp(`\\[Result "${game.result.replace('/', '\\/')}"\\]`));
+    assert.deepEqual(p.errors.filter((e) => !/ERR_INTERNET_DISCONNECTED|WebSocket|Failed to load resource/.test(e)), [], 'no page errors');
+    await p.shot('offline-end');
+  });
+});
