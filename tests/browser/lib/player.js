@@ -55,8 +55,9 @@ export class Player {
     try {
       frame = JSON.parse(payload);
     } catch {
-      frame = { t: '?', raw: payload };
+      frame = null;
     }
+    if (!frame || typeof frame !== 'object') frame = { t: '?', raw: payload };
     // Which of the page's sockets it came by (not a protocol field).
     Object.defineProperty(frame, 'socket', { value: socket, enumerable: false });
     list.push(frame);
