@@ -7,8 +7,13 @@
 //! - `position`: the game so far (`variant`, `initial_fen`, `moves`) →
 //!   its FEN, side to move, legal moves, SAN of every move, the squares the
 //!   last move exploded, the checked king, and the outcome if it is over.
+//!   In fog of war, `view` (`white` or `black`) names the player: the answer
+//!   is then cut as the server cuts that seat's frames (fogged squares
+//!   empty, `visible`, `lost`, the opponent's moves unknown) until the end;
+//!   `all` asks for the whole game, once the fog has lifted.
 //! - `best`: the computer's move at a `level` with a `seed`, exactly as the
-//!   server's engine pool searches it with no clock.
+//!   server's engine pool searches it with no clock. In fog of war the
+//!   engine is given only its own side's observations, as on the server.
 //! - `search`: a fixed-depth search without noise (`fen`, `depth`): for
 //!   comparing this build with the native engine, and for benchmarks.
 //! - `pgn`: the game as PGN (`result`, `white`, `black`, `started_at_ms`).
@@ -22,10 +27,10 @@ pub mod node;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 
-use fogblast_engine::{Level, Limits, Searcher};
+use fogblast_engine::{best_fog_move, FogObservation, Level, Limits, Searcher};
 use fogblast_pgn::{GameRecord, GameResult};
 use fogblast_rules::{
-    Bitboard, CastlingMode, Color, DrawReason, Game, Outcome, Position, San, Uci, Variant, WinReason,
+    Bitboard, CastlingMode, Color, DrawReason, Fen, Game, Outcome, Position, San, Setup, Uci, Variant, WinReason,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -74,6 +79,9 @@ struct GameSpec {
     initial_fen: String,
     #[serde(default)]
     moves: Vec<String>,
+    /// Fog of war: the player the answer is for.
+    #[serde(default)]
+    view: Option<String>,
 }
 
 /// Answers one JSON request with one JSON answer.
@@ -94,6 +102,9 @@ pub fn handle(request: &str) -> String {
 fn answer(request: Request) -> Result<Value, String> {
     match request {
         Request::Position(spec) => {
+            if spec.variant == "fog" && spec.view.is_none() {
+                return Err("a fog-of-war position needs `view`: the player it is shown to".into());
+            }
             let (game, last) = replay(&spec)?;
             Ok(describe(&game, last, &spec))
         }
@@ -102,6 +113,14 @@ fn answer(request: Request) -> Result<Value, String> {
             let (game, _) = replay(&spec)?;
             if let Some(outcome) = game.outcome() {
                 return Err(format!("the game is over ({})", reason_name(outcome)));
+            }
+            if game.position().variant() == Variant::Fog {
+                // Only what the side to move has seen goes to the engine.
+                let observation = FogObservation::from_game(&game, game.position().turn());
+                let limits = level.fog_limits(None, None, seed);
+                let report =
+                    best_fog_move(&observation, &limits, &AtomicBool::new(false)).map_err(|e| e.to_string())?;
+                return Ok(json!({ "uci": report.best.to_string(), "score": report.score, "nodes": report.nodes }));
             }
             let limits = level.limits(None, None, seed);
             let report = search(game.position(), game.history_keys(), &limits);
@@ -158,7 +177,8 @@ fn parse_variant(name: &str) -> Result<Variant, String> {
     match name {
         "standard" => Ok(Variant::Standard),
         "atomic" => Ok(Variant::Atomic),
-        other => Err(format!("variant {other:?}: offline play is standard or atomic")),
+        "fog" => Ok(Variant::Fog),
+        other => Err(format!("variant {other:?}: expected standard, atomic or fog")),
     }
 }
 
@@ -173,6 +193,9 @@ fn variant_name(variant: Variant) -> &'static str {
 /// The effects of the last move a client draws.
 struct LastMove {
     exploded: Bitboard,
+    /// Every piece the move removed, by colour (fog of war's lost pieces).
+    removed: [Bitboard; 2],
+    mover: Color,
 }
 
 fn replay(spec: &GameSpec) -> Result<(Game, Option<LastMove>), String> {
@@ -195,13 +218,20 @@ fn replay(spec: &GameSpec) -> Result<(Game, Option<LastMove>), String> {
                 exploded |= sq;
             }
         }
-        last = Some(LastMove { exploded });
+        let removed = [Color::White, Color::Black]
+            .map(|color| effects.removed_pieces_of(color).fold(Bitboard::EMPTY, |all, (sq, _)| all | sq));
+        last = Some(LastMove { exploded, removed, mover: effects.mover });
     }
     Ok((game, last))
 }
 
 fn describe(game: &Game, last: Option<LastMove>, spec: &GameSpec) -> Value {
     let position = game.position();
+    if position.variant() == Variant::Fog && game.outcome().is_none() {
+        if let Some(viewer @ ("white" | "black")) = spec.view.as_deref() {
+            return describe_fog(game, last, spec, viewer);
+        }
+    }
     let outcome = game.outcome();
     let legal: Vec<String> = if outcome.is_some() {
         Vec::new()
@@ -218,6 +248,60 @@ fn describe(game: &Game, last: Option<LastMove>, spec: &GameSpec) -> Value {
         "exploded": last.map_or_else(Vec::new, |l| l.exploded.into_iter().map(|sq| sq.to_string()).collect()),
         "check": checked.map(|sq| sq.to_string()),
         "outcome": outcome.map(|o| json!({ "result": o.result_str(), "reason": reason_name(o) })),
+    })
+}
+
+/// A fog-of-war game as `viewer` may see it while it runs: the same cut
+/// the game service makes for that seat.
+fn describe_fog(game: &Game, last: Option<LastMove>, spec: &GameSpec, viewer: &str) -> Value {
+    let color = if viewer == "black" { Color::Black } else { Color::White };
+    let position = game.position();
+    let view = position.fog_view(color);
+    let setup = Setup {
+        board: view.board,
+        turn: view.turn,
+        castling_rooks: view.castling_rooks,
+        ep_square: view.ep_square,
+        halfmoves: 0,
+        fullmoves: view.fullmoves,
+    };
+    let legal: Vec<String> = if position.turn() == color {
+        position.legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect()
+    } else {
+        Vec::new()
+    };
+    let initial_turn = game.initial().turn();
+    let mine = |ply: usize| (if ply.is_multiple_of(2) { initial_turn } else { !initial_turn }) == color;
+    let sans: Vec<Value> = sans(game, spec)
+        .into_iter()
+        .enumerate()
+        .map(|(ply, san)| if mine(ply) { Value::from(san) } else { Value::Null })
+        .collect();
+    let moves: Vec<Value> = spec
+        .moves
+        .iter()
+        .enumerate()
+        .map(|(ply, uci)| if mine(ply) { Value::from(uci.clone()) } else { Value::Null })
+        .collect();
+    let lost = match last {
+        Some(last) if last.mover != color => {
+            let gone = last.removed[color.index()] & !view.visible;
+            gone.into_iter().map(|sq| sq.to_string()).collect()
+        }
+        _ => Vec::new(),
+    };
+    json!({
+        "fen": Fen(setup).to_string(),
+        "turn": if position.turn() == Color::White { "white" } else { "black" },
+        "ply": spec.moves.len(),
+        "legal": legal,
+        "san": sans,
+        "moves": moves,
+        "visible": view.visible.into_iter().map(|sq| sq.to_string()).collect::<Vec<_>>(),
+        "lost": lost,
+        "exploded": Vec::<String>::new(),
+        "check": Value::Null,
+        "outcome": Value::Null,
     })
 }
 
@@ -309,6 +393,49 @@ mod tests {
             let position = call(json!({ "op": "position", "variant": "atomic", "moves": ["e2e4"] }));
             assert!(position["legal"].as_array().unwrap().contains(&answer["uci"]), "{level}: {answer}");
         }
+    }
+
+    #[test]
+    fn a_fog_view_shows_only_what_the_player_sees() {
+        let moves = ["e2e4", "e7e5", "d1h5"];
+        let game = replay(&GameSpec {
+            variant: "fog".into(),
+            initial_fen: String::new(),
+            moves: moves.iter().map(|m| m.to_string()).collect(),
+            view: None,
+        })
+        .unwrap()
+        .0;
+        let truth = *game.position();
+        for (viewer, color) in [("white", Color::White), ("black", Color::Black)] {
+            let answer = call(json!({ "op": "position", "variant": "fog", "moves": moves, "view": viewer }));
+            assert_eq!(answer["ok"], true, "{answer}");
+            let seen = truth.visible_squares(color);
+            let shown: Vec<String> =
+                answer["visible"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+            assert_eq!(shown.len(), seen.count() as usize);
+            let setup = answer["fen"].as_str().unwrap().parse::<Fen>().unwrap().0;
+            for (sq, piece) in setup.board.pieces() {
+                assert!(seen.contains(sq), "{viewer} is shown {sq}");
+                assert_eq!(truth.board().piece_at(sq), Some(piece));
+            }
+            // The opponent's moves are unknown to each side.
+            for (ply, uci) in answer["moves"].as_array().unwrap().iter().enumerate() {
+                let own = (ply % 2 == 0) == (color == Color::White);
+                assert_eq!(uci.is_null(), !own, "{viewer}: ply {ply} {uci}");
+            }
+            let to_move = color == truth.turn();
+            assert_eq!(answer["legal"].as_array().unwrap().is_empty(), !to_move, "{viewer}: {answer}");
+        }
+    }
+
+    #[test]
+    fn the_fog_computer_plays_a_legal_move() {
+        let moves = ["e2e4", "e7e5"];
+        let answer = call(json!({ "op": "best", "variant": "fog", "moves": moves, "level": "easy", "seed": 5 }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        let position = call(json!({ "op": "position", "variant": "fog", "moves": moves, "view": "white" }));
+        assert!(position["legal"].as_array().unwrap().contains(&answer["uci"]), "{answer}");
     }
 
     #[test]

@@ -514,7 +514,7 @@ function bindHome() {
       try {
         // Offline when asked, or when the server cannot be reached and the engine in the page can play.
         const offline = $('computer-offline').checked
-          || (app.online.state === 'offline' && variant.value !== 'fog' && $('computer-clock').value === 'none');
+          || (app.online.state === 'offline' && $('computer-clock').value === 'none');
         const conn = offline ? offlineConnection() : app.online;
         const created = await conn.request({
           t: 'create', variant: variant.value, color: $('computer-color').value,

@@ -157,3 +157,62 @@ test('an offline game against the computer: no network, reload, undo, to the end
     await p.shot('offline-end');
   });
 });
+
+test('an offline fog-of-war game shows only what the player sees, and the fog lifts at the end', { timeout: 120_000 }, async () => {
+  const local = await startServer();
+  const p = await Player.open(browser, 'offline-fog', local.url);
+  players.push(p);
+  await withShots('offline-fog', () => [p], local, async () => {
+    const wasm = new Uint8Array(await (await fetch(`${local.url}/assets/offline/fogblast.wasm`)).arrayBuffer());
+    const engine = await loadEngine(wasm);
+    await p.choose('computer-variant', 'fog');
+    await p.choose('computer-color', 'white');
+    await p.choose('computer-level', 'easy');
+    await p.el('computer-offline').check();
+    await p.el('computer-start').click();
+    await p.el('game').waitFor();
+    await p.board().waitFor();
+    // The server plays no part: stop it.
+    await local.stop();
+
+    for (let turn = 0; turn < 8; turn++) {
+      const game = await myTurn(p);
+      if (game.status === 'ended') break;
+      const view = engine.call({ op: 'position', variant: 'fog', moves: game.moves, view: 'white' });
+      assert.ok(view.ok, JSON.stringify(view));
+      const visible = new Set(view.visible);
+      await p.page.waitForFunction((n) => document.querySelectorAll('[data-testid="board"] .square.fog').length === n, 64 - visible.size);
+      for (const [sq, s] of Object.entries(await p.readBoard())) {
+        if (s.piece && s.piece[0] === 'b') assert.ok(visible.has(sq), `a black piece drawn on hidden ${sq}`);
+        assert.equal(s.classes.includes('fog'), !visible.has(sq), `fog on ${sq}`);
+      }
+      const best = engine.call({ op: 'best', variant: 'fog', moves: game.moves, level: 'medium', seed: turn });
+      assert.ok(best.ok && view.legal.includes(best.uci), JSON.stringify(best));
+      await p.square(best.uci.slice(0, 2)).click();
+      await p.page.waitForSelector(`[data-testid="board"] .square.hint[data-square="${best.uci.slice(2, 4)}"]`, { timeout: 5000 });
+      await p.square(best.uci.slice(2, 4)).click();
+      if (best.uci.length === 5) await p.page.locator(`[data-testid="promotion"] button[data-role="${best.uci[4]}"]`).click();
+      await p.page.waitForFunction(
+        (n) => JSON.parse(localStorage.getItem('fogblast.offline.games'))[new URLSearchParams(location.hash.slice(1)).get('game')].moves.length > n,
+        game.moves.length,
+      );
+    }
+    await myTurn(p);
+    await p.shot('offline-fog-playing');
+    let game = await storedGame(p);
+    if (game.status !== 'ended') {
+      await p.el('resign').click();
+      await p.page.waitForFunction(() => document.querySelector('[data-testid="result"]')?.textContent.trim());
+      game = await storedGame(p);
+    }
+    // The fog lifts: every piece of the final position is drawn.
+    const whole = engine.call({ op: 'position', variant: 'fog', moves: game.moves, view: 'all' });
+    await p.page.waitForFunction(() => !document.querySelector('[data-testid="board"] .square.fog'));
+    const drawn = await piecesOnBoard(p);
+    const placement = whole.fen.split(' ')[0];
+    let count = 0;
+    for (const c of placement) if (/[a-zA-Z]/.test(c)) count += 1;
+    assert.equal(Object.keys(drawn).length, count, 'every piece shows once the fog lifts');
+    await p.shot('offline-fog-end');
+  });
+});

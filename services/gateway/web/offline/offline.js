@@ -166,16 +166,19 @@ export class OfflineConnection {
     saveGames(games);
   }
 
-  async position(game, moves = game.moves) {
-    const answer = await engine().call({ op: 'position', variant: game.variant, initial_fen: '', moves });
+  /** The game as the player sees it: in fog of war, cut to the player's view until the end lifts the fog. */
+  async position(game, moves = game.moves, { whole = false } = {}) {
+    const request = { op: 'position', variant: game.variant, initial_fen: '', moves };
+    if (game.variant === 'fog') request.view = whole || game.status === 'ended' ? 'all' : game.you;
+    const answer = await engine().call(request);
     if (!answer.ok) throw new Error(answer.error);
     return answer;
   }
 
   async create(frame) {
     const variant = frame.variant;
-    if (variant !== 'atomic' && variant !== 'standard') {
-      this.emit(error('bad_request', 'offline play is atomic or standard chess', frame.id)); return;
+    if (!['atomic', 'standard', 'fog'].includes(variant)) {
+      this.emit(error('bad_request', 'offline play is atomic, standard or fog of war', frame.id)); return;
     }
     const level = frame.level || 'hard';
     if (!LEVEL_NAME[level]) { this.emit(error('bad_request', `unknown level ${level}`, frame.id)); return; }
@@ -199,13 +202,14 @@ export class OfflineConnection {
     const person = { id: this.player.id, name: (this.opts.name && this.opts.name()) || 'You', computer: false };
     const frame = {
       t: 'state', game: game.id, v: game.v, variant: game.variant, you: game.you,
-      fen: pos.fen, moves: game.moves.slice(), clock: null, status: game.status,
+      fen: pos.fen, moves: pos.moves || game.moves.slice(), clock: null, status: game.status,
       players: game.you === 'white' ? { white: person, black: computer } : { white: computer, black: person },
       initial_fen: 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1',
       chess960: false, rated: false, time_control: null,
       draw_offer: null, takeback_offer: null, rematch_offer: null, offline: true,
     };
     if (game.status === 'ended') { frame.result = game.result; frame.reason = game.reason; }
+    if (pos.visible) frame.visible = pos.visible;
     if (game.rematch) frame.rematch_game = game.rematch;
     if (game.status === 'playing' && pos.turn === game.you) frame.legal = pos.legal;
     if (id != null) frame.id = id;
@@ -222,6 +226,8 @@ export class OfflineConnection {
   async play(game, uci, id) {
     const after = await this.position(game, [...game.moves, uci]).catch(() => null);
     if (!after) return false;
+    // In fog of war the computer's moves show only as "a move was played".
+    const seen = game.variant !== 'fog' || turnOf(game) === game.you;
     game.moves.push(uci);
     game.v += 1;
     if (after.outcome) {
@@ -229,10 +235,13 @@ export class OfflineConnection {
     }
     this.store(game);
     const frame = {
-      t: 'move', game: game.id, v: game.v, ply: game.moves.length - 1, uci,
-      san: after.san[after.san.length - 1], fen: after.fen, clock: null,
+      t: 'move', game: game.id, v: game.v, ply: game.moves.length - 1, uci: seen ? uci : null,
+      fen: after.fen, clock: null,
     };
+    if (seen) frame.san = after.san[after.san.length - 1];
     if (after.exploded.length) frame.exploded = after.exploded;
+    if (after.visible) frame.visible = after.visible;
+    if (after.lost && after.lost.length) frame.lost = after.lost;
     if (!after.outcome && after.turn === game.you) frame.legal = after.legal;
     if (id != null) frame.id = id;
     this.emit(frame);
