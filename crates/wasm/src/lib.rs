@@ -413,7 +413,7 @@ mod tests {
             let seen = truth.visible_squares(color);
             let shown: Vec<String> =
                 answer["visible"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
-            assert_eq!(shown.len(), seen.count() as usize);
+            assert_eq!(shown.len(), seen.count());
             let setup = answer["fen"].as_str().unwrap().parse::<Fen>().unwrap().0;
             for (sq, piece) in setup.board.pieces() {
                 assert!(seen.contains(sq), "{viewer} is shown {sq}");
