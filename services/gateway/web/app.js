@@ -748,7 +748,8 @@ async function loadProfile() {
       a.href = `/#game=${encodeURIComponent(g.game)}`;
       const white = g.players && g.players.white ? g.players.white.name || 'Anonymous' : '?';
       const black = g.players && g.players.black ? g.players.black.name || 'Anonymous' : '?';
-      a.textContent = `${VARIANT_NAME[g.variant] || g.variant}: ${white} – ${black}, ${g.result}`;
+      const result = g.result === '*' ? 'aborted' : g.result;
+      a.textContent = `${VARIANT_NAME[g.variant] || g.variant}: ${white} – ${black}, ${result}`;
       a.addEventListener('click', (e) => { e.preventDefault(); openGame(g.game); });
       const pgn = document.createElement('a');
       pgn.href = `/api/games/${encodeURIComponent(g.game)}/pgn`;
@@ -822,6 +823,7 @@ function bindGame() {
   $('flip').addEventListener('click', () => { app.flipped = !app.flipped; render(); });
   $('copy-link').addEventListener('click', () => copy($('invite-link').textContent, $('copy-link')));
   $('copy-code').addEventListener('click', () => copy($('invite-code').textContent, $('copy-code')));
+  $('hand-to-computer').addEventListener('click', () => busy($('hand-to-computer'), handToComputer));
   $('curtain-ready').addEventListener('click', () => {
     const model = activeModel();
     app.revealed = model ? turnColor(model) : null;
@@ -840,6 +842,23 @@ function bindGame() {
     if (!el || !model || model.status !== 'ended') return;
     setReplay(Number(el.dataset.ply) + 1);
   });
+}
+
+/** Nobody took the free seat: the open board is closed and the same game starts against the computer. */
+async function handToComputer() {
+  const model = activeModel();
+  if (!model || model.status !== 'waiting' || !isSeat(model)) return;
+  try {
+    // The abort has no reply of its own (its `end` frame concerns a game no longer shown).
+    app.conn.send({ t: 'abort', game: model.id });
+    const created = await app.conn.request({
+      t: 'create', variant: model.variant, color: model.you, clock: model.timeControl,
+      opponent: 'computer', level: 'medium',
+    });
+    openGame(created.game);
+  } catch (err) {
+    notice(errorText(err), 'error');
+  }
 }
 
 async function copy(text, button) {
@@ -950,14 +969,14 @@ async function pollRating(game, variant) {
 }
 
 async function loadPlayers(model) {
+  // One at a time: a gateway without an archive is then asked once.
   for (const color of ['white', 'black']) {
     const p = model.players[color];
     if (!p || p.computer || !p.id || app.profileCache.has(p.id)) continue;
     app.profileCache.set(p.id, null);
-    getProfile(p.id).then((profile) => {
-      app.profileCache.set(p.id, profile);
-      render();
-    }).catch(() => {});
+    const profile = await getProfile(p.id).catch(() => null);
+    app.profileCache.set(p.id, profile);
+    render();
   }
 }
 
@@ -1188,6 +1207,8 @@ function render() {
   // Invite.
   const invite = $('invite');
   invite.hidden = !(model.status === 'waiting' && model.code && seat);
+  // The computer does not play fog of war yet.
+  $('invite-alt').hidden = app.hotseat || model.variant === 'fog';
   if (!invite.hidden) {
     const url = `${location.origin}${model.invite || `/g/${model.code}`}`;
     $('invite-link').textContent = url;
