@@ -26,6 +26,7 @@ mod config;
 mod core;
 pub mod frames;
 pub mod games;
+mod memory_store;
 mod metrics;
 pub mod pairing;
 pub mod pool;
@@ -33,7 +34,6 @@ mod pools;
 pub mod ratings;
 mod scripts;
 mod service;
-mod memory_store;
 pub mod store;
 mod waves;
 
