@@ -14,7 +14,8 @@ Prints one line per problem and exits 1 if there is any. The rules:
 - Services, HPAs and PDBs point at workloads that exist, on ports those
   pods declare; a StatefulSet's serviceName is a headless Service;
 - a default-deny NetworkPolicy exists and every workload also has a
-  policy of its own;
+  policy of its own; a peer a policy picks by labels in its own namespace
+  is a pod of the build;
 - the gateway's grace period covers its preStop pause plus its drain;
   every game shard gets a stable id and an address to advertise;
 - in an overlay, images carry a tag other than `latest`;
@@ -48,6 +49,24 @@ def pod_labels(doc: dict) -> dict:
 
 def selects(selector: dict, labels: dict) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def label_selector_matches(selector: dict, labels: dict) -> bool:
+    """A full LabelSelector (matchLabels and matchExpressions) against labels."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and labels.get(key) in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
 
 
 def env_value(container: dict, name: str) -> str | None:
@@ -190,6 +209,20 @@ def lint(name: str, docs: list[dict]) -> list[str]:
         ]
         if not own:
             problems.append(f"{w['kind']}/{w['metadata']['name']}: no NetworkPolicy of its own")
+
+    # A peer chosen by labels in the policy's own namespace (no
+    # namespaceSelector) must be a pod of this build: a selector that
+    # matches nothing silently blocks the flow.
+    for p in policies:
+        peers = [(r, "from") for rule in p["spec"].get("ingress") or [] for r in rule.get("from") or []]
+        peers += [(r, "to") for rule in p["spec"].get("egress") or [] for r in rule.get("to") or []]
+        for peer, direction in peers:
+            if "podSelector" not in peer or "namespaceSelector" in peer:
+                continue
+            if not any(label_selector_matches(peer["podSelector"], pod_labels(w)) for w in workloads):
+                problems.append(
+                    f"NetworkPolicy/{p['metadata']['name']}: `{direction}` selector {peer['podSelector']} matches no pod"
+                )
 
     # Fogblast specifics.
     for w in workloads:
