@@ -34,7 +34,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run all of Fogblast in one process: engine, game shard, rating service and gateway, on embedded stores unless REDIS_URL, NATS_URL and DATABASE_URL say otherwise.
+    /// Run all of Fogblast in one process: engine, game shard, rating service, matchmaker and gateway, on embedded stores unless REDIS_URL, NATS_URL and DATABASE_URL say otherwise.
     Up(up::UpArgs),
     /// Count the leaves of the legal move tree of a position.
     Perft(perft::PerftArgs),
