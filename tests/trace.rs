@@ -225,3 +225,46 @@ async fn one_move_is_one_trace_from_gateway_to_engine_and_a_finished_game_contin
     cluster.assert_healthy();
     rating.assert_healthy();
 }
+
+/// A quick pairing's game is made under one trace: the matchmaker's
+/// `matchmaker.pairing` span is the parent of the shard's `CreateGame` and
+/// `JoinGame` calls.
+#[tokio::test]
+async fn a_pairings_game_is_made_under_the_matchmakers_trace() {
+    let (collector, endpoint) = Collector::start().await;
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100")];
+    let cluster = Cluster::start_with_env("trace-pairing", &env, 0, 1, 0);
+    let matchmaker = cluster.spawn_matchmaker("matchmaker");
+    let matchmaker_addr = format!("http://{}", matchmaker.grpc.expect("the matchmaker logs its gRPC address"));
+    let gateway = cluster.spawn_gateway_with("gateway", &["--matchmaker-addr", &matchmaker_addr]);
+    let mut alice = Client::join("alice", gateway.http, None).await;
+    let mut bob = Client::join("bob", gateway.http, None).await;
+    for client in [&mut alice, &mut bob] {
+        client.send(json!({ "t": "seek", "variant": "fog", "clock": null, "rated": false })).await;
+        client.expect("seeking").await;
+    }
+    let game = alice.expect("paired").await["game"].as_str().unwrap().to_owned();
+    bob.expect("paired").await;
+
+    let (pairing, calls) = collector
+        .wait_for("CreateGame and JoinGame under a matchmaker.pairing span", |spans| {
+            let pairing =
+                spans.iter().find(|s| s.service == "fogblast-matchmaker" && s.name == "matchmaker.pairing")?;
+            let calls: Vec<Received> = spans
+                .iter()
+                .filter(|s| s.service == "fogblast-game" && s.parent_span_id == pairing.span_id)
+                .cloned()
+                .collect();
+            let names: Vec<&str> = calls.iter().map(|s| s.name.as_str()).collect();
+            let done = names.contains(&"fogblast.game.v1.Game/CreateGame")
+                && names.contains(&"fogblast.game.v1.Game/JoinGame");
+            done.then(|| (pairing.clone(), calls))
+        })
+        .await;
+    assert!(pairing.parent_span_id.is_empty(), "a pairing starts its own trace: {pairing:?}");
+    assert!(pairing.attr("pool").is_some_and(|p| p.starts_with("fog-")), "{pairing:?}");
+    assert!(calls.iter().all(|s| s.trace_id == pairing.trace_id), "{calls:?}");
+    assert!(!game.is_empty());
+    matchmaker.assert_healthy();
+    gateway.assert_healthy();
+}

@@ -62,7 +62,7 @@ impl Games for ShardRouter {
     async fn create(&self, request: CreateGameRequest) -> Result<CreateGameResponse, ServiceError> {
         self.call(None, |mut client| {
             let request = request.clone();
-            async move { client.create_game(request).await }
+            async move { client.create_game(fogblast_telemetry::traced(request)).await }
         })
         .await
     }
@@ -71,7 +71,7 @@ impl Games for ShardRouter {
         // Any shard resolves the code; the owner seats the player.
         self.call(None, |mut client| {
             let request = request.clone();
-            async move { client.join_game(request).await }
+            async move { client.join_game(fogblast_telemetry::traced(request)).await }
         })
         .await
     }
@@ -81,7 +81,7 @@ impl Games for ShardRouter {
         let request = GetStateRequest { game_id: game.to_owned(), player_id: player.to_owned() };
         self.call(Some(&id), |mut client| {
             let request = request.clone();
-            async move { client.get_state(request).await }
+            async move { client.get_state(fogblast_telemetry::traced(request)).await }
         })
         .await
     }
@@ -91,7 +91,7 @@ impl Games for ShardRouter {
         let request = GameCommand { game_id: game.to_owned(), player_id: player.to_owned() };
         self.call(Some(&id), |mut client| {
             let request = request.clone();
-            async move { client.abort(request).await }
+            async move { client.abort(fogblast_telemetry::traced(request)).await }
         })
         .await
         .map(drop)

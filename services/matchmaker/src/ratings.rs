@@ -46,7 +46,8 @@ impl Ratings {
         let fallback = given.filter(|r| *r > 0).map_or(DEFAULT_RATING, |r| r.min(MAX_RATING));
         let Some(client) = &self.client else { return fallback };
         let request = ProfileRequest { player_id: player.to_owned() };
-        let answer = tokio::time::timeout(LOOKUP_TIMEOUT, client.clone().get_profile(request)).await;
+        let answer =
+            tokio::time::timeout(LOOKUP_TIMEOUT, client.clone().get_profile(fogblast_telemetry::traced(request))).await;
         match answer {
             Ok(Ok(profile)) => profile
                 .into_inner()

@@ -244,7 +244,9 @@ impl Matchmaker {
         let matchmaker = self.clone();
         let pool = *pool;
         let token = token.to_owned();
-        tokio::spawn(async move {
+        // One trace per pairing: its game's creation and seating on the shard.
+        let span = tracing::info_span!("matchmaker.pairing", pool = %pool.name(), pairing = %pairing.id, recovered);
+        let completion = async move {
             let id = pairing.id.clone();
             let permit = matchmaker.completions.clone().acquire_owned().await;
             // Read it again: a wave's snapshot may predate the end of an
@@ -272,7 +274,8 @@ impl Matchmaker {
             }
             drop(permit);
             matchmaker.inflight.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-        });
+        };
+        tokio::spawn(tracing::Instrument::instrument(completion, span));
     }
 
     /// Takes a pairing as far as it goes: game made, both seated, both told.
