@@ -8,6 +8,7 @@ import { pieceSvg } from '../art/pieces.js';
 import { sq, name, fileOf, rankOf, play } from './chess.js';
 
 const DRAG_THRESHOLD = 5;
+const REDUCED_MOTION = window.matchMedia('(prefers-reduced-motion: reduce)');
 
 export class Board {
   /**
@@ -171,7 +172,7 @@ export class Board {
     if (!last || this.dropped === key) { this.dropped = null; return; }
     const from = this.squares[sq(last[0])], to = this.squares[sq(last[1])];
     const piece = to && to.querySelector('.piece');
-    if (!from || !piece || !piece.animate) return;
+    if (!from || !piece || !piece.animate || REDUCED_MOTION.matches) return;
     const dx = from.offsetLeft - to.offsetLeft, dy = from.offsetTop - to.offsetTop;
     piece.animate([{ translate: `${dx}px ${dy}px` }, { translate: '0 0' }], { duration: 180, easing: 'ease-out' });
   }
