@@ -97,7 +97,8 @@ function onReady(conn) {
   }
   const model = app.games.get(conn.label);
   if (app.gameId) {
-    if (model && model.id === app.gameId && model.status !== 'ended') {
+    // A finished game too: a rematch offer may come while we were away.
+    if (model && model.id === app.gameId) {
       conn.command({ t: 'resume', game: model.id, v: model.v }).catch((e) => {
         if (e.code === 'not_found') gameVanished();
         else follow(conn, app.gameId);
