@@ -10,7 +10,7 @@ import { Connection } from './js/net.js';
 import { OfflineConnection, isOfflineGame } from './offline/offline.js';
 import * as store from './js/store.js';
 import * as sound from './js/sound.js';
-import { parseFen, replay as replayFrames, checkedKing, san as sanOf, name as sqName, placementOf, START_FEN } from './js/chess.js';
+import { parseFen, replay as replayFrames, checkedKing, name as sqName, placementOf, START_FEN } from './js/chess.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const ALL_SQUARES = Array.from({ length: 64 }, (_, i) => sqName(i));
@@ -296,10 +296,6 @@ function onMove(conn, f) {
   if (model.variant === 'fog' && isSeat(model)) saveLost(model);
   model.hiddenNews = !f.uci;
   if (app.pendingMove && app.pendingMove.game === model.id && app.pendingMove.ply === f.ply) app.pendingMove = null;
-  const shown = activeModel() === model || (app.hotseat && conn === app.conn);
-  if (conn === app.conn || shown) {
-    if (app.replayPly != null) app.replayPly = null;
-  }
   if (conn === app.conn) {
     if (Array.isArray(f.exploded) && f.exploded.length) {
       sound.play('explosion');
