@@ -945,7 +945,7 @@ async function watchRating(model) {
 function onRating(f) {
   if (f.game && f.game !== app.gameId) return;
   const diff = Math.round(f.diff || 0);
-  app.rating = { game: f.game || app.gameId, text: `${diff >= 0 ? '+' : '−'}${Math.abs(diff)} → ${Math.round(f.rating)}${f.provisional ? '?' : ''}` };
+  app.rating = { game: f.game || app.gameId, text: `${diff >= 0 ? '+' : '-'}${Math.abs(diff)} → ${Math.round(f.rating)}${f.provisional ? '?' : ''}` };
   render();
 }
 
@@ -958,7 +958,7 @@ async function pollRating(game, variant) {
     const r = ratingOf(profile, variant);
     if (r && saved && saved.game === game && r.games > saved.games) {
       const diff = Math.round(r.rating - (saved.rating ?? 1500));
-      app.rating = { game, text: `${diff >= 0 ? '+' : '−'}${Math.abs(diff)} → ${Math.round(r.rating)}${r.provisional ? '?' : ''}` };
+      app.rating = { game, text: `${diff >= 0 ? '+' : '-'}${Math.abs(diff)} → ${Math.round(r.rating)}${r.provisional ? '?' : ''}` };
       render();
       return;
     }
@@ -1199,7 +1199,7 @@ function render() {
   const rating = app.rating && app.rating.game === model.id ? app.rating.text : null;
   ratingEl.hidden = !(ended && rating);
   ratingEl.textContent = rating || '';
-  ratingEl.classList.toggle('down', !!rating && rating.startsWith('−'));
+  ratingEl.classList.toggle('down', !!rating && rating.startsWith('-'));
 
   // Invite.
   const invite = $('invite');
