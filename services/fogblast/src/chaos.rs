@@ -254,10 +254,10 @@ async fn scenario(
     let mut phases = Vec::new();
     let mut fenced = None;
     let mut stalls = Vec::new();
+    let mut moves_before = cluster.shard_moves().await;
     watch_over(cluster, &shared, gap).await;
     let schedule: &[Fault] = if args.no_faults { &[] } else { &SCHEDULE };
     let (mut label, mut mark) = (if args.no_faults { "no faults" } else { "before the faults" }.to_owned(), run_start);
-    let mut moves_before = cluster.shard_moves().await;
     for fault in schedule {
         let fault_at = Instant::now();
         phases.push(Phase { name: label, start: mark, end: fault_at });
@@ -269,18 +269,34 @@ async fn scenario(
                 format!("kill -9 {name}")
             }
             Fault::KillShard => {
-                let (i, moves) = busiest(&moves_before, &cluster.shard_moves().await).context("no shard to kill")?;
+                let now = cluster.shard_moves().await;
+                let (i, _) = busiest(&moves_before, &now).context("no shard to kill")?;
                 let name = cluster.procs[i].name.clone();
-                println!("{:>6.1}s  {name} applied {moves} moves since the last fault", elapsed());
+                let counts: Vec<String> = now
+                    .iter()
+                    .map(|&(j, n)| {
+                        let before = moves_before.iter().find(|(k, _)| *k == j).map_or(0, |(_, m)| *m);
+                        format!("{} {}", cluster.procs[j].name, n.saturating_sub(before))
+                    })
+                    .collect();
+                println!("{:>6.1}s  moves applied since the last fault: {}", elapsed(), counts.join(", "));
                 stalls.push(("kill -9", fault_at));
                 kill_and_restart(cluster, &shared, i, args.down_s, elapsed()).await?;
                 println!("{:>6.1}s  {name} started again and ready", elapsed());
                 format!("kill -9 {name}")
             }
             Fault::PauseShard => {
-                let (i, moves) = busiest(&moves_before, &cluster.shard_moves().await).context("no shard to pause")?;
+                let now = cluster.shard_moves().await;
+                let (i, _) = busiest(&moves_before, &now).context("no shard to pause")?;
                 let name = cluster.procs[i].name.clone();
-                println!("{:>6.1}s  {name} applied {moves} moves since the last fault", elapsed());
+                let counts: Vec<String> = now
+                    .iter()
+                    .map(|&(j, n)| {
+                        let before = moves_before.iter().find(|(k, _)| *k == j).map_or(0, |(_, m)| *m);
+                        format!("{} {}", cluster.procs[j].name, n.saturating_sub(before))
+                    })
+                    .collect();
+                println!("{:>6.1}s  moves applied since the last fault: {}", elapsed(), counts.join(", "));
                 println!("{:>6.1}s  SIGSTOP {name} for {} ms", elapsed(), 2 * args.lease_ms);
                 stalls.push(("SIGSTOP", fault_at));
                 let logged = cluster.log_len(i);
@@ -298,6 +314,12 @@ async fn scenario(
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 fenced = Some(seen);
+                if let Some(refused) = cluster.metric(i, "fogblast_game_commit_conflicts_total").await {
+                    println!(
+                        "{:>6.1}s  {name} fenced itself: {seen}; commits it had refused so far: {refused}",
+                        elapsed()
+                    );
+                }
                 format!("SIGSTOP {name}")
             }
         };
@@ -328,6 +350,20 @@ async fn scenario(
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
+    // How the rating service's consumer dealt with redeliveries after its kill.
+    let rating = cluster.index("rating")?;
+    let mut counts = Vec::new();
+    for (what, name) in [
+        ("archived", "fogblast_rating_games_archived_total"),
+        ("rated", "fogblast_rating_games_rated_total"),
+        ("redelivered and skipped", "fogblast_rating_duplicates_total"),
+        ("failed", "fogblast_rating_failures_total"),
+    ] {
+        if let Some(n) = cluster.metric(rating, name).await {
+            counts.push(format!("{what} {n}"));
+        }
+    }
+    println!("rating service since its restart: {}", counts.join(", "));
     let records = std::mem::take(&mut *shared.records());
     Ok((records, db, phases, fenced, stalls))
 }

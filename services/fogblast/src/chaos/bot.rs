@@ -861,6 +861,13 @@ impl Bot {
             game.variant = variant;
         }
         match you.as_deref() {
+            // A joiner that lost its connection while joining asks for
+            // the state to learn whether it got the seat: it did not.
+            Some("spectator") if self.role == Role::Joiner && self.stage == Stage::Opening && game.color.is_none() => {
+                self.note("a join lost with the connection did not happen");
+                self.go_idle();
+                return;
+            }
             Some("spectator") => game.spectator = true,
             you => {
                 if let Some(color) = color_of(you) {
@@ -977,18 +984,25 @@ impl Bot {
     }
 
     async fn on_move(&mut self, frame: &Value) {
+        if self.apply_move(frame) {
+            self.refresh().await;
+        }
+    }
+
+    /// Takes in a move frame; `true` when a fresh state is needed.
+    fn apply_move(&mut self, frame: &Value) -> bool {
         if !self.matches(frame) {
-            return;
+            return false;
         }
         let received = Instant::now();
         let now_ms = wall_ms();
         let v = frame["v"].as_u64().unwrap_or(0);
-        let Some(ply) = frame["ply"].as_u64().map(|p| p as usize) else { return };
+        let Some(ply) = frame["ply"].as_u64().map(|p| p as usize) else { return false };
         let uci = text(frame, "uci");
-        let Some(game) = self.game.as_mut() else { return };
+        let Some(game) = self.game.as_mut() else { return false };
         if v <= game.last_v {
             // Seen already: a resume overlapped what arrived before.
-            return;
+            return false;
         }
         let id = game.id.clone();
         let mut records = self.shared.records();
@@ -997,7 +1011,7 @@ impl Bot {
                 "a ply delivered twice under different versions (a move applied twice?)",
                 format!("game {id} ply {ply} at v {v}, the bot was at ply {}", game.ply),
             );
-            return;
+            return false;
         }
         if ply > game.ply {
             // A gap: a later state fills it in.
@@ -1045,12 +1059,15 @@ impl Bot {
                 }
                 game.pending = None;
             } else if pending.ply < ply {
-                records.problem("a move in flight was skipped over", format!("game {id} ply {}", pending.ply));
-                game.pending = None;
+                // A later ply before our own: a fresh state says what
+                // became of ours.
+                records.note("a move frame skipped over the move in flight");
+                return true;
             }
         }
         drop(records);
         self.after_change();
+        false
     }
 
     fn on_end(&mut self, frame: &Value) {

@@ -395,17 +395,22 @@ impl Cluster {
         String::from_utf8_lossy(text.get(from as usize..).unwrap_or_default()).into_owned()
     }
 
-    /// Moves each running game shard has applied so far, from its metrics.
+    /// A counter or gauge off process `i`'s `/metrics`.
+    pub async fn metric(&self, i: usize, name: &str) -> Option<f64> {
+        let proc = &self.procs[i];
+        let Ok((200, body)) = HttpConn::new(&proc.probe.to_string()).get("/metrics").await else { return None };
+        let text = String::from_utf8_lossy(&body);
+        text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse::<f64>().ok())
+    }
+
+    /// Moves each running game shard has applied for players so far, from its metrics.
     pub async fn shard_moves(&self) -> Vec<(usize, u64)> {
         let mut out = Vec::new();
         for (i, proc) in self.procs.iter().enumerate() {
             if proc.kind != Kind::Shard || proc.child.is_none() || proc.paused {
                 continue;
             }
-            let Ok((200, body)) = HttpConn::new(&proc.probe.to_string()).get("/metrics").await else { continue };
-            let text = String::from_utf8_lossy(&body);
-            let moves =
-                text.lines().find_map(|l| l.strip_prefix("fogblast_game_moves_total ")?.trim().parse::<f64>().ok());
+            let moves = self.metric(i, r#"fogblast_game_commands_total{outcome="ok",rpc="make_move"}"#).await;
             out.push((i, moves.unwrap_or(0.0) as u64));
         }
         out
