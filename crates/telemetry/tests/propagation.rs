@@ -66,6 +66,12 @@ async fn context_crosses_grpc_metadata_and_message_headers() {
     let traceparent = request.metadata().get("traceparent").expect("traceparent sent").to_str().unwrap().to_owned();
     assert_eq!(traceparent, format!("00-{trace}-{client_span}-01"));
     assert_eq!(fogblast_telemetry::trace_id(&client), Some(trace.to_string()));
+    // The interceptor does the same for every call of a client.
+    let carried = client.in_scope(|| {
+        tonic::service::Interceptor::call(&mut fogblast_telemetry::InjectContext, tonic::Request::new(()))
+            .expect("the interceptor never refuses")
+    });
+    assert_eq!(carried.metadata().get("traceparent").and_then(|v| v.to_str().ok()), Some(traceparent.as_str()));
 
     // ... and the server layer runs the handler in a child span of it.
     let mut server = fogblast_telemetry::GrpcTraceLayer.layer(Handler);
