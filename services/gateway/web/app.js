@@ -1056,7 +1056,8 @@ function renderGone(model) {
   if (button.textContent !== text) button.textContent = text;
 }
 
-function renderMoves(model) {
+/** The move list; `masked` (the curtain is up) names no move, not even the next player's own. */
+function renderMoves(model, masked = false) {
   const list = $('moves');
   const hiddenText = 'a move was played';
   const items = [];
@@ -1068,10 +1069,10 @@ function renderMoves(model) {
       if (ply >= model.moves.length) break;
       const uci = model.moves[ply];
       let text;
-      if (!uci) text = hiddenText;
+      if (!uci || masked) text = hiddenText;
       else text = model.sans[ply] || (frames && frames[ply + 1] && frames[ply + 1].san) || `${uci.slice(0, 2)}–${uci.slice(2)}`;
       const classes = ['move'];
-      if (!uci) classes.push('hidden-move');
+      if (!uci || masked) classes.push('hidden-move');
       if (ply === shownPly - 1) classes.push('current');
       row.push(`<span class="${classes.join(' ')}" data-ply="${ply}"${model.status === 'ended' ? ' role="button" tabindex="-1"' : ''}>${escapeHtml(text)}</span>`);
     }
@@ -1242,7 +1243,7 @@ function render() {
   $('new-game').textContent = ended || !seat ? 'New game' : 'Home';
 
   // Moves, replay, PGN.
-  renderMoves(model);
+  renderMoves(model, curtain);
   const replayEl = $('replay');
   replayEl.hidden = !(ended && app.frames && model.moves.length);
   if (!replayEl.hidden) {
