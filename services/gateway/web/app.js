@@ -98,7 +98,9 @@ function onReady(conn) {
   const model = app.games.get(conn.label);
   if (app.gameId) {
     // A finished game too: a rematch offer may come while we were away.
-    if (model && model.id === app.gameId) {
+    if (model && model.id === app.gameId && model.archived) {
+      // An archived game has nothing more to say.
+    } else if (model && model.id === app.gameId) {
       conn.command({ t: 'resume', game: model.id, v: model.v }).catch((e) => {
         if (e.code === 'not_found') gameVanished();
         else follow(conn, app.gameId);
@@ -118,10 +120,40 @@ function onReady(conn) {
 function follow(conn, game) {
   // Not connected: onReady follows the game on screen once the hello is through.
   if (!conn.ready) return Promise.resolve();
-  return conn.request({ t: 'watch', game }).catch((e) => {
-    if (e.code === 'not_found') gameVanished();
-    else if (e.code !== 'disconnected') notice(errorText(e), 'error');
+  return conn.request({ t: 'watch', game }).catch(async (e) => {
+    if (e.code === 'not_found') {
+      // The game service keeps a finished game for an hour; the archive keeps it for good.
+      if (conn !== app.conn || !(await openArchived(game))) gameVanished();
+    } else if (e.code !== 'disconnected') {
+      notice(errorText(e), 'error');
+    }
   });
+}
+
+/** Shows a game from the archive (`/api/games/{id}`) as a finished game to replay. */
+async function openArchived(id) {
+  const g = await getJson(`/api/games/${encodeURIComponent(id)}`).catch(() => null);
+  if (!g || g.game !== id || app.gameId !== id || !Array.isArray(g.moves)) return false;
+  if (g.t === 'state') {
+    onState(app.conn, g);
+    return true;
+  }
+  const me = app.conn.player;
+  const players = g.players || { white: null, black: null };
+  const you = players.white && players.white.id === me ? 'white' : players.black && players.black.id === me ? 'black' : 'spectator';
+  onState(app.conn, {
+    t: 'state', game: g.game, v: 0, variant: g.variant, you, fen: g.fen, moves: g.moves, clock: null,
+    status: 'ended', result: g.result, reason: g.reason, players, initial_fen: g.initial_fen,
+    chess960: g.chess960, rated: g.rated, time_control: g.time_control,
+  });
+  const model = app.games.get(app.conn.label);
+  if (model && model.id === id) model.archived = true;
+  const change = g.rating && you !== 'spectator' ? g.rating[you] : null;
+  if (change) {
+    app.rating = { game: id, text: `${change.diff >= 0 ? '+' : '-'}${Math.abs(change.diff)} → ${change.after}${change.provisional ? '?' : ''}` };
+  }
+  render();
+  return true;
 }
 
 function resendPendingMove(conn, model) {
@@ -1236,7 +1268,7 @@ function render() {
     disabled: model.takebackOffer === model.you,
     text: vsComputer ? 'Undo' : model.takebackOffer === model.you ? 'Takeback asked' : 'Takeback',
   });
-  setButton('rematch', seat && ended && !model.rematchGame && model.result !== null && model.rematchOffer !== opp, {
+  setButton('rematch', seat && ended && !model.archived && !model.rematchGame && model.result !== null && model.rematchOffer !== opp, {
     disabled: model.rematchOffer === model.you,
     text: model.rematchOffer === model.you ? 'Rematch offered…' : 'Rematch',
   });
