@@ -10,6 +10,7 @@ import { Connection } from './js/net.js';
 import { OfflineConnection, isOfflineGame } from './offline/offline.js';
 import * as store from './js/store.js';
 import * as sound from './js/sound.js';
+import { VARIANT_NAME, clockLabel, escapeHtml, errorText, fmtClock, moveErrorText, resultText } from './js/text.js';
 import { parseFen, replay as replayFrames, checkedKing, name as sqName, placementOf, START_FEN } from './js/chess.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -682,13 +683,6 @@ function stopLobby() {
   app.lobbyWanted = false;
 }
 
-function clockLabel(clock) {
-  if (!clock) return 'no clock';
-  return `${Math.round(clock.initial_ms / 60000)} + ${Math.round((clock.increment_ms || 0) / 1000)}`;
-}
-
-const VARIANT_NAME = { atomic: 'Atomic', standard: 'Standard', fog: 'Fog of war' };
-
 function renderLobby(open) {
   if (!app.lobbyWanted && $('home').hidden) return;
   app.lobby = open;
@@ -1011,25 +1005,6 @@ async function loadPlayers(model) {
 
 // --- rendering -------------------------------------------------------------
 
-const REASONS = {
-  explosion: 'king exploded', checkmate: 'checkmate', king_captured: 'king captured', stalemate: 'stalemate',
-  threefold: 'threefold repetition', fifty_moves: 'fifty-move rule', insufficient_material: 'insufficient material',
-  timeout: 'time ran out', agreement: 'draw agreed', aborted: 'aborted',
-};
-
-function resultText(model) {
-  const { result, reason } = model;
-  if (result === '*') return 'Game aborted';
-  const loser = result === '1-0' ? 'Black' : result === '0-1' ? 'White' : null;
-  let why = REASONS[reason] || reason || '';
-  if (reason === 'resign' && loser) why = `${loser} resigned`;
-  if (reason === 'abandoned') why = loser ? `${loser} left the game` : 'both players left';
-  if (reason === 'timeout' && loser) why = `${loser} ran out of time`;
-  if (result === '1-0') return `White wins — ${why}`;
-  if (result === '0-1') return `Black wins — ${why}`;
-  return `Draw — ${why}`;
-}
-
 function playerLabel(model, color) {
   const p = model.players[color];
   if (!p) return { name: 'Waiting for an opponent…', rating: '' };
@@ -1042,14 +1017,6 @@ function playerLabel(model, color) {
     if (r) rating = `${Math.round(r.rating)}${r.provisional ? '?' : ''}`;
   }
   return { name: label, rating };
-}
-
-function fmtClock(ms) {
-  const t = Math.max(0, ms);
-  if (t < 10000) return `0:0${Math.floor(t / 1000)}.${Math.floor((t % 1000) / 100)}`;
-  const total = Math.ceil(t / 1000);
-  const h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
-  return h ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}` : `${m}:${String(s).padStart(2, '0')}`;
 }
 
 let lastTick = 0;
@@ -1119,10 +1086,6 @@ function renderMoves(model, masked = false) {
     if (current && app.replayPly == null) list.scrollTop = list.scrollHeight;
     else if (current) current.scrollIntoView({ block: 'nearest' });
   }
-}
-
-function escapeHtml(s) {
-  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 }
 
 function maybeCurtain() {
@@ -1332,31 +1295,6 @@ function notice(text, kind = 'info') {
   el.hidden = false;
   clearTimeout(noticeTimer);
   noticeTimer = setTimeout(() => { el.hidden = true; }, kind === 'error' ? 6000 : 3500);
-}
-
-function errorText(err) {
-  if (!err) return 'Something went wrong.';
-  switch (err.code) {
-    case 'disconnected': return 'The connection dropped: try again once reconnected.';
-    case 'timeout': return 'The server did not answer in time: try again.';
-    case 'rate_limited': return `Slow down: ${err.message || 'too many requests'}.`;
-    case 'unavailable': return `The server cannot do that right now: ${err.message || 'unavailable'}.`;
-    default: return err.message ? capitalise(err.message) : `Refused (${err.code}).`;
-  }
-}
-
-function moveErrorText(err) {
-  switch (err.code) {
-    case 'illegal_move': return `Illegal move: ${err.message || 'not allowed here'}.`;
-    case 'not_your_turn': return 'It is not your turn.';
-    case 'game_over': return `The game is over: ${err.message || ''}`.trim();
-    case 'stale_ply': return 'The position changed: here it is again.';
-    default: return errorText(err);
-  }
-}
-
-function capitalise(s) {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 // --- looks -------------------------------------------------------------------

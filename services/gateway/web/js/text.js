@@ -1,0 +1,65 @@
+// Words and numbers the page shows: results, clocks, time controls and
+// error messages. Pure functions, no DOM.
+
+export function clockLabel(clock) {
+  if (!clock) return 'no clock';
+  return `${Math.round(clock.initial_ms / 60000)} + ${Math.round((clock.increment_ms || 0) / 1000)}`;
+}
+
+export const VARIANT_NAME = { atomic: 'Atomic', standard: 'Standard', fog: 'Fog of war' };
+
+export const REASONS = {
+  explosion: 'king exploded', checkmate: 'checkmate', king_captured: 'king captured', stalemate: 'stalemate',
+  threefold: 'threefold repetition', fifty_moves: 'fifty-move rule', insufficient_material: 'insufficient material',
+  timeout: 'time ran out', agreement: 'draw agreed', aborted: 'aborted',
+};
+
+export function resultText(model) {
+  const { result, reason } = model;
+  if (result === '*') return 'Game aborted';
+  const loser = result === '1-0' ? 'Black' : result === '0-1' ? 'White' : null;
+  let why = REASONS[reason] || reason || '';
+  if (reason === 'resign' && loser) why = `${loser} resigned`;
+  if (reason === 'abandoned') why = loser ? `${loser} left the game` : 'both players left';
+  if (reason === 'timeout' && loser) why = `${loser} ran out of time`;
+  if (result === '1-0') return `White wins — ${why}`;
+  if (result === '0-1') return `Black wins — ${why}`;
+  return `Draw — ${why}`;
+}
+
+export function fmtClock(ms) {
+  const t = Math.max(0, ms);
+  if (t < 10000) return `0:0${Math.floor(t / 1000)}.${Math.floor((t % 1000) / 100)}`;
+  const total = Math.ceil(t / 1000);
+  const h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
+  return h ? `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}` : `${m}:${String(s).padStart(2, '0')}`;
+}
+
+export function escapeHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+}
+
+export function errorText(err) {
+  if (!err) return 'Something went wrong.';
+  switch (err.code) {
+    case 'disconnected': return 'The connection dropped: try again once reconnected.';
+    case 'timeout': return 'The server did not answer in time: try again.';
+    case 'rate_limited': return `Slow down: ${err.message || 'too many requests'}.`;
+    case 'unavailable': return `The server cannot do that right now: ${err.message || 'unavailable'}.`;
+    default: return err.message ? capitalise(err.message) : `Refused (${err.code}).`;
+  }
+}
+
+export function moveErrorText(err) {
+  switch (err.code) {
+    case 'illegal_move': return `Illegal move: ${err.message || 'not allowed here'}.`;
+    case 'not_your_turn': return 'It is not your turn.';
+    case 'game_over': return `The game is over: ${err.message || ''}`.trim();
+    case 'stale_ply': return 'The position changed: here it is again.';
+    default: return errorText(err);
+  }
+}
+
+export function capitalise(s) {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

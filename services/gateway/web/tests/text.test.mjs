@@ -1,0 +1,32 @@
+// What the page writes for results, clocks and errors.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { clockLabel, errorText, escapeHtml, fmtClock, moveErrorText, resultText } from '../js/text.js';
+
+test('results name the winner and the reason', () => {
+  assert.equal(resultText({ result: '1-0', reason: 'explosion' }), 'White wins — king exploded');
+  assert.equal(resultText({ result: '0-1', reason: 'resign' }), 'Black wins — White resigned');
+  assert.equal(resultText({ result: '1-0', reason: 'timeout' }), 'White wins — Black ran out of time');
+  assert.equal(resultText({ result: '0-1', reason: 'abandoned' }), 'Black wins — White left the game');
+  assert.equal(resultText({ result: '1/2-1/2', reason: 'agreement' }), 'Draw — draw agreed');
+  assert.equal(resultText({ result: '1/2-1/2', reason: 'abandoned' }), 'Draw — both players left');
+  assert.equal(resultText({ result: '*', reason: 'aborted' }), 'Game aborted');
+});
+
+test('clocks: minutes and seconds, tenths under ten seconds, hours when long, never negative', () => {
+  assert.equal(fmtClock(300000), '5:00');
+  assert.equal(fmtClock(61001), '1:02');
+  assert.equal(fmtClock(9950), '0:09.9');
+  assert.equal(fmtClock(3600000), '1:00:00');
+  assert.equal(fmtClock(-20), '0:00.0');
+  assert.equal(clockLabel({ initial_ms: 180000, increment_ms: 2000 }), '3 + 2');
+  assert.equal(clockLabel(null), 'no clock');
+});
+
+test('errors read as sentences; markup is escaped', () => {
+  assert.equal(moveErrorText({ code: 'illegal_move', message: 'e2e5 is not a legal move here' }), 'Illegal move: e2e5 is not a legal move here.');
+  assert.equal(errorText({ code: 'not_found', message: 'no open game has that code' }), 'No open game has that code');
+  assert.equal(errorText({ code: 'conflict' }), 'Refused (conflict).');
+  assert.equal(escapeHtml('<b a="1">&\''), '&lt;b a=&quot;1&quot;&gt;&amp;&#39;');
+});
