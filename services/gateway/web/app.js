@@ -1105,7 +1105,8 @@ function statusText(model, myTurn) {
     return isSeat(model) ? 'Waiting for an opponent to join: share the link or the code.' : 'Waiting for a second player.';
   }
   const turn = turnColor(model);
-  if (app.hotseat) return `${COLOR_NAME[turn]} to move`;
+  const check = checkedKing(model.position, model.position.turn, model.variant) >= 0 ? ' Check!' : '';
+  if (app.hotseat) return `${COLOR_NAME[turn]} to move.${model.variant === 'fog' ? '' : check}`;
   if (!isSeat(model)) {
     return model.variant === 'fog'
       ? `Watching: ${COLOR_NAME[turn]} to move. The fog hides the board until the end.`
@@ -1114,7 +1115,7 @@ function statusText(model, myTurn) {
   if (myTurn) {
     const first = model.moves.length < 2 && model.timeControl;
     const base = model.hiddenNews ? 'A move was played — your turn' : 'Your turn';
-    return first ? `${base}: make your first move within 30 seconds.` : `${base}.`;
+    return first ? `${base}: make your first move within 30 seconds.` : `${base}.${check}`;
   }
   const opp = model.players[other(model.you)];
   return `Waiting for ${opp && opp.computer ? 'the computer' : 'your opponent'} to move…`;
