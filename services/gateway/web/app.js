@@ -183,6 +183,22 @@ function saveLost(model) {
   store.set(store.KEYS.lost, { game: model.id, seats });
 }
 
+/** Fog of war names only moves as they are played: keep a seat's own SAN for reloads. */
+function saveSan(model, ply, uci, san) {
+  const saved = store.get(store.KEYS.sans);
+  const seats = saved && saved.game === model.id ? saved.seats || {} : {};
+  seats[model.you] = { ...(seats[model.you] || {}), [ply]: [uci, san] };
+  store.set(store.KEYS.sans, { game: model.id, seats });
+}
+
+function loadSans(game, you, moves, sans) {
+  const saved = store.get(store.KEYS.sans);
+  const mine = saved && saved.game === game && saved.seats ? saved.seats[you] || {} : {};
+  for (const [ply, [uci, san]] of Object.entries(mine)) {
+    if (moves[ply] === uci && !sans[ply]) sans[ply] = san;
+  }
+}
+
 function modelFromState(f, previous) {
   const same = previous && previous.id === f.game;
   const moves = (f.moves || []).slice();
@@ -216,6 +232,7 @@ function modelFromState(f, previous) {
     const frames = replayFrames(model.initialFen, moves, model.variant);
     for (let i = 0; i < moves.length; i++) if (!sans[i]) sans[i] = frames[i + 1].san;
   }
+  if (model.variant === 'fog' && isSeat(model) && model.status !== 'ended') loadSans(model.id, model.you, moves, sans);
   if (model.visible) for (const s of [...model.lost]) if (model.visible.has(s)) model.lost.delete(s);
   if (model.status === 'ended') model.lost.clear();
   return model;
@@ -326,7 +343,10 @@ function onMove(conn, f) {
   if (Array.isArray(f.lost) && f.lost.length) {
     for (const s of f.lost) model.lost.add(s);
   }
-  if (model.variant === 'fog' && isSeat(model)) saveLost(model);
+  if (model.variant === 'fog' && isSeat(model)) {
+    saveLost(model);
+    if (f.uci && f.san) saveSan(model, f.ply, f.uci, f.san);
+  }
   model.hiddenNews = !f.uci;
   if (app.pendingMove && app.pendingMove.game === model.id && app.pendingMove.ply === f.ply) app.pendingMove = null;
   if (conn === app.conn) {
@@ -361,7 +381,10 @@ function onEnd(conn, f) {
   model.last = lastOf(model.moves);
   app.pendingMove = null;
   if (conn === app.conn) {
-    if (model.variant === 'fog') store.set(store.KEYS.lost, null);
+    if (model.variant === 'fog') {
+      store.set(store.KEYS.lost, null);
+      store.set(store.KEYS.sans, null);
+    }
     remember(model);
     onGameOver(model, true);
   }

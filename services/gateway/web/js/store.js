@@ -10,6 +10,7 @@ export const KEYS = {
   game: 'game',             // {id, hotseat} of the game in progress
   look: 'look',             // {mode: "2d"|"3d", theme, sound}
   lost: 'lost',             // {game, seats: {white: [...], black: [...]}}: lost-piece flags in fog of war
+  sans: 'sans',             // {game, seats: {white: {ply: [uci, san]}}}: own moves' SAN in fog of war
   ratingBefore: 'rating',   // {game, variant, rating, games}: the rating before a rated game
 };
 
