@@ -73,7 +73,10 @@ impl Belief {
                             next.push(child);
                         }
                     }
-                    if !legal_somewhere {
+                    // Tracked candidates all share our history, so a move
+                    // none of them allows is not ours to have played; after a
+                    // rebuild, though, the guesses may be what is wrong.
+                    if !legal_somewhere && belief.rebuilds == 0 {
                         return Err(BeliefError::IllegalOwnMove { ply, uci: uci.to_string() });
                     }
                     belief.consistent.push(next.len());
@@ -240,9 +243,14 @@ fn rebuild(
             halfmoves: 0,
             fullmoves,
         };
-        let Ok(pos) = Position::from_setup(setup.clone(), Variant::Fog).or_else(|_| {
-            Position::from_setup(Setup { castling_rooks: Bitboard::EMPTY, ep_square: None, ..setup }, Variant::Fog)
-        }) else {
+        // A guess the rules refuse loses the en passant square first, and
+        // the castling rights only if that is not enough.
+        let without_ep = Setup { ep_square: None, ..setup.clone() };
+        let bare = Setup { castling_rooks: Bitboard::EMPTY, ..without_ep.clone() };
+        let Ok(pos) = Position::from_setup(setup, Variant::Fog)
+            .or_else(|_| Position::from_setup(without_ep, Variant::Fog))
+            .or_else(|_| Position::from_setup(bare, Variant::Fog))
+        else {
             continue;
         };
         if sight.matches(&pos, color) {
@@ -308,6 +316,26 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_rebuilt_belief_fits_the_sight_and_keeps_our_castling_rights() {
+        let mut start = Position::new(Variant::Fog);
+        for uci in ["e2e4", "e7e5", "g1f3", "b8c6"] {
+            let m = start.parse_uci(&uci.parse().unwrap()).unwrap();
+            start.play_unchecked(m);
+        }
+        let sight = Sight::from_view(&start.fog_view(Color::White));
+        let rebuilt = rebuild(&[start], None, &sight, Bitboard::EMPTY, Color::White, 24, &mut Rng::new(5));
+        assert!(rebuilt.len() > 1, "several guesses: {}", rebuilt.len());
+        for pos in &rebuilt {
+            assert!(sight.matches(pos, Color::White), "{}", pos.fen());
+            assert_eq!(
+                pos.castling_rook(Color::White, fogblast_rules::CastlingSide::KingSide),
+                Some(fogblast_rules::Square::H1)
+            );
+            assert_eq!(pos.board().by_color(Color::Black).count(), 16, "{}", pos.fen());
         }
     }
 

@@ -45,6 +45,9 @@ pub struct FogSettings {
     pub max_time: Duration,
     /// Each move's averaged score is moved by up to this many centipawns.
     pub noise: i32,
+    /// Percent of a king's worth charged for each move by the share of
+    /// candidate positions in which it leaves our king open to capture.
+    pub king_care: i32,
 }
 
 impl Level {
@@ -58,6 +61,7 @@ impl Level {
                 nodes_per_sample: 2_000,
                 max_time: Duration::from_millis(300),
                 noise: 120,
+                king_care: 0,
             },
             Level::Medium => FogSettings {
                 belief_cap: 128,
@@ -66,6 +70,7 @@ impl Level {
                 nodes_per_sample: 20_000,
                 max_time: Duration::from_millis(600),
                 noise: 30,
+                king_care: 50,
             },
             Level::Hard => FogSettings {
                 belief_cap: 256,
@@ -74,6 +79,7 @@ impl Level {
                 nodes_per_sample: 60_000,
                 max_time: Duration::from_secs(1),
                 noise: 0,
+                king_care: 100,
             },
         }
     }
@@ -166,6 +172,23 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         return Ok(report(uci, KING_STAKE, 0, 1, 0, &belief, started));
     }
 
+    // The plainest danger first, over every candidate rather than the
+    // samples alone: how often each move leaves our king where an enemy
+    // piece can take it next.
+    let mut exposed = vec![0i64; root_moves.len()];
+    for pos in &live {
+        let here = pos.legal_moves();
+        for (i, &(uci, _)) in root_moves.iter().enumerate() {
+            let Some(m) = here.iter().copied().find(|&m| uci_of(m) == uci) else { continue };
+            let mut child = *pos;
+            child.play_unchecked(m);
+            let board = child.board();
+            if board.king_of(color).is_some_and(|king| board.attackers(king, !color, board.occupied()).any()) {
+                exposed[i] += 1;
+            }
+        }
+    }
+    let risk: Vec<i64> = exposed.iter().map(|&n| n * i64::from(KING_STAKE) / live.len() as i64).collect();
     let mut totals = vec![0i64; root_moves.len()];
     let mut searched = 0usize;
     let mut min_depth = u32::MAX;
@@ -183,7 +206,7 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     let searched_n = searched.max(1) as i64;
     let mut best = (i64::MIN, 0usize);
     for (i, total) in totals.iter().enumerate() {
-        let mut score = total / searched_n;
+        let mut score = total / searched_n - risk[i] * i64::from(settings.king_care) / 100;
         if settings.noise > 0 {
             let spread = 2 * settings.noise as u64 + 1;
             let key =

@@ -1,0 +1,156 @@
+//! The fog-of-war player: what it is given holds no hidden square, its
+//! belief keeps the real position while uncapped, it always answers a
+//! legal move, and it beats the baseline (a random visible capture, else a
+//! random move) in fixed-seed games.
+
+use std::sync::atomic::AtomicBool;
+
+use fogblast_engine::fog::{baseline_move, Belief, FogSettings, ObservedPly, Sight};
+use fogblast_engine::{best_fog_move, FogLimits, FogObservation, Level};
+use fogblast_rules::{Bitboard, Color, Game, Position, Variant};
+use proptest::prelude::*;
+
+fn random_game(choices: &[u32]) -> Game {
+    let mut game = Game::new(Position::new(Variant::Fog));
+    for &choice in choices {
+        if game.outcome().is_some() {
+            break;
+        }
+        let moves = game.position().legal_moves();
+        game.play(moves[choice as usize % moves.len()]).unwrap();
+    }
+    game
+}
+
+fn sight_of(ply: &ObservedPly) -> &Sight {
+    match ply {
+        ObservedPly::Own { after, .. } | ObservedPly::Opponent { after, .. } => after,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Every sight in an observation is the side's view and nothing more:
+    /// its squares are the ones the side sees, its pieces stand on them,
+    /// and the flagged squares are out of sight.
+    #[test]
+    fn observations_hold_no_hidden_square(choices in prop::collection::vec(any::<u32>(), 0..100)) {
+        let game = random_game(&choices);
+        for color in Color::ALL {
+            let obs = FogObservation::from_game(&game, color);
+            let mut pos = *game.initial();
+            for (ply, (&m, observed)) in game.moves().iter().zip(obs.plies()).enumerate() {
+                pos.play_unchecked(m);
+                let sight = sight_of(observed);
+                let seen = pos.visible_squares(color);
+                prop_assert_eq!(sight.visible(), seen, "ply {}", ply);
+                prop_assert!((sight.board().occupied() - seen).is_empty(), "ply {}: a piece in the fog", ply);
+                for sq in seen {
+                    prop_assert_eq!(sight.board().piece_at(sq), pos.board().piece_at(sq));
+                }
+                if let ObservedPly::Opponent { lost, .. } = observed {
+                    prop_assert!((*lost & seen).is_empty());
+                }
+                // The text a server sends reads back to the same sight.
+                let ep = sight.ep_square().map(|sq| sq.to_string());
+                prop_assert_eq!(&Sight::parse(&sight.board_text(), ep.as_deref()).unwrap(), sight);
+            }
+        }
+    }
+
+    /// A sight keeps no piece off its visible squares, whatever it is given.
+    #[test]
+    fn sights_drop_what_is_not_visible(choices in prop::collection::vec(any::<u32>(), 0..60), mask in any::<u64>()) {
+        let game = random_game(&choices);
+        let sight = Sight::new(Bitboard(mask), game.position().board(), game.position().ep_square());
+        prop_assert!((sight.board().occupied() - Bitboard(mask)).is_empty());
+        prop_assert_eq!(sight.board().occupied(), game.position().board().occupied() & Bitboard(mask));
+    }
+
+    /// The player answers a legal move from any observed position.
+    #[test]
+    fn the_player_answers_a_legal_move(choices in prop::collection::vec(any::<u32>(), 0..60), seed in any::<u64>()) {
+        let game = random_game(&choices);
+        prop_assume!(game.outcome().is_none());
+        let color = game.position().turn();
+        let obs = FogObservation::from_game(&game, color);
+        let limits = FogLimits { settings: Level::Easy.fog_settings(), movetime: None, seed };
+        let report = best_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
+        prop_assert!(game.position().parse_uci(&report.best).is_some(), "{} in {}", report.best, game.position().fen());
+        prop_assert!(report.belief_size >= 1 && report.belief_size <= Level::Easy.fog_settings().belief_cap);
+    }
+}
+
+#[test]
+fn an_uncapped_belief_holds_the_real_position() {
+    for seed in 0..4u32 {
+        let choices: Vec<u32> = (0..10).map(|i| seed.wrapping_mul(2654435761).wrapping_add(i * 40503)).collect();
+        let game = random_game(&choices);
+        for color in Color::ALL {
+            let obs = FogObservation::from_game(&game, color);
+            let belief = Belief::track(&obs, usize::MAX, u64::from(seed)).unwrap();
+            assert_eq!(belief.rebuilds, 0);
+            assert!(belief.particles().iter().any(|p| p.board() == game.position().board()));
+        }
+    }
+}
+
+#[test]
+fn an_observation_of_an_impossible_move_is_refused() {
+    let mut obs = FogObservation::new(Color::White);
+    let start = Position::new(Variant::Fog);
+    obs.push_own("e2e5".parse().unwrap(), Sight::from_view(&start.fog_view(Color::White))).unwrap();
+    obs.push_opponent(Sight::from_view(&start.fog_view(Color::White)), Bitboard::EMPTY).unwrap();
+    let limits = FogLimits { settings: Level::Easy.fog_settings(), movetime: None, seed: 0 };
+    assert!(best_fog_move(&obs, &limits, &AtomicBool::new(false)).is_err());
+    // And black is not to move at the start.
+    assert!(best_fog_move(&FogObservation::new(Color::Black), &limits, &AtomicBool::new(false)).is_err());
+}
+
+#[test]
+fn a_king_in_sight_is_taken() {
+    // 1. e4 f6 2. Qh5+ g5: the queen sees the king on e8 along h5-e8.
+    let mut game = Game::new(Position::new(Variant::Fog));
+    for uci in ["e2e4", "f7f6", "d1h5", "g7g5"] {
+        game.play_uci(uci).unwrap();
+    }
+    let obs = FogObservation::from_game(&game, Color::White);
+    for level in Level::ALL {
+        let limits = FogLimits { settings: level.fog_settings(), movetime: None, seed: 1 };
+        let report = best_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
+        assert_eq!(report.best.to_string(), "h5e8", "{level}");
+    }
+}
+
+/// A reduced Hard (fewer samples and nodes, so the test stays quick in a
+/// debug build) against the baseline in fixed-seed games, both colours.
+#[test]
+fn the_player_beats_the_baseline() {
+    let settings = FogSettings { samples: 4, nodes_per_sample: 4_000, belief_cap: 48, ..Level::Hard.fog_settings() };
+    let stop = AtomicBool::new(false);
+    let mut wins = 0;
+    for game_index in 0..4u64 {
+        let engine = if game_index % 2 == 0 { Color::White } else { Color::Black };
+        let mut game = Game::new(Position::new(Variant::Fog));
+        let mut obs = FogObservation::new(engine);
+        while game.outcome().is_none() && game.ply() < 200 {
+            let pos = *game.position();
+            let seed = game_index << 32 | game.ply() as u64;
+            let m = if pos.turn() == engine {
+                let limits = FogLimits { settings, movetime: None, seed };
+                let report = best_fog_move(&obs, &limits, &stop).unwrap();
+                pos.parse_uci(&report.best).expect("a legal move")
+            } else {
+                baseline_move(&pos.legal_moves(), seed).unwrap()
+            };
+            let mut before = pos;
+            obs.observe_move(&mut before, m);
+            game.play(m).unwrap();
+        }
+        if game.outcome().and_then(|o| o.winner()) == Some(engine) {
+            wins += 1;
+        }
+    }
+    assert_eq!(wins, 4, "the engine won {wins} of 4");
+}
