@@ -10,6 +10,7 @@ import { Connection } from './js/net.js';
 import { OfflineConnection, isOfflineGame } from './offline/offline.js';
 import * as store from './js/store.js';
 import * as sound from './js/sound.js';
+import * as archive from './js/archive.js';
 import { VARIANT_NAME, clockLabel, escapeHtml, errorText, fmtClock, moveErrorText, resultText } from './js/text.js';
 import { parseFen, replay as replayFrames, checkedKing, name as sqName, placementOf, START_FEN } from './js/chess.js';
 
@@ -38,7 +39,6 @@ const app = {
   lobbyWanted: false,
   rating: null,        // {game, text} shown in rating-change
   profileCache: new Map(),
-  archiveDown: false,  // the gateway has no archive (503): ratings, leaderboard and history are off
 };
 
 // --- connections -----------------------------------------------------------
@@ -133,7 +133,7 @@ function follow(conn, game) {
 
 /** Shows a game from the archive (`/api/games/{id}`) as a finished game to replay. */
 async function openArchived(id) {
-  const g = await getJson(`/api/games/${encodeURIComponent(id)}`).catch(() => null);
+  const g = await archive.game(id).catch(() => null);
   if (!g || g.game !== id || app.gameId !== id || !Array.isArray(g.moves)) return false;
   if (g.t === 'state') {
     onState(app.conn, g);
@@ -735,27 +735,11 @@ function renderLobby(open) {
   }
 }
 
-/** The archive's JSON, or null. A gateway without an archive answers 503: asked once, then left alone. */
-async function getJson(url) {
-  if (app.archiveDown) return null;
-  const response = await fetch(url, { headers: { accept: 'application/json' } });
-  if (response.status === 503) app.archiveDown = true;
-  if (!response.ok) return null;
-  return response.json();
-}
-
-/** A player's profile, or null before their first finished game (asked first, so no 404 is logged). */
-async function getProfile(id) {
-  const games = await getJson(`/api/players/${encodeURIComponent(id)}/games?page_size=1`);
-  if (!games || !games.games || !games.games.length) return null;
-  return getJson(`/api/players/${encodeURIComponent(id)}`);
-}
-
 async function loadLeaderboard() {
   const variant = $('leaderboard-variant').value;
   const list = $('leaderboard');
   try {
-    const board = await getJson(`/api/leaderboard/${variant}?limit=10`);
+    const board = await archive.leaderboard(variant, 10);
     list.textContent = '';
     const entries = (board && board.entries) || [];
     if (!board) { list.innerHTML = '<li class="empty">The leaderboard is unavailable right now.</li>'; return; }
@@ -774,13 +758,13 @@ async function loadProfile() {
   const profileEl = $('profile');
   const history = $('history');
   try {
-    const games = await getJson(`/api/players/${me}/games?page_size=10`);
-    if (app.archiveDown) {
+    const games = await archive.games(me, 10);
+    if (archive.unavailable()) {
       profileEl.textContent = 'Ratings and finished games are not available on this server.';
       history.textContent = '';
       return;
     }
-    const profile = games && games.games && games.games.length ? await getJson(`/api/players/${me}`) : null;
+    const profile = games && games.games && games.games.length ? await archive.profile(me) : null;
     const ratings = (profile && profile.ratings) || [];
     profileEl.textContent = ratings.length
       ? ratings.map((r) => `${VARIANT_NAME[r.variant] || r.variant}: ${Math.round(r.rating)}${r.provisional ? '?' : ''} (${r.games} games)`).join(' · ')
@@ -798,7 +782,7 @@ async function loadProfile() {
       a.textContent = `${VARIANT_NAME[g.variant] || g.variant}: ${white} – ${black}, ${result}`;
       a.addEventListener('click', (e) => { e.preventDefault(); openGame(g.game); });
       const pgn = document.createElement('a');
-      pgn.href = `/api/games/${encodeURIComponent(g.game)}/pgn`;
+      pgn.href = archive.pgnUrl(g.game);
       pgn.textContent = 'PGN';
       pgn.className = 'pgn';
       pgn.setAttribute('download', `${g.game}.pgn`);
@@ -984,7 +968,7 @@ async function watchRating(model) {
   if (!model.rated || !isSeat(model) || app.hotseat) return;
   const saved = store.get(store.KEYS.ratingBefore);
   if (model.status !== 'ended' && (!saved || saved.game !== model.id)) {
-    const profile = await getProfile(app.conn.player).catch(() => null);
+    const profile = await archive.profile(app.conn.player).catch(() => null);
     const r = ratingOf(profile, model.variant);
     store.set(store.KEYS.ratingBefore, { game: model.id, variant: model.variant, rating: r ? r.rating : null, games: r ? r.games : 0 });
   }
@@ -1003,7 +987,7 @@ async function pollRating(game, variant) {
   for (let attempt = 0; attempt < 12; attempt++) {
     await new Promise((r) => setTimeout(r, attempt === 0 ? 2500 : 2000));
     if (app.gameId !== game || (app.rating && app.rating.game === game)) return;
-    const profile = await getProfile(app.conn.player).catch(() => null);
+    const profile = await archive.profile(app.conn.player).catch(() => null);
     const r = ratingOf(profile, variant);
     if (r && saved && saved.game === game && r.games > saved.games) {
       const diff = Math.round(r.rating - (saved.rating ?? 1500));
@@ -1020,7 +1004,7 @@ async function loadPlayers(model) {
     const p = model.players[color];
     if (!p || p.computer || !p.id || app.profileCache.has(p.id)) continue;
     app.profileCache.set(p.id, null);
-    const profile = await getProfile(p.id).catch(() => null);
+    const profile = await archive.profile(p.id).catch(() => null);
     app.profileCache.set(p.id, profile);
     render();
   }
@@ -1276,7 +1260,7 @@ function render() {
   }
   const pgn = $('pgn-link');
   pgn.hidden = !(ended && model.result !== '*');
-  if (!isOfflineGame(model.id)) pgn.href = `/api/games/${encodeURIComponent(model.id)}/pgn`;
+  if (!isOfflineGame(model.id)) pgn.href = archive.pgnUrl(model.id);
   pgn.setAttribute('download', `fogblast-${model.id}.pgn`);
   if (ended && isOfflineGame(model.id)) offlinePgn(pgn, model.id);
   document.title = ended ? `${resultText(model)} · Fogblast` : myTurn ? 'Your turn · Fogblast' : 'Fogblast';
