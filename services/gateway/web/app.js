@@ -1208,8 +1208,7 @@ function render() {
   // Invite.
   const invite = $('invite');
   invite.hidden = !(model.status === 'waiting' && model.code && seat);
-  // The computer does not play fog of war yet.
-  $('invite-alt').hidden = app.hotseat || model.variant === 'fog';
+  $('invite-alt').hidden = app.hotseat;
   if (!invite.hidden) {
     const url = `${location.origin}${model.invite || `/g/${model.code}`}`;
     $('invite-link').textContent = url;
