@@ -2,7 +2,8 @@
 //! game shards, 2 engine replicas, 2 matchmakers, the rating service) on
 //! the real Redis, NATS and Postgres, bots of every kind playing while a
 //! shard, a gateway, the rating service and an engine replica are killed
-//! and started again and a shard is paused past its lease. The command
+//! and started again, a shard is paused past its lease and a gateway is
+//! drained with SIGTERM. The command
 //! judges every game itself; this test runs it, checks that it passed,
 //! that every verdict line is there and passed, and that the run did real
 //! work under every fault.
@@ -95,6 +96,7 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
         "during kill -9 engine-0",
         "during SIGSTOP shard-",
         "after SIGSTOP shard-",
+        "during SIGTERM gateway-1",
     ] {
         let line =
             stdout.lines().find(|l| l.trim_start().starts_with(phase)).unwrap_or_else(|| panic!("no phase {phase:?}"));
@@ -106,6 +108,8 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
     // The killed gateway's bots came back through the other one.
     let events = stdout.lines().find(|l| l.starts_with("events:")).expect("an events line");
     assert!(events.contains("reconnected to another gateway"), "{events}");
+    // The drained gateway's bots were told to go.
+    assert!(events.contains("told to reconnect"), "{events}");
     let acked = stdout.lines().find(|l| l.contains("acknowledged moves)")).expect("the lost-move line");
     let count: u64 = acked.rsplit('(').next().and_then(|t| t.split_whitespace().next()?.parse().ok()).unwrap_or(0);
     assert!(count >= 100, "too little play to judge: {acked}");

@@ -9,8 +9,9 @@
 //! quick pairings, invite games, fog-of-war games, games against the
 //! computer, and spectators. While they play, one process at a time is
 //! killed with `SIGKILL` and started again (a game shard, a gateway, the
-//! rating service, an engine replica), and a shard is paused with
-//! `SIGSTOP` past its lease and resumed.
+//! rating service, an engine replica), a shard is paused with `SIGSTOP`
+//! past its lease and resumed, and the other gateway is stopped with
+//! `SIGTERM` (it drains, telling its clients to reconnect) and started again.
 //!
 //! At the end every game is ended, read back from the archive and judged
 //! (see `chaos/verdict.rs`), and the report gives moves per second and the
@@ -112,11 +113,19 @@ struct Phase {
 enum Fault {
     KillShard,
     Kill(&'static str),
+    /// `SIGTERM`: the gateway drains (`reconnect` to its clients), then starts again.
+    Drain(&'static str),
     PauseShard,
 }
 
-const SCHEDULE: [Fault; 5] =
-    [Fault::KillShard, Fault::Kill("gateway-0"), Fault::Kill("rating"), Fault::Kill("engine-0"), Fault::PauseShard];
+const SCHEDULE: [Fault; 6] = [
+    Fault::KillShard,
+    Fault::Kill("gateway-0"),
+    Fault::Kill("rating"),
+    Fault::Kill("engine-0"),
+    Fault::PauseShard,
+    Fault::Drain("gateway-1"),
+];
 
 /// The busiest shard since `before` (moves applied per shard), and its count.
 fn busiest(before: &[(usize, u64)], now: &[(usize, u64)]) -> Option<(usize, u64)> {
@@ -267,6 +276,17 @@ async fn scenario(
                 kill_and_restart(cluster, &shared, i, args.down_s, elapsed()).await?;
                 println!("{:>6.1}s  {name} started again and ready", elapsed());
                 format!("kill -9 {name}")
+            }
+            Fault::Drain(name) => {
+                let i = cluster.index(name)?;
+                println!("{:>6.1}s  SIGTERM {name}", elapsed());
+                cluster.terminate(i).await?;
+                println!("{:>6.1}s  {name} drained and exited", elapsed());
+                watch_over(cluster, &shared, Duration::from_secs(args.down_s)).await;
+                cluster.spawn(i)?;
+                cluster.wait_ready(i).await?;
+                println!("{:>6.1}s  {name} started again and ready", elapsed());
+                format!("SIGTERM {name}")
             }
             Fault::KillShard => {
                 let now = cluster.shard_moves().await;

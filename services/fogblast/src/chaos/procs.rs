@@ -287,6 +287,35 @@ impl Cluster {
         }
     }
 
+    /// `SIGTERM`, and waits for the exit: a gateway drains, telling its
+    /// clients to reconnect. Killed if it does not exit in time.
+    pub async fn terminate(&mut self, i: usize) -> anyhow::Result<()> {
+        let proc = &mut self.procs[i];
+        let pid = proc.pid().with_context(|| format!("{} is not running", proc.name))?;
+        signal(pid, "TERM")?;
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        let mut child = proc.child.take().expect("running");
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
+                _ => break None,
+            }
+        };
+        let ended = match status {
+            Some(status) => Ended::Exited(describe(status), status.success()),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Ended::Exited(format!("still running {STOP_TIMEOUT:?} after SIGTERM; killed"), false)
+            }
+        };
+        if let Some(last) = proc.incarnations.last_mut() {
+            last.ended = ended;
+        }
+        Ok(())
+    }
+
     /// `SIGSTOP`: frozen, its sockets open, until [`Cluster::resume`].
     pub fn pause(&mut self, i: usize) -> anyhow::Result<()> {
         let proc = &mut self.procs[i];
