@@ -6,6 +6,7 @@
 //! restarts them, and at the end stops the survivors with `SIGTERM` and
 //! checks how each incarnation ended and that none panicked.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -101,9 +102,27 @@ pub struct Cluster {
     pub gateway_urls: Vec<String>,
 }
 
-fn free_port() -> anyhow::Result<SocketAddr> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    Ok(listener.local_addr()?)
+/// A port for one of the processes, kept for all its restarts. It is taken
+/// below the kernel's ephemeral range (`ip_local_port_range`), so that no
+/// outgoing connection (to Redis, to another process) can hold it when
+/// the process starts or starts again; free now, and not handed out twice.
+fn free_port(taken: &mut HashSet<u16>) -> anyhow::Result<SocketAddr> {
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let low = 10_000.min(ephemeral_low / 2);
+    for _ in 0..1_000 {
+        let port = rand::random_range(low..ephemeral_low);
+        if taken.contains(&port) {
+            continue;
+        }
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            taken.insert(port);
+            return Ok(listener.local_addr()?);
+        }
+    }
+    bail!("no free port below {ephemeral_low}")
 }
 
 fn signal(pid: u32, name: &str) -> anyhow::Result<()> {
@@ -126,9 +145,10 @@ impl Cluster {
         let exe = std::env::current_exe().context("finding this executable")?;
         let secret: String = (0..4).map(|_| format!("{:016x}", rand::random::<u64>())).collect();
         let mut procs = Vec::new();
+        let mut taken = HashSet::new();
         let mut engine_addrs = Vec::new();
         for i in 0..layout.engines {
-            let (grpc, metrics) = (free_port()?, free_port()?);
+            let (grpc, metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
             engine_addrs.push(format!("http://{grpc}"));
             let args = vec![
                 "engine".into(),
@@ -139,7 +159,7 @@ impl Cluster {
             ];
             procs.push(new_proc(format!("engine-{i}"), Kind::Engine, args, metrics));
         }
-        let (rating_grpc, rating_metrics) = (free_port()?, free_port()?);
+        let (rating_grpc, rating_metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
         let rating_addr = format!("http://{rating_grpc}");
         let args = vec![
             "rating".into(),
@@ -150,7 +170,7 @@ impl Cluster {
         ];
         procs.push(new_proc("rating".into(), Kind::Rating, args, rating_metrics));
         for i in 0..layout.shards {
-            let (grpc, metrics) = (free_port()?, free_port()?);
+            let (grpc, metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
             let mut args = vec![
                 "game".into(),
                 format!("--game-listen={grpc}"),
@@ -166,7 +186,7 @@ impl Cluster {
         }
         let mut matchmaker_addrs = Vec::new();
         for i in 0..layout.matchmakers {
-            let (grpc, metrics) = (free_port()?, free_port()?);
+            let (grpc, metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
             matchmaker_addrs.push(format!("http://{grpc}"));
             let args = vec![
                 "matchmaker".into(),
@@ -180,7 +200,7 @@ impl Cluster {
         }
         let mut gateway_urls = Vec::new();
         for i in 0..layout.gateways {
-            let addr = free_port()?;
+            let addr = free_port(&mut taken)?;
             gateway_urls.push(format!("ws://{addr}/ws"));
             let mut args = vec![
                 "gateway".into(),
