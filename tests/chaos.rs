@@ -110,6 +110,10 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
     assert!(events.contains("reconnected to another gateway"), "{events}");
     // The drained gateway's bots were told to go.
     assert!(events.contains("told to reconnect"), "{events}");
+    // Spectators watched fog-of-war games too.
+    let fog = stdout.lines().find(|l| l.contains("no fog payload leaked")).expect("the fog line");
+    let spectators: u64 = fog.split(", ").nth(1).and_then(|t| t.split_whitespace().next()?.parse().ok()).unwrap_or(0);
+    assert!(spectators > 0, "no fog frame reached a spectator: {fog}");
     let acked = stdout.lines().find(|l| l.contains("acknowledged moves)")).expect("the lost-move line");
     let count: u64 = acked.rsplit('(').next().and_then(|t| t.split_whitespace().next()?.parse().ok()).unwrap_or(0);
     assert!(count >= 100, "too little play to judge: {acked}");

@@ -384,7 +384,7 @@ fn clocks(records: &Records, db: &Database, tolerance_ms: u64) -> Line {
 /// true position at its ply.
 fn fog(records: &Records, db: &Database, replayed: &HashMap<&str, Vec<Position>>) -> Line {
     let mut line = Line::new("no fog payload leaked a hidden square");
-    let mut checked = 0usize;
+    let (mut checked, mut to_spectators) = (0usize, 0usize);
     for frame in &records.fog {
         let Some(positions) = replayed.get(frame.game.as_str()) else { continue };
         let Some(position) = positions.get(frame.plies) else {
@@ -401,6 +401,7 @@ fn fog(records: &Records, db: &Database, replayed: &HashMap<&str, Vec<Position>>
         let context = format!("game {} {} frame at ply {} to {who}", frame.game, frame.kind, frame.plies);
         match frame.viewer {
             None => {
+                to_spectators += 1;
                 if !shown.is_empty() {
                     line.fail(format!("{context}: shows {} pieces", shown.len()));
                 }
@@ -439,7 +440,7 @@ fn fog(records: &Records, db: &Database, replayed: &HashMap<&str, Vec<Position>>
             }
         }
     }
-    line.checked = format!("{checked} fog frames to seats and spectators");
+    line.checked = format!("{} fog frames to seats, {to_spectators} to spectators", checked - to_spectators);
     line
 }
 
