@@ -155,7 +155,13 @@ async fn main(args: &ChaosArgs) -> anyhow::Result<()> {
     let log_dir = std::env::temp_dir().join(format!("fogblast-chaos-{run}"));
     let outcome = match Cluster::plan(backends.clone(), &layout, log_dir.clone()) {
         Ok(mut cluster) => {
-            let outcome = scenario(args, think_ms, &mut cluster, &layout).await;
+            // SIGINT or SIGTERM ends the run early, but the cluster is
+            // still stopped and everything the run made removed.
+            let interrupted = crate::signals::shutdown_signal().context("installing signal handlers")?;
+            let outcome = tokio::select! {
+                outcome = scenario(args, think_ms, &mut cluster, &layout) => outcome,
+                _ = interrupted => Err(anyhow::anyhow!("interrupted: stopping the cluster and removing the run's data")),
+            };
             cluster.stop_all().await;
             outcome.map(|o| (o, cluster.troubles()))
         }
