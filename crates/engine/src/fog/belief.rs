@@ -135,6 +135,56 @@ impl Belief {
     }
 }
 
+/// What the fog itself says, for `color` looking at `sight`: the fogged
+/// squares an enemy piece must stand on (right in front of our pawn, or a
+/// double step behind an empty square: fogged only because something is
+/// there), and the fogged squares no enemy piece can stand on (our pawns
+/// would see it).
+fn fog_constraints(sight: &Sight, color: Color) -> (Bitboard, Bitboard) {
+    let seen_board = sight.board();
+    let hidden = !sight.visible();
+    let our_pawns = seen_board.by_piece(Role::Pawn.of(color));
+    let occupied = seen_board.occupied();
+    let forward: i8 = if color == Color::White { 1 } else { -1 };
+    let single = our_pawns.shift_ranks(forward);
+    let double =
+        ((single - occupied) & sight.visible() & Bitboard::relative_rank(color, Rank::THIRD)).shift_ranks(forward);
+    let mut forbidden = Bitboard::EMPTY;
+    for sq in our_pawns {
+        forbidden |= attacks::pawn_attacks(color, sq);
+    }
+    (((single | double) & hidden) - forbidden, forbidden & hidden)
+}
+
+/// A position that gives `color`, to move, exactly the moves it has: what
+/// it sees, enemy pawns on the fogged squares that block its pawns, and the
+/// castling rights of `rights_from` that the board allows. Our moves depend
+/// only on what we see, so this needs no guess about the rest of the fog.
+pub(crate) fn moves_position(sight: &Sight, color: Color, rights_from: &Position) -> Option<Position> {
+    let (pushes, forbidden) = fog_constraints(sight, color);
+    let mut board = *sight.board();
+    for sq in pushes {
+        let role = if Bitboard::BACKRANKS.contains(sq) { Role::Knight } else { Role::Pawn };
+        board.set_piece_at(sq, role.of(!color));
+    }
+    // The rules move nobody once a king is gone: an unseen enemy king
+    // stands somewhere in the fog where it changes none of our moves.
+    if board.king_of(!color).is_none() {
+        let spot = (!sight.visible() - forbidden - pushes).first()?;
+        board.set_piece_at(spot, Role::King.of(!color));
+    }
+    let setup = Setup {
+        board,
+        turn: color,
+        castling_rooks: rights_from.castling_rooks() & Bitboard::relative_rank(color, Rank::FIRST),
+        ep_square: sight.ep_square(),
+        halfmoves: 0,
+        fullmoves: rights_from.fullmoves().max(1),
+    };
+    let bare = Setup { castling_rooks: Bitboard::EMPTY, ..setup.clone() };
+    Position::from_setup(setup, Variant::Fog).or_else(|_| Position::from_setup(bare, Variant::Fog)).ok()
+}
+
 /// Candidates consistent with `sight` when no tracked candidate is: our
 /// pieces and the enemy pieces in sight as they are, the rest of the enemy
 /// material of a former candidate placed at random in the fog, where
@@ -173,20 +223,10 @@ fn rebuild(
     material[Role::King.index()] = usize::from(!king_seen);
 
     let hidden = !sight.visible();
-    let our_pawns = seen_board.by_piece(Role::Pawn.of(color));
-    let occupied = seen_board.occupied();
-    let forward: i8 = if color == Color::White { 1 } else { -1 };
-    // A fogged square right in front of our pawn is fogged because an enemy
-    // piece stands there; so is a fogged double-step square behind an empty one.
-    let single = our_pawns.shift_ranks(forward);
-    let double =
-        ((single - occupied) & sight.visible() & Bitboard::relative_rank(color, Rank::THIRD)).shift_ranks(forward);
-    let forced = ((single | double) & hidden) | lost;
-    // An enemy piece on a square our pawn attacks would have been seen.
-    let mut forbidden = Bitboard::EMPTY;
-    for sq in our_pawns {
-        forbidden |= attacks::pawn_attacks(color, sq);
-    }
+    let (pushes, forbidden) = fog_constraints(sight, color);
+    // A lost piece's square usually holds its taker, unless it was taken en
+    // passant or the square would have been seen.
+    let forced = pushes | (lost - forbidden);
     let free = hidden - forbidden - forced;
     let castling = template.castling_rooks() & Bitboard::relative_rank(color, Rank::FIRST);
     let fullmoves = template.fullmoves().max(1);
@@ -336,6 +376,28 @@ mod tests {
                 Some(fogblast_rules::Square::H1)
             );
             assert_eq!(pos.board().by_color(Color::Black).count(), 16, "{}", pos.fen());
+        }
+    }
+
+    #[test]
+    fn the_sight_alone_gives_our_moves() {
+        use fogblast_rules::CastlingMode;
+        for seed in 0..200 {
+            let game = random_game(seed, (seed % 90) as usize);
+            let pos = *game.position();
+            if game.outcome().is_some() {
+                continue;
+            }
+            let color = pos.turn();
+            let sight = Sight::from_view(&pos.fog_view(color));
+            let mover = moves_position(&sight, color, &pos).expect("a position from the sight");
+            let names = |p: &Position| {
+                let mut v: Vec<String> =
+                    p.legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect();
+                v.sort();
+                v
+            };
+            assert_eq!(names(&mover), names(&pos), "seed {seed}: {} from {}", mover.fen(), pos.fen());
         }
     }
 

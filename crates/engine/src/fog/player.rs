@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use fogblast_rules::{CastlingMode, Color, Move, MoveList, Position, Role, Uci};
 
-use super::belief::{Belief, BeliefError};
-use super::observation::FogObservation;
+use super::belief::{moves_position, Belief, BeliefError};
+use super::observation::{FogObservation, ObservedPly};
 use super::rng::Rng;
 use crate::clock::Instant;
 use crate::eval::{evaluate, piece_value};
@@ -65,12 +65,12 @@ impl Level {
             },
             Level::Medium => FogSettings {
                 belief_cap: 128,
-                samples: 6,
+                samples: 4,
                 depth: 2,
                 nodes_per_sample: 20_000,
                 max_time: Duration::from_millis(600),
-                noise: 30,
-                king_care: 50,
+                noise: 60,
+                king_care: 0,
             },
             Level::Hard => FogSettings {
                 belief_cap: 256,
@@ -161,7 +161,17 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     rng.shuffle(&mut order);
     let samples: Vec<Position> = order.iter().take(settings.samples.max(1)).map(|&i| live[i]).collect();
 
-    let root_moves: Vec<(Uci, Move)> = samples[0].legal_moves().into_iter().map(|m| (uci_of(m), m)).collect();
+    // Our moves come from what we see, not from a guess about the fog.
+    let sight = match obs.plies().last() {
+        Some(ObservedPly::Own { after, .. } | ObservedPly::Opponent { after, .. }) => Some(after),
+        None => None,
+    };
+    let mover = match sight {
+        Some(sight) => moves_position(sight, color, &samples[0]),
+        None => Some(Position::new(fogblast_rules::Variant::Fog)),
+    };
+    let root_moves: Vec<(Uci, Move)> =
+        mover.unwrap_or(samples[0]).legal_moves().into_iter().map(|m| (uci_of(m), m)).collect();
     if root_moves.is_empty() {
         return Err(FogError::GameOver);
     }
