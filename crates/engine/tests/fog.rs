@@ -68,6 +68,32 @@ proptest! {
         prop_assert_eq!(sight.board().occupied(), game.position().board().occupied() & Bitboard(mask));
     }
 
+    /// Observations no game fits (sights spliced in from another game) get
+    /// an answer or an error, never a panic.
+    #[test]
+    fn spliced_observations_never_panic(
+        a in prop::collection::vec(any::<u32>(), 1..50),
+        b in prop::collection::vec(any::<u32>(), 1..50),
+        cut in any::<usize>(),
+    ) {
+        let (first, second) = (random_game(&a), random_game(&b));
+        let color = Color::White;
+        let (oa, ob) = (FogObservation::from_game(&first, color), FogObservation::from_game(&second, color));
+        let mut spliced = FogObservation::new(color);
+        let cut = cut % oa.plies().len().max(1);
+        for (i, ply) in oa.plies().iter().enumerate() {
+            let ply = if i >= cut { ob.plies().get(i).unwrap_or(ply) } else { ply };
+            let _ = match ply {
+                ObservedPly::Own { uci, after } => spliced.push_own(*uci, after.clone()),
+                ObservedPly::Opponent { after, lost } => spliced.push_opponent(after.clone(), *lost),
+            };
+        }
+        if spliced.turn() == color {
+            let limits = FogLimits { settings: Level::Easy.fog_settings(), movetime: None, seed: cut as u64 };
+            let _ = best_fog_move(&spliced, &limits, &AtomicBool::new(false));
+        }
+    }
+
     /// The player answers a legal move from any observed position.
     #[test]
     fn the_player_answers_a_legal_move(choices in prop::collection::vec(any::<u32>(), 0..60), seed in any::<u64>()) {
