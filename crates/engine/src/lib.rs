@@ -1,6 +1,8 @@
 //! Fogblast's computer player for atomic and standard chess: iterative
 //! deepening principal variation search over `fogblast-rules`, with an
-//! evaluation that knows explosions, and three playing levels.
+//! evaluation that knows explosions, and three playing levels. The
+//! fog-of-war player ([`fog`]) is told only what its side observed and
+//! never a position: see [`best_fog_move`].
 //!
 //! ```
 //! use std::sync::atomic::AtomicBool;
