@@ -109,12 +109,15 @@ export class OfflineConnection {
 
   send(frame) { this.handle(frame); }
 
-  request(frame) {
+  /** Sends a frame with an id; resolves with its first reply (or null when none comes), rejects with an error frame. */
+  request(frame, timeoutMs = 15000) {
     return new Promise((resolve, reject) => {
       const id = `o${Math.random().toString(36).slice(2)}`;
+      const timer = setTimeout(() => { off(); resolve(null); }, timeoutMs);
       const off = this.onFrame((f) => {
         if (f.id !== id) return;
         off();
+        clearTimeout(timer);
         if (f.t === 'error') reject(f); else resolve(f);
       });
       this.handle({ ...frame, id });
@@ -249,13 +252,15 @@ export class OfflineConnection {
     return true;
   }
 
-  emitEnd(game, fen) {
+  emitEnd(game, fen, id = null) {
     game.v += 1;
     this.store(game);
-    this.emit({
+    const frame = {
       t: 'end', game: game.id, v: game.v, result: game.result, reason: game.reason,
       moves: game.moves.slice(), fen, clock: null,
-    });
+    };
+    if (id != null) frame.id = id;
+    this.emit(frame);
   }
 
   async move(frame) {
@@ -300,7 +305,7 @@ export class OfflineConnection {
     game.reason = reason;
     game.result = reason === 'aborted' ? '*' : game.you === 'white' ? '0-1' : '1-0';
     const pos = await this.position(game);
-    this.emitEnd(game, pos.fen);
+    this.emitEnd(game, pos.fen, frame.id);
   }
 
   async takeback(frame) {
