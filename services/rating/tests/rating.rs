@@ -247,11 +247,15 @@ async fn profiles_leaderboards_games_and_pgn_over_grpc() {
     let nats = nats_config("grpc");
     let bus = NatsBus::connect(nats.clone()).await.unwrap();
     let service = RatingProcess::start(&database.url, nats).await;
-    // Alice beats bob two games in three: after forty both settle, alice on top.
+    // Alice beats bob two games in three: after forty both settle, alice on
+    // top. Glicko-2 depends on the order of a player's games, and the
+    // service applies several games at once, so each game is published once
+    // the one before it is in (as a player's games arrive in life).
     for i in 0..40 {
         let result = if i % 3 == 2 { "0-1" } else { "1-0" };
         let game = finished(&format!("lb{i:02}"), "alice", "bob", result, 1_700_000_000_000 + i * 1000);
         publish(&bus, &game, &game.game_id).await;
+        wait_for_count(&database.url, "SELECT COUNT(*) FROM rated_games", i as i64 + 1, Duration::from_secs(10)).await;
     }
     let mut casual = finished("casual", "alice", "newbie", "0-1", 1_700_000_100_000);
     casual.rated = false;
