@@ -23,9 +23,14 @@ fn main() {
     files.push(("offline/fogblast-wasm.js".to_owned(), workspace.join("crates/wasm/js/fogblast-wasm.js")));
     files.sort();
     let mut out = String::from("/// The files of `web/`, by path relative to it.\npub static ASSETS: &[Asset] = &[\n");
+    // One version for all files but the service worker, which names it.
+    let mut version = Vec::new();
     for (relative, absolute) in &files {
         let bytes = fs::read(absolute).expect("reading a web asset");
         let etag = format!("\"{:016x}\"", fnv1a(&bytes));
+        if relative != "sw.js" {
+            version.extend_from_slice(etag.as_bytes());
+        }
         writeln!(
             out,
             "    Asset {{ path: {relative:?}, etag: {etag:?}, bytes: include_bytes!({:?}) }},",
@@ -34,6 +39,12 @@ fn main() {
         .expect("writing to a string");
     }
     out.push_str("];\n");
+    writeln!(
+        out,
+        "/// Changes whenever any file but the service worker does.\npub const ASSETS_VERSION: &str = \"{:016x}\";",
+        fnv1a(&version)
+    )
+    .expect("writing to a string");
     let dest = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("web_assets.rs");
     fs::write(dest, out).expect("writing the asset table");
 }

@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::Value;
 
@@ -16,6 +17,18 @@ const RUNNER_JS: &str = include_str!("../js/node-runner.mjs");
 pub struct Timed {
     pub answer: Value,
     pub ms: f64,
+}
+
+/// Answers `requests` with the module `bytes` (written to a temporary file
+/// for the run) under `node`, in order.
+pub fn run_module(bytes: &[u8], requests: &[Value]) -> Result<Vec<Timed>, String> {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let name = format!("fogblast-{}-{}.wasm", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let path = std::env::temp_dir().join(name);
+    std::fs::write(&path, bytes).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    let answers = run(&path, requests);
+    let _ = std::fs::remove_file(&path);
+    answers
 }
 
 /// Answers `requests` with the module at `wasm` under `node`, in order.

@@ -128,6 +128,21 @@ const SCHEDULE: [Fault; 6] = [
 ];
 
 /// The busiest shard since `before` (moves applied per shard), and its count.
+/// The shard that applied the most moves since `moves_before`, after
+/// printing what each applied.
+async fn busiest_shard(cluster: &Cluster, moves_before: &[(usize, u64)], at_s: f64) -> Option<usize> {
+    let now = cluster.shard_moves().await;
+    let counts: Vec<String> = now
+        .iter()
+        .map(|&(j, n)| {
+            let before = moves_before.iter().find(|(k, _)| *k == j).map_or(0, |(_, m)| *m);
+            format!("{} {}", cluster.procs[j].name, n.saturating_sub(before))
+        })
+        .collect();
+    println!("{at_s:>6.1}s  moves applied since the last fault: {}", counts.join(", "));
+    busiest(moves_before, &now).map(|(i, _)| i)
+}
+
 fn busiest(before: &[(usize, u64)], now: &[(usize, u64)]) -> Option<(usize, u64)> {
     now.iter()
         .map(|&(i, moves)| (i, moves - before.iter().find(|(j, _)| *j == i).map_or(0, |(_, m)| *m).min(moves)))
@@ -295,34 +310,16 @@ async fn scenario(
                 format!("SIGTERM {name}")
             }
             Fault::KillShard => {
-                let now = cluster.shard_moves().await;
-                let (i, _) = busiest(&moves_before, &now).context("no shard to kill")?;
+                let i = busiest_shard(cluster, &moves_before, elapsed()).await.context("no shard to kill")?;
                 let name = cluster.procs[i].name.clone();
-                let counts: Vec<String> = now
-                    .iter()
-                    .map(|&(j, n)| {
-                        let before = moves_before.iter().find(|(k, _)| *k == j).map_or(0, |(_, m)| *m);
-                        format!("{} {}", cluster.procs[j].name, n.saturating_sub(before))
-                    })
-                    .collect();
-                println!("{:>6.1}s  moves applied since the last fault: {}", elapsed(), counts.join(", "));
                 stalls.push(("kill -9", fault_at));
                 kill_and_restart(cluster, &shared, i, args.down_s, elapsed()).await?;
                 println!("{:>6.1}s  {name} started again and ready", elapsed());
                 format!("kill -9 {name}")
             }
             Fault::PauseShard => {
-                let now = cluster.shard_moves().await;
-                let (i, _) = busiest(&moves_before, &now).context("no shard to pause")?;
+                let i = busiest_shard(cluster, &moves_before, elapsed()).await.context("no shard to pause")?;
                 let name = cluster.procs[i].name.clone();
-                let counts: Vec<String> = now
-                    .iter()
-                    .map(|&(j, n)| {
-                        let before = moves_before.iter().find(|(k, _)| *k == j).map_or(0, |(_, m)| *m);
-                        format!("{} {}", cluster.procs[j].name, n.saturating_sub(before))
-                    })
-                    .collect();
-                println!("{:>6.1}s  moves applied since the last fault: {}", elapsed(), counts.join(", "));
                 println!("{:>6.1}s  SIGSTOP {name} for {} ms", elapsed(), 2 * args.lease_ms);
                 stalls.push(("SIGSTOP", fault_at));
                 let logged = cluster.log_len(i);

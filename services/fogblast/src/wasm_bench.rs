@@ -30,11 +30,7 @@ pub fn run(args: &WasmBenchArgs) -> anyhow::Result<()> {
         .collect();
 
     let asset = fogblast_gateway::web::lookup("offline/fogblast.wasm").context("no embedded browser engine")?;
-    let path = std::env::temp_dir().join(format!("fogblast-bench-{}.wasm", std::process::id()));
-    std::fs::write(&path, asset.bytes).context("writing the wasm file")?;
-    let wasm = fogblast_wasm::node::run(&path, &requests);
-    let _ = std::fs::remove_file(&path);
-    let wasm = match wasm {
+    let wasm = match fogblast_wasm::node::run_module(asset.bytes, &requests) {
         Ok(answers) => answers,
         Err(e) => bail!("running the wasm build: {e}"),
     };

@@ -74,14 +74,11 @@ async fn page(headers: HeaderMap) -> Response {
 async fn service_worker() -> Response {
     static BODY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let body = BODY.get_or_init(|| {
-        let files: Vec<&Asset> = ASSETS.iter().filter(|a| a.path != SERVICE_WORKER).collect();
-        let version = files.iter().fold(0xcbf2_9ce4_8422_2325u64, |hash, a| {
-            a.etag.bytes().fold(hash, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
-        });
-        let paths: Vec<String> = files.iter().map(|a| format!("/assets/{}", a.path)).collect();
+        let paths: Vec<String> =
+            ASSETS.iter().filter(|a| a.path != SERVICE_WORKER).map(|a| format!("/assets/{}", a.path)).collect();
         let template = lookup(SERVICE_WORKER).map_or("", |a| std::str::from_utf8(a.bytes).unwrap_or_default());
         template
-            .replace("__VERSION__", &format!("{version:016x}"))
+            .replace("__VERSION__", ASSETS_VERSION)
             .replace("__ASSETS__", &serde_json::to_string(&paths).unwrap_or_else(|_| "[]".into()))
     });
     if body.is_empty() {

@@ -3,9 +3,6 @@
 //! at a fixed depth with exactly the native build's move, score and node
 //! count, and its levels pick the same moves.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
-
 use fogblast_gateway::web;
 use serde_json::{json, Value};
 
@@ -20,30 +17,12 @@ const POSITIONS: [(&str, &str); 8] = [
     ("standard", "r1bq1rk1/pp2bppp/2n2n2/3p4/3P4/2NB1N2/PP3PPP/R1BQ1RK1 w - - 0 10"),
 ];
 
-/// The embedded module, written to a temporary file and removed when dropped.
-struct WasmFile(PathBuf);
-
-impl WasmFile {
-    fn embedded() -> WasmFile {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let asset = web::lookup("offline/fogblast.wasm").expect("the gateway embeds the browser engine");
-        assert_eq!(&asset.bytes[..4], b"\0asm", "the embedded engine is a WebAssembly module");
-        let name = format!("fogblast-{}-{}.wasm", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let path = std::env::temp_dir().join(name);
-        std::fs::write(&path, asset.bytes).expect("writing the wasm file");
-        WasmFile(path)
-    }
-
-    fn answer(&self, requests: &[Value]) -> Vec<Value> {
-        let answers = fogblast_wasm::node::run(&self.0, requests).expect("node runs the module");
-        answers.into_iter().map(|timed| timed.answer).collect()
-    }
-}
-
-impl Drop for WasmFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+/// The embedded module's answers to `requests`, run under Node.js.
+fn wasm_answers(requests: &[Value]) -> Vec<Value> {
+    let asset = web::lookup("offline/fogblast.wasm").expect("the gateway embeds the browser engine");
+    assert_eq!(&asset.bytes[..4], b"\0asm", "the embedded engine is a WebAssembly module");
+    let answers = fogblast_wasm::node::run_module(asset.bytes, requests).expect("node runs the module");
+    answers.into_iter().map(|timed| timed.answer).collect()
 }
 
 fn native(request: &Value) -> Value {
@@ -56,7 +35,7 @@ fn wasm_and_native_search_alike_at_a_fixed_depth() {
         .iter()
         .map(|(variant, fen)| json!({ "op": "search", "variant": variant, "fen": fen, "depth": 5 }))
         .collect();
-    let answers = WasmFile::embedded().answer(&requests);
+    let answers = wasm_answers(&requests);
     for (request, answer) in requests.iter().zip(&answers) {
         let expected = native(request);
         assert_eq!(expected["ok"], true, "{request} → {expected}");
@@ -75,7 +54,7 @@ fn wasm_and_native_levels_pick_the_same_moves() {
             requests.push(json!({ "op": "best", "variant": "atomic", "moves": moves, "level": level, "seed": seed }));
         }
     }
-    let answers = WasmFile::embedded().answer(&requests);
+    let answers = wasm_answers(&requests);
     for (request, answer) in requests.iter().zip(&answers) {
         let expected = native(request);
         assert_eq!(expected["ok"], true, "{request} → {expected}");
@@ -91,7 +70,7 @@ fn the_wasm_build_refuses_bad_requests_without_trapping() {
         json!({ "op": "search", "variant": "standard", "fen": "8/8/8/8/8/8/8/8 w - - 0 1", "depth": 3 }),
         json!({ "op": "position", "variant": "atomic", "moves": ["e2e4"] }),
     ];
-    let answers = WasmFile::embedded().answer(&requests);
+    let answers = wasm_answers(&requests);
     for answer in &answers[..3] {
         assert_eq!(answer["ok"], false, "{answer}");
     }

@@ -41,6 +41,25 @@ async function storedGame(p) {
   });
 }
 
+/** Waits until the number of stored moves satisfies `wanted`. */
+async function storedMoves(p, wanted) {
+  for (let i = 0; i < 400; i++) {
+    const game = await storedGame(p);
+    if (game && wanted(game.moves.length)) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('the stored game never reached the expected number of moves');
+}
+
+/** Plays `uci` by clicking the piece, then its hinted square, and waits for it to be stored after `ply` moves. */
+async function clickMove(p, uci, ply) {
+  await p.square(uci.slice(0, 2)).click();
+  await p.page.waitForSelector(`[data-testid="board"] .square.hint[data-square="${uci.slice(2, 4)}"]`, { timeout: 5000 });
+  await p.square(uci.slice(2, 4)).click();
+  if (uci.length === 5) await p.page.locator(`[data-testid="promotion"] button[data-role="${uci[4]}"]`).click();
+  await storedMoves(p, (moves) => moves > ply);
+}
+
 async function piecesOnBoard(p) {
   const board = await p.readBoard();
   return Object.fromEntries(Object.entries(board).filter(([, s]) => s.piece).map(([sq, s]) => [sq, s.piece]));
@@ -108,10 +127,7 @@ test('an offline game against the computer: no network, reload, undo, to the end
         undone = true;
         const pieces = await piecesOnBoard(p);
         await p.el('takeback').click();
-        await p.page.waitForFunction(
-          (n) => JSON.parse(localStorage.getItem('fogblast.offline.games'))[new URLSearchParams(location.hash.slice(1)).get('game')].moves.length === n,
-          game.moves.length - 2,
-        );
+        await storedMoves(p, (moves) => moves === game.moves.length - 2);
         assert.notDeepEqual(await piecesOnBoard(p), pieces, 'the board went back');
         continue;
       }
@@ -121,14 +137,7 @@ test('an offline game against the computer: no network, reload, undo, to the end
       const best = engine.call({ op: 'best', variant: 'atomic', moves: game.moves, level: 'medium', seed: turn });
       assert.ok(best.ok && position.legal.includes(best.uci), JSON.stringify(best));
       const uci = best.uci;
-      await p.square(uci.slice(0, 2)).click();
-      await p.page.waitForSelector(`[data-testid="board"] .square.hint[data-square="${uci.slice(2, 4)}"]`, { timeout: 5000 });
-      await p.square(uci.slice(2, 4)).click();
-      if (uci.length === 5) await p.page.locator(`[data-testid="promotion"] button[data-role="${uci[4]}"]`).click();
-      await p.page.waitForFunction(
-        (n) => JSON.parse(localStorage.getItem('fogblast.offline.games'))[new URLSearchParams(location.hash.slice(1)).get('game')].moves.length > n,
-        game.moves.length,
-      );
+      await clickMove(p, uci, game.moves.length);
     }
 
     let game = await storedGame(p);
@@ -188,14 +197,7 @@ test('an offline fog-of-war game shows only what the player sees, and the fog li
       }
       const best = engine.call({ op: 'best', variant: 'fog', moves: game.moves, level: 'medium', seed: turn });
       assert.ok(best.ok && view.legal.includes(best.uci), JSON.stringify(best));
-      await p.square(best.uci.slice(0, 2)).click();
-      await p.page.waitForSelector(`[data-testid="board"] .square.hint[data-square="${best.uci.slice(2, 4)}"]`, { timeout: 5000 });
-      await p.square(best.uci.slice(2, 4)).click();
-      if (best.uci.length === 5) await p.page.locator(`[data-testid="promotion"] button[data-role="${best.uci[4]}"]`).click();
-      await p.page.waitForFunction(
-        (n) => JSON.parse(localStorage.getItem('fogblast.offline.games'))[new URLSearchParams(location.hash.slice(1)).get('game')].moves.length > n,
-        game.moves.length,
-      );
+      await clickMove(p, best.uci, game.moves.length);
     }
     await myTurn(p);
     await p.shot('offline-fog-playing');

@@ -313,23 +313,7 @@ impl Cluster {
         let proc = &mut self.procs[i];
         let pid = proc.pid().with_context(|| format!("{} is not running", proc.name))?;
         signal(pid, "TERM")?;
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        let mut child = proc.child.take().expect("running");
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
-                _ => break None,
-            }
-        };
-        let ended = match status {
-            Some(status) => Ended::Exited(describe(status), status.success()),
-            None => {
-                let _ = child.kill();
-                let _ = child.wait();
-                Ended::Exited(format!("still running {STOP_TIMEOUT:?} after SIGTERM; killed"), false)
-            }
-        };
+        let ended = exit_after_sigterm(proc.child.take().expect("running")).await;
         if let Some(last) = proc.incarnations.last_mut() {
             last.ended = ended;
         }
@@ -383,24 +367,9 @@ impl Cluster {
                 }
             }
             for i in members {
-                let deadline = Instant::now() + STOP_TIMEOUT;
                 let proc = &mut self.procs[i];
-                let Some(mut child) = proc.child.take() else { continue };
-                let status = loop {
-                    match child.try_wait() {
-                        Ok(Some(status)) => break Some(status),
-                        Ok(None) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
-                        _ => break None,
-                    }
-                };
-                let ended = match status {
-                    Some(status) => Ended::Exited(describe(status), status.success()),
-                    None => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        Ended::Exited(format!("still running {STOP_TIMEOUT:?} after SIGTERM; killed"), false)
-                    }
-                };
+                let Some(child) = proc.child.take() else { continue };
+                let ended = exit_after_sigterm(child).await;
                 if let Some(last) = proc.incarnations.last_mut() {
                     last.ended = ended;
                 }
@@ -494,4 +463,25 @@ pub fn tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     format!("{}\n(log: {})", lines[lines.len().saturating_sub(20)..].join("\n"), log.display())
+}
+
+/// Waits up to [`STOP_TIMEOUT`] for a child sent `SIGTERM` to exit, and
+/// kills it if it does not.
+async fn exit_after_sigterm(mut child: Child) -> Ended {
+    let deadline = Instant::now() + STOP_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
+            _ => break None,
+        }
+    };
+    match status {
+        Some(status) => Ended::Exited(describe(status), status.success()),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Ended::Exited(format!("still running {STOP_TIMEOUT:?} after SIGTERM; killed"), false)
+        }
+    }
 }

@@ -188,11 +188,7 @@ export class OfflineConnection {
     let you = frame.color;
     if (you === 'random' || !you) you = Math.random() < 0.5 ? 'white' : 'black';
     if (you !== 'white' && you !== 'black') { this.emit(error('bad_request', `unknown colour ${frame.color}`, frame.id)); return; }
-    const game = {
-      id: OFFLINE_PREFIX + Math.random().toString(36).slice(2, 12),
-      variant, you, level, v: 1, moves: [], status: 'playing', result: null, reason: null,
-      seed: Math.floor(Math.random() * 2 ** 31), started: Date.now(),
-    };
+    const game = newGame(variant, you, level);
     this.store(game);
     this.emit({ t: 'created', game: game.id, code: null, invite: null, color: you, id: frame.id });
     this.emit(await this.stateFrame(game, frame.id));
@@ -349,11 +345,7 @@ export class OfflineConnection {
     if (old.status !== 'ended') { this.emit(error('conflict', 'the game has not ended', frame.id)); return; }
     if (!old.rematch) {
       const you = old.you === 'white' ? 'black' : 'white';
-      const game = {
-        id: OFFLINE_PREFIX + Math.random().toString(36).slice(2, 12),
-        variant: old.variant, you, level: old.level, v: 1, moves: [], status: 'playing', result: null, reason: null,
-        seed: Math.floor(Math.random() * 2 ** 31), started: Date.now(),
-      };
+      const game = newGame(old.variant, you, old.level);
       this.store(game);
       old.rematch = game.id;
       old.v += 1;
@@ -377,6 +369,15 @@ export class OfflineConnection {
     if (!answer.ok) throw new Error(answer.error);
     return answer.pgn;
   }
+}
+
+/** A game just started, white to move. */
+function newGame(variant, you, level) {
+  return {
+    id: OFFLINE_PREFIX + Math.random().toString(36).slice(2, 12),
+    variant, you, level, v: 1, moves: [], status: 'playing', result: null, reason: null,
+    seed: Math.floor(Math.random() * 2 ** 31), started: Date.now(),
+  };
 }
 
 function level(game) { return LEVEL_NAME[game.level].toLowerCase(); }
