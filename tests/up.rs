@@ -1,7 +1,8 @@
 //! `fogblast up` on a fresh machine's terms: no Redis, NATS or Postgres,
 //! one process. A player plays the computer to the end over the WebSocket,
 //! and the finished game is in the archive as PGN; two players are paired by
-//! the matchmaker and see open boards in the lobby.
+//! the matchmaker and see open boards in the lobby. Every service's settings
+//! reach `up` with the same flags as the service's own command.
 
 mod support;
 
@@ -113,4 +114,64 @@ async fn pairs_seekers_and_lists_open_boards(up: &Proc) {
         .expect("the taken board leaves the lobby");
     up.terminate();
     assert!(up.wait_exit(std::time::Duration::from_secs(15)).is_some_and(|s| s.success()), "{}", up.logs());
+}
+
+/// `up` takes the gateway's and the game shard's flags: 1,000 sockets from
+/// one address are held with `--max-connections-per-ip 100000` (the default
+/// of 64 refuses the 65th), and `--no-start-ms` aborts a game between
+/// people whose first move does not come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_applies_the_services_flags() {
+    let up = Proc::up_with("up-flags", &["--max-connections-per-ip", "100000", "--no-start-ms", "700"]);
+    let url = format!("ws://{}/ws", up.http);
+    let mut sockets = Vec::new();
+    for batch in 0..10 {
+        let connects = (0..100).map(|_| tokio_tungstenite::connect_async(url.clone()));
+        for (i, result) in futures::future::join_all(connects).await.into_iter().enumerate() {
+            let (ws, _) = result.unwrap_or_else(|e| panic!("socket {} refused: {e}", batch * 100 + i + 1));
+            sockets.push(ws);
+        }
+    }
+    assert_eq!(sockets.len(), 1_000);
+    let mut alice = Client::join("alice", up.http, None).await;
+    let mut bob = Client::join("bob", up.http, None).await;
+    alice
+        .send(json!({ "t": "create", "variant": "atomic", "color": "white", "clock": null, "opponent": "human", "id": "c" }))
+        .await;
+    let created = alice.expect("created").await;
+    let code = created["code"].as_str().expect("an invite code").to_owned();
+    bob.send(json!({ "t": "join", "code": code })).await;
+    let state = bob.expect("state").await;
+    assert!(state["first_move_in_ms"].as_u64().is_some_and(|ms| ms > 0 && ms <= 700), "{state}");
+    let end = alice.expect("end").await;
+    assert_eq!(end["reason"].as_str(), Some("aborted"), "{end}");
+    drop(sockets);
+
+    let defaults = Proc::up("up-default-limits");
+    let url = format!("ws://{}/ws", defaults.http);
+    let mut held = Vec::new();
+    for _ in 0..64 {
+        held.push(tokio_tungstenite::connect_async(url.clone()).await.expect("within the default limit").0);
+    }
+    let refused = tokio_tungstenite::connect_async(url.clone()).await.expect_err("the 65th socket is refused");
+    assert!(refused.to_string().contains("429"), "{refused}");
+}
+
+/// A game against the computer waits for its human: nothing aborts it for
+/// want of a first move, and no first-move countdown is announced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_against_the_computer_waits_for_the_first_move() {
+    let up = Proc::up_with("up-computer-waits", &["--no-start-ms", "300"]);
+    let mut player = Client::join("player", up.http, None).await;
+    player
+        .send(json!({ "t": "create", "variant": "atomic", "color": "white", "clock": null, "opponent": "computer", "level": "easy" }))
+        .await;
+    let game = player.expect("created").await["game"].as_str().unwrap().to_owned();
+    let state = player.expect("state").await;
+    assert!(state.get("first_move_in_ms").is_none(), "no countdown against the computer: {state}");
+    let early_end = player.find(std::time::Duration::from_millis(1_500), |f| support::t(f) == "end").await;
+    assert!(early_end.is_none(), "the game was ended while the human read the board: {early_end:?}");
+    player.send(json!({ "t": "move", "game": game, "uci": "g1f3", "ply": 0 })).await;
+    player.expect_move(0).await;
+    player.expect_move(1).await;
 }

@@ -53,10 +53,7 @@ pub fn build(workspace: &Path) -> PathBuf {
         command.env_remove(var);
     }
     let status = command.status().expect("running cargo to build the browser engine");
-    assert!(
-        status.success(),
-        "building crates/wasm for {TARGET} failed (the compiler's messages are above)"
-    );
+    assert!(status.success(), "building crates/wasm for {TARGET} failed (the compiler's messages are above)");
     target_dir.join(TARGET).join("release").join("fogblast_wasm.wasm")
 }
 

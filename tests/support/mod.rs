@@ -106,10 +106,16 @@ impl Proc {
 
     /// `fogblast up` on its embedded stores: no Redis, NATS or Postgres.
     pub fn up(name: &str) -> Proc {
-        let args: Vec<String> =
+        Proc::up_with(name, &[])
+    }
+
+    /// `fogblast up` on its embedded stores, with `extra` flags.
+    pub fn up_with(name: &str, extra: &[&str]) -> Proc {
+        let mut args: Vec<String> =
             ["up", "--listen", "127.0.0.1:0", "--database-url", "sqlite::memory:", "--engine-workers", "1"]
                 .map(String::from)
                 .to_vec();
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
         Proc::start_with_env(name, &args, &[], "gateway listening", "addr=", "/readyz")
     }
 

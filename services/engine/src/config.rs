@@ -1,5 +1,9 @@
 //! The engine pool's settings, read once from flags and the environment by
 //! the `fogblast` binary and passed down; tests build the struct directly.
+//!
+//! [`EngineSettings`] (threads, queue, hash) means the same whether the pool
+//! runs on its own or inside `fogblast up`, so both commands flatten it and
+//! take the same flags and variables.
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
@@ -16,8 +20,19 @@ pub struct EngineConfig {
     #[arg(long, env = "FOGBLAST_ENGINE_METRICS_LISTEN", default_value = DEFAULT_METRICS_LISTEN)]
     pub metrics_listen: SocketAddr,
 
+    #[command(flatten)]
+    pub settings: EngineSettings,
+
+    /// On shutdown, how long requests already accepted may take to finish, in milliseconds.
+    #[arg(long, env = "FOGBLAST_ENGINE_DRAIN_MS", default_value_t = DEFAULT_DRAIN_MS)]
+    pub drain_ms: u64,
+}
+
+/// The pool's size: threads, queue and hash.
+#[derive(Clone, Debug, clap::Args)]
+pub struct EngineSettings {
     /// Search threads, each searching one request at a time [default: the machine's cores].
-    #[arg(long, env = "FOGBLAST_ENGINE_WORKERS", default_value_t = default_workers(), hide_default_value = true,
+    #[arg(long, alias = "engine-workers", env = "FOGBLAST_ENGINE_WORKERS", default_value_t = default_workers(), hide_default_value = true,
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub workers: u32,
 
@@ -30,10 +45,6 @@ pub struct EngineConfig {
     #[arg(long, env = "FOGBLAST_ENGINE_HASH_MB", default_value_t = DEFAULT_HASH_MB,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub hash_mb: u32,
-
-    /// On shutdown, how long requests already accepted may take to finish, in milliseconds.
-    #[arg(long, env = "FOGBLAST_ENGINE_DRAIN_MS", default_value_t = DEFAULT_DRAIN_MS)]
-    pub drain_ms: u64,
 }
 
 const DEFAULT_LISTEN: &str = "0.0.0.0:50053";
@@ -58,10 +69,15 @@ impl Default for EngineConfig {
         EngineConfig {
             listen: DEFAULT_LISTEN.parse().expect("a valid default address"),
             metrics_listen: DEFAULT_METRICS_LISTEN.parse().expect("a valid default address"),
-            workers: default_workers(),
-            queue: DEFAULT_QUEUE,
-            hash_mb: DEFAULT_HASH_MB,
+            settings: EngineSettings::default(),
             drain_ms: DEFAULT_DRAIN_MS,
         }
+    }
+}
+
+impl Default for EngineSettings {
+    /// The same defaults as the flags, without reading the environment.
+    fn default() -> EngineSettings {
+        EngineSettings { workers: default_workers(), queue: DEFAULT_QUEUE, hash_mb: DEFAULT_HASH_MB }
     }
 }

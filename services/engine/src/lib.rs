@@ -26,7 +26,7 @@ mod pool;
 mod request;
 mod service;
 
-pub use config::EngineConfig;
+pub use config::{EngineConfig, EngineSettings};
 pub use request::{RequestError, MAX_BUDGET_MS};
 
 use metrics::Metrics;
@@ -65,9 +65,9 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let grpc_addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
-    let metrics = Arc::new(Metrics::new(config.workers)?);
-    let pool =
-        Pool::start(config.workers, config.queue, config.hash_mb, metrics.clone()).map_err(ServeError::SpawnWorker)?;
+    let metrics = Arc::new(Metrics::new(config.settings.workers)?);
+    let pool = Pool::start(config.settings.workers, config.settings.queue, config.settings.hash_mb, metrics.clone())
+        .map_err(ServeError::SpawnWorker)?;
 
     let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
     let metrics_server = tokio::spawn(metrics::serve(metrics_listener, metrics.clone(), async {
@@ -82,7 +82,7 @@ pub async fn run(
         draining_metrics.set_draining();
         let _ = draining_tx.send(());
     };
-    let service = EngineService::new(pool.submitter(), metrics.clone(), config.queue);
+    let service = EngineService::new(pool.submitter(), metrics.clone(), config.settings.queue);
     let server = Server::builder()
         .layer(fogblast_telemetry::GrpcTraceLayer)
         .add_service(EngineServer::new(service))
@@ -91,9 +91,9 @@ pub async fn run(
     info!(
         grpc = %grpc_addr,
         metrics = %metrics_addr,
-        workers = config.workers,
-        queue = config.queue,
-        hash_mb = config.hash_mb,
+        workers = config.settings.workers,
+        queue = config.settings.queue,
+        hash_mb = config.settings.hash_mb,
         "engine pool listening"
     );
 

@@ -12,7 +12,10 @@ use support::{http_get, request, small_config, TestServer};
 use tonic::{Code, Request};
 
 fn one_thread(queue: u32) -> EngineConfig {
-    EngineConfig { workers: 1, queue, ..small_config() }
+    let mut config = small_config();
+    config.settings.workers = 1;
+    config.settings.queue = queue;
+    config
 }
 
 /// A search that keeps its thread busy for about `ms`.

@@ -53,7 +53,8 @@ async fn bench(args: &GameBenchArgs) -> anyhow::Result<()> {
     let http = TcpListener::bind("127.0.0.1:0").await?;
     let addr = format!("http://{}", grpc.local_addr()?);
     // Finished games leave Redis soon after, so a run leaves little behind.
-    let config = GameConfig { finished_ttl_ms: 10_000, ..GameConfig::default() };
+    let mut config = GameConfig::default();
+    config.settings.finished_ttl_ms = 10_000;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let shard = tokio::spawn(fogblast_game_service::run(
         config,

@@ -30,7 +30,7 @@ pub fn run(args: MatchmakerArgs) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("connecting to {url}"))?;
         let membership: Arc<dyn Membership> = backends::store(&args.backends).await?;
-        let games = ShardRouter::new(membership, config.route_timeout()).await;
+        let games = ShardRouter::new(membership, config.settings.route_timeout()).await;
         let bus = backends::bus(&args.backends).await?;
         let grpc = TcpListener::bind(config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
         let http = TcpListener::bind(config.metrics_listen)

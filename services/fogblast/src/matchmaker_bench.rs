@@ -112,7 +112,7 @@ async fn one_run(args: &MatchmakerBenchArgs, run: usize, prefix: &str) -> anyhow
     ensure!(report.skipped == 0, "{} pairs were skipped with nothing else running", report.skipped);
     let index: std::collections::HashMap<&str, usize> =
         report.seeks.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
-    let params = config.params();
+    let params = config.settings.params();
     let mut used_seeks = HashSet::new();
     let mut used_players = HashSet::new();
     for pairing in &report.paired {

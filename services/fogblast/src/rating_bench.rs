@@ -88,7 +88,8 @@ async fn measure(args: &RatingBenchArgs, tag: &str, database_url: &str) -> anyho
     }
     let grpc = TcpListener::bind("127.0.0.1:0").await?;
     let http = TcpListener::bind("127.0.0.1:0").await?;
-    let config = RatingConfig { database_url: database_url.to_owned(), ..RatingConfig::default() };
+    let mut config = RatingConfig::default();
+    config.settings.database_url = database_url.to_owned();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let started = Instant::now();
     let service = tokio::spawn(fogblast_rating::run(config, bus, grpc, http, async {

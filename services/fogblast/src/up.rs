@@ -4,6 +4,11 @@
 //! archive), or on Redis, NATS and Postgres when their URLs are set, so one
 //! command on a laptop gives a server a browser can reach, with the lobby
 //! and quick pairing.
+//!
+//! Every service's settings that mean something in one process (limits,
+//! timeouts, pool sizes, the archive) are flattened in here with the same
+//! flags and environment variables as the service's own command; only the
+//! addresses the services use to find each other are wired by `up` itself.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -11,11 +16,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use anyhow::Context;
-use fogblast_engine_service::EngineConfig;
-use fogblast_game_service::GameConfig;
-use fogblast_gateway::GatewayConfig;
-use fogblast_matchmaker::{MatchStore, MatchmakerConfig, ShardRouter};
-use fogblast_rating::RatingConfig;
+use fogblast_engine_service::{EngineConfig, EngineSettings};
+use fogblast_game_service::{GameConfig, GameSettings};
+use fogblast_gateway::{GatewayConfig, GatewaySettings};
+use fogblast_matchmaker::{MatchStore, MatchmakerConfig, MatchmakerSettings, ShardRouter};
+use fogblast_rating::{RatingConfig, RatingSettings};
 use fogblast_store::Membership;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -28,17 +33,18 @@ pub struct UpArgs {
     /// Where browsers and bots connect.
     #[arg(long, env = "FOGBLAST_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// The archive and ratings: SQLite in a file here by default, or `postgres://…`.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite:fogblast.db?mode=rwc")]
-    database_url: String,
-    /// Search threads for the computer player [default: the machine's cores].
-    #[arg(long, env = "FOGBLAST_ENGINE_WORKERS")]
-    engine_workers: Option<u32>,
-    /// Secret that signs player tokens; set it to keep players' identities across restarts [default: random].
-    #[arg(long, env = "FOGBLAST_TOKEN_SECRET", hide_env_values = true)]
-    token_secret: Option<String>,
     #[command(flatten)]
     backends: BackendArgs,
+    #[command(flatten, next_help_heading = "Gateway")]
+    gateway: GatewaySettings,
+    #[command(flatten, next_help_heading = "Game shard")]
+    game: GameSettings,
+    #[command(flatten, next_help_heading = "Engine pool")]
+    engine: EngineSettings,
+    #[command(flatten, next_help_heading = "Matchmaker")]
+    matchmaker: MatchmakerSettings,
+    #[command(flatten, next_help_heading = "Rating service")]
+    rating: RatingSettings,
 }
 
 type Stopped = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -76,16 +82,17 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         let _ = stop_tx.send(true);
     });
 
-    let mut engine = EngineConfig::default();
-    if let Some(workers) = args.engine_workers {
-        engine.workers = workers;
-    }
+    let engine = EngineConfig { settings: args.engine, ..EngineConfig::default() };
     let (engine_grpc, engine_http) = (loopback().await?, loopback().await?);
     let engine_addr = format!("http://{}", engine_grpc.local_addr()?);
     let engine = tokio::spawn(fogblast_engine_service::run(engine, engine_grpc, engine_http, on_stop(&stop)));
 
-    let game =
-        GameConfig { engine_addrs: vec![engine_addr], shard_id: Some("local".to_owned()), ..GameConfig::default() };
+    let game = GameConfig {
+        engine_addrs: vec![engine_addr],
+        shard_id: Some("local".to_owned()),
+        settings: args.game,
+        ..GameConfig::default()
+    };
     let (game_grpc, game_http) = (loopback().await?, loopback().await?);
     let game = tokio::spawn(fogblast_game_service::run(
         game,
@@ -96,7 +103,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         on_stop(&stop),
     ));
 
-    let rating = RatingConfig { database_url: args.database_url.clone(), ..RatingConfig::default() };
+    let rating = RatingConfig { settings: args.rating, ..RatingConfig::default() };
     let (rating_grpc, rating_http) = (loopback().await?, loopback().await?);
     let rating_addr = format!("http://{}", rating_grpc.local_addr()?);
     let rating = tokio::spawn(fogblast_rating::run(rating, bus.clone(), rating_grpc, rating_http, on_stop(&stop)));
@@ -109,9 +116,13 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             .with_context(|| format!("connecting the matchmaker to {url}"))?,
         None => MatchStore::in_memory(),
     };
-    let matchmaker = MatchmakerConfig { rating_addr: Some(rating_addr.clone()), ..MatchmakerConfig::default() };
+    let matchmaker = MatchmakerConfig {
+        rating_addr: Some(rating_addr.clone()),
+        settings: args.matchmaker,
+        ..MatchmakerConfig::default()
+    };
     let membership: Arc<dyn Membership> = store.clone();
-    let games = ShardRouter::new(membership, matchmaker.route_timeout()).await;
+    let games = ShardRouter::new(membership, matchmaker.settings.route_timeout()).await;
     let (matchmaker_grpc, matchmaker_http) = (loopback().await?, loopback().await?);
     let matchmaker_addr = format!("http://{}", matchmaker_grpc.local_addr()?);
     let matchmaker = tokio::spawn(fogblast_matchmaker::run(
@@ -126,10 +137,9 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
 
     let gateway = GatewayConfig {
         listen: args.listen,
-        token_secret: args.token_secret,
+        settings: args.gateway,
         rating_addr: Some(rating_addr),
         matchmaker_addr: Some(matchmaker_addr),
-        ..GatewayConfig::default()
     };
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
     info!(url = %format!("http://{}", listener.local_addr()?), "fogblast is up: open it in a browser");

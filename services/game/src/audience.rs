@@ -134,7 +134,14 @@ pub fn state_for(live: &LiveGame, version: u64, viewer: Viewer, now_ms: u64, tim
         gone: gone.map_or(0, |c| color_to_wire(c) as i32),
         claim_in_ms,
         legal: legal_for(live, live.game.position(), viewer),
+        first_move_in_ms: first_move_in_ms(live, now_ms, timeouts),
     }
+}
+
+/// The time left before a game between people is aborted for a missing
+/// first move; 0 when no such deadline runs.
+fn first_move_in_ms(live: &LiveGame, now_ms: u64, timeouts: &Timeouts) -> u64 {
+    live.first_move_due_ms(timeouts.no_start_ms).map_or(0, |due| due.saturating_sub(now_ms))
 }
 
 /// Every audience's view of the whole game, for a snapshot.
@@ -185,6 +192,7 @@ fn payload(live: &LiveGame, event: &Event, version: u64, viewer: Viewer, now_ms:
                 clock: *clock,
                 san: sees_move.then(|| san.clone()),
                 legal: legal_for(live, after, viewer),
+                first_move_in_ms: first_move_in_ms(live, now_ms, timeouts),
             })
         }
         Event::Ended { clock } => Kind::End(EndEvent {
@@ -203,6 +211,7 @@ fn payload(live: &LiveGame, event: &Event, version: u64, viewer: Viewer, now_ms:
             color: wire(*color),
             player: live.seat(*color).player.clone(),
             legal: legal_for(live, live.game.position(), viewer),
+            first_move_in_ms: first_move_in_ms(live, now_ms, timeouts),
         }),
         Event::Presence { color, gone, claim_in_ms } => {
             Kind::Presence(PresenceEvent { color: wire(*color), gone: *gone, claim_in_ms: *claim_in_ms })

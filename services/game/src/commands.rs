@@ -534,10 +534,10 @@ impl Next {
                         return true;
                     }
                 }
-                let not_started = self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0;
-                if not_started && now >= record.turn_started_ms + timeouts.no_start_ms {
+                if self.live.first_move_due_ms(timeouts.no_start_ms).is_some_and(|due| now >= due) {
                     return self.end(None, EndReason::Aborted);
                 }
+                let not_started = self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0;
                 if let Some(since) = self.both_gone_since() {
                     if now >= since + timeouts.abandon_ms {
                         let reason = if not_started { EndReason::Aborted } else { EndReason::Abandoned };
@@ -575,9 +575,7 @@ pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
                 let seat = live.seat(side);
                 due.push(clock::flag_at_ms(record.turn_started_ms, seat.remaining_ms, seat.lag_quota_ms));
             }
-            if live.ply() < 2 {
-                due.push(record.turn_started_ms + timeouts.no_start_ms);
-            }
+            due.extend(live.first_move_due_ms(timeouts.no_start_ms));
             let white = live.seat(Color::White).gone_since_ms;
             let black = live.seat(Color::Black).gone_since_ms;
             let gone = |c: Color, since: u64| since != 0 || live.is_computer(c);

@@ -1,5 +1,10 @@
 //! The game shard's settings, read once from flags and the environment by
 //! the `fogblast` binary and passed down; tests build the struct directly.
+//!
+//! [`GameSettings`] holds what means the same whether the shard runs on its
+//! own or inside `fogblast up` (lease, sweep, timeouts), so both commands
+//! flatten it and take the same flags and variables; the addresses and the
+//! shard's identity, which `up` wires itself, stay in [`GameConfig`].
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -42,15 +47,22 @@ pub struct GameConfig {
     /// This shard's id, stable across restarts (a StatefulSet pod name) [default: random].
     #[arg(long = "shard-id", env = "FOGBLAST_GAME_SHARD_ID")]
     pub shard_id: Option<String>,
+    /// Engine pool addresses (`http://host:port`), comma separated; each call tries the next on failure.
+    #[arg(long = "engine-addrs", env = "FOGBLAST_ENGINE_ADDRS", value_delimiter = ',')]
+    pub engine_addrs: Vec<String>,
+    #[command(flatten)]
+    pub settings: GameSettings,
+}
+
+/// The shard's lease, sweep and timeouts.
+#[derive(Clone, Debug, clap::Args)]
+pub struct GameSettings {
     /// The membership lease; renewed every third of it. A shard that cannot renew in time stops serving.
     #[arg(long = "lease-ms", env = "FOGBLAST_GAME_LEASE_MS", default_value_t = 3_000)]
     pub lease_ms: u64,
     /// How often the deadline set and the outbox are swept.
     #[arg(long = "sweep-ms", env = "FOGBLAST_GAME_SWEEP_MS", default_value_t = 1_000)]
     pub sweep_ms: u64,
-    /// Engine pool addresses (`http://host:port`), comma separated; each call tries the next on failure.
-    #[arg(long = "engine-addrs", env = "FOGBLAST_ENGINE_ADDRS", value_delimiter = ',')]
-    pub engine_addrs: Vec<String>,
     /// A finished game stays in the store this long for reconnects and rematches, in ms.
     #[arg(long = "finished-ttl-ms", env = "FOGBLAST_GAME_FINISHED_TTL_MS", default_value_t = 3_600_000)]
     pub finished_ttl_ms: u64,
@@ -58,7 +70,7 @@ pub struct GameConfig {
     pub timeouts: Timeouts,
 }
 
-impl GameConfig {
+impl GameSettings {
     pub fn lease(&self) -> Duration {
         Duration::from_millis(self.lease_ms)
     }
@@ -76,11 +88,15 @@ impl Default for GameConfig {
             metrics_listen: "0.0.0.0:9102".parse().expect("a valid default address"),
             advertise: None,
             shard_id: None,
-            lease_ms: 3_000,
-            sweep_ms: 1_000,
             engine_addrs: Vec::new(),
-            finished_ttl_ms: 3_600_000,
-            timeouts: Timeouts::default(),
+            settings: GameSettings::default(),
         }
+    }
+}
+
+impl Default for GameSettings {
+    /// The same defaults as the flags, without reading the environment.
+    fn default() -> GameSettings {
+        GameSettings { lease_ms: 3_000, sweep_ms: 1_000, finished_ttl_ms: 3_600_000, timeouts: Timeouts::default() }
     }
 }

@@ -42,7 +42,7 @@ mod shard;
 mod watch_stream;
 
 pub use audience::{state_for, Viewer};
-pub use config::{GameConfig, Timeouts};
+pub use config::{GameConfig, GameSettings, Timeouts};
 pub use publisher::{finished_event, subject as finished_subject};
 pub use record::LiveGame;
 
@@ -110,7 +110,7 @@ pub async fn run_with_drills(
         store.clone(),
         shard_id.clone(),
         advertise.clone(),
-        config.lease(),
+        config.settings.lease(),
         drills.heartbeat_paused,
     )
     .await?;
@@ -164,7 +164,7 @@ fn advertised(addr: SocketAddr) -> String {
 }
 
 async fn sweep_loop(shard: Arc<shard::Shard>, mut stop: watch::Receiver<bool>) {
-    let interval = shard.config.sweep_interval();
+    let interval = shard.config.settings.sweep_interval();
     loop {
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}

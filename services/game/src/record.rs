@@ -71,6 +71,16 @@ impl LiveGame {
         self.seat(color).player.as_ref().is_some_and(|p| p.computer)
     }
 
+    /// When a game between people is aborted because a side has not made
+    /// its first move, as store time; `None` once both have moved, and
+    /// always against the computer, which waits for its human (one who
+    /// leaves is covered by the abandonment rule).
+    pub fn first_move_due_ms(&self, no_start_ms: u64) -> Option<u64> {
+        let against_computer = Color::ALL.into_iter().any(|c| self.is_computer(c));
+        (self.status() == Status::Playing && self.ply() < 2 && !against_computer)
+            .then(|| self.record.turn_started_ms + no_start_ms)
+    }
+
     /// The seat `player` holds. A player seated on both sides (impossible
     /// through the service, but cheap to answer) gets the side to move.
     pub fn color_of(&self, player: &PlayerId) -> Option<Color> {

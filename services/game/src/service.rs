@@ -105,8 +105,13 @@ impl Game for GameService {
             let color =
                 done.live.color_of(&player).ok_or_else(|| ServiceError::new(ErrorCode::Internal, "seat lost"))?;
             let now = store.now_ms().await.map_err(unavailable)?;
-            let state =
-                audience::state_for(&done.live, done.version, Viewer::Seat(color), now, &self.shard.config.timeouts);
+            let state = audience::state_for(
+                &done.live,
+                done.version,
+                Viewer::Seat(color),
+                now,
+                &self.shard.config.settings.timeouts,
+            );
             Ok(JoinGameResponse { game_id: game.to_string(), color: color_to_wire(color) as i32, state: Some(state) })
         })
         .await

@@ -136,7 +136,7 @@ impl Shard {
         let (live, version) = self.current(game).await?;
         let viewer = player.and_then(|p| live.color_of(p)).map_or(Viewer::Spectator, Viewer::Seat);
         let now = self.store.now_ms().await.map_err(unavailable)?;
-        Ok(audience::state_for(&live, version, viewer, now, &self.config.timeouts))
+        Ok(audience::state_for(&live, version, viewer, now, &self.config.settings.timeouts))
     }
 
     /// Creates a game owned by this shard.
@@ -162,7 +162,7 @@ impl Shard {
         let live = LiveGame::from_record(record).map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
         let version = self.commit_new(&game, live.clone(), epoch, now).await?;
         info!(game = %game, variant = live.variant().name(), computer = spec.computer.is_some(), "game created");
-        let state = audience::state_for(&live, version, Viewer::Seat(color), now, &self.config.timeouts);
+        let state = audience::state_for(&live, version, Viewer::Seat(color), now, &self.config.settings.timeouts);
         Ok(CreateGameResponse {
             game_id: game.to_string(),
             code,
@@ -172,7 +172,7 @@ impl Shard {
     }
 
     async fn claim_code(&self, game: &GameId, first: String) -> Result<String, ServiceError> {
-        let ttl = Duration::from_millis(self.config.timeouts.open_game_ms);
+        let ttl = Duration::from_millis(self.config.settings.timeouts.open_game_ms);
         let mut code = first;
         for _ in 0..8 {
             if self.store.claim_code(&code, game, ttl).await.map_err(unavailable)? {
@@ -193,7 +193,7 @@ impl Shard {
     ) -> Result<u64, ServiceError> {
         let events = [Event::Reset];
         let bytes = self.encode_events(&live, &events, 0, now);
-        let due = commands::next_due(&live, &self.config.timeouts);
+        let due = commands::next_due(&live, &self.config.settings.timeouts);
         let commit = Commit {
             game: game.clone(),
             expected_version: 0,
@@ -232,7 +232,7 @@ impl Shard {
             }
             let Some(cached) = slot.cached.clone() else { return Err(not_found(game)) };
             let now = self.store.now_ms().await.map_err(unavailable)?;
-            let outcome = commands::apply(&cached.live, command.clone(), now, &self.config.timeouts);
+            let outcome = commands::apply(&cached.live, command.clone(), now, &self.config.settings.timeouts);
             // Only a commit checks the held copy against the store. A shard
             // whose view of membership lagged may have written the game
             // since, so a refusal or a no-op is decided again on a fresh read.
@@ -252,7 +252,7 @@ impl Shard {
             let was_ended = cached.live.status() == Status::Ended;
             let ended = applied.live.status() == Status::Ended;
             let events = self.encode_events(&applied.live, &applied.events, cached.version, now);
-            let due = commands::next_due(&applied.live, &self.config.timeouts);
+            let due = commands::next_due(&applied.live, &self.config.settings.timeouts);
             let commit = Commit {
                 game: game.clone(),
                 expected_version: cached.version,
@@ -261,7 +261,7 @@ impl Shard {
                 events: events.iter().map(|e| e.encode_to_vec()).collect(),
                 due_at_ms: due,
                 finished: ended && !was_ended,
-                expire_after: ended.then(|| Duration::from_millis(self.config.finished_ttl_ms)),
+                expire_after: ended.then(|| Duration::from_millis(self.config.settings.finished_ttl_ms)),
             };
             match self.store.commit(commit).await {
                 Ok(version) => {
@@ -327,7 +327,7 @@ impl Shard {
             .enumerate()
             .map(|(i, event)| {
                 let version = from_version + 1 + i as u64;
-                let audience = audience::event_for_all(live, event, version, now, &self.config.timeouts);
+                let audience = audience::event_for_all(live, event, version, now, &self.config.settings.timeouts);
                 WatchEvent { version, kind: Some(watch_event::Kind::Event(audience)) }
             })
             .collect()

@@ -58,7 +58,8 @@ async fn follow(
     // be paused or cut off from the store), so ownership is also checked on
     // a timer: a shard that stopped serving must not keep a watcher waiting
     // for events that now happen elsewhere.
-    let mut recheck = tokio::time::interval((shard.config.lease() / 3).max(std::time::Duration::from_millis(1)));
+    let mut recheck =
+        tokio::time::interval((shard.config.settings.lease() / 3).max(std::time::Duration::from_millis(1)));
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -113,7 +114,7 @@ async fn catch_up(shard: &Arc<Shard>, game: &GameId, last: &mut u64, tx: &Sender
         EventsAfter::Gap { .. } => {
             let (live, version) = shard.current(game).await?;
             let now = shard.store.now_ms().await.map_err(unavailable)?;
-            let [white, black, spectators] = audience::snapshot(&live, version, now, &shard.config.timeouts);
+            let [white, black, spectators] = audience::snapshot(&live, version, now, &shard.config.settings.timeouts);
             let snapshot = Snapshot { white: Some(white), black: Some(black), spectators: Some(spectators) };
             *last = version;
             Ok(tx.send(Ok(WatchEvent { version, kind: Some(watch_event::Kind::Snapshot(snapshot)) })).await.is_ok())

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use fogblast_engine_service::EngineConfig;
+use fogblast_engine_service::{EngineConfig, EngineSettings};
 use fogblast_proto::game::{
     ClockSettings, ColorChoice, CreateGameRequest, GameCommand, GameState, Level, OfferAction, OfferRequest, Status,
     Variant,
@@ -26,7 +26,8 @@ async fn engines() -> Vec<String> {
     let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let metrics = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let live = format!("http://{}", grpc.local_addr().unwrap());
-    let config = EngineConfig { workers: 1, queue: 16, hash_mb: 1, ..EngineConfig::default() };
+    let settings = EngineSettings { workers: 1, queue: 16, hash_mb: 1 };
+    let config = EngineConfig { settings, ..EngineConfig::default() };
     tokio::spawn(fogblast_engine_service::run(config, grpc, metrics, std::future::pending()));
     let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let dead_addr = format!("http://{}", dead.local_addr().unwrap());

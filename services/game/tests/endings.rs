@@ -636,8 +636,8 @@ async fn abort_only_before_both_sides_moved() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shard_aborts_games_nobody_starts_or_joins() {
     let mut config = test_config();
-    config.timeouts.no_start_ms = 500;
-    config.timeouts.open_game_ms = 1_000;
+    config.settings.timeouts.no_start_ms = 500;
+    config.settings.timeouts.open_game_ms = 1_000;
     let mut cluster = Cluster::start("end-no-start", config).await;
     let router = &cluster.router;
 
@@ -679,7 +679,7 @@ async fn the_shard_aborts_games_nobody_starts_or_joins() {
 async fn victory_is_claimed_once_the_opponent_has_been_gone_long_enough() {
     const CLAIM_AFTER_MS: u64 = 600;
     let mut config = test_config();
-    config.timeouts.claim_after_ms = CLAIM_AFTER_MS;
+    config.settings.timeouts.claim_after_ms = CLAIM_AFTER_MS;
     let mut cluster = Cluster::start("end-claim", config).await;
     let router = &cluster.router;
     let (game, _) = router.start_game(WireVariant::Standard, WHITE, BLACK, None).await;
@@ -946,7 +946,8 @@ async fn unknown_and_malformed_ids_and_codes_are_refused() {
 async fn a_game_written_by_a_shard_with_a_lagging_view_is_served_fresh() {
     let backend = Backend::distributed("end-lagging-view");
     // A long lease, so `a` keeps serving with its old view while paused.
-    let config = GameConfig { lease_ms: 6_000, ..test_config() };
+    let mut config = test_config();
+    config.settings.lease_ms = 6_000;
     let a = ShardProcess::start(&backend, "a", config.clone()).await;
     a.pause_heartbeat(true);
     let b = ShardProcess::start(&backend, "b", config).await;

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fogblast_game_service::{audience, commands, create, GameConfig, LiveGame, Timeouts};
+use fogblast_game_service::{audience, commands, create, LiveGame, Timeouts};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::event_payload::Kind as PayloadKind;
 use fogblast_proto::game::{
@@ -550,7 +550,11 @@ async fn a_shard_that_lost_its_lease_cannot_write_over_its_successor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shard_that_gets_a_game_back_serves_it_as_its_last_owner_left_it() {
     let backend = Backend::distributed("own-back");
-    let config = || GameConfig { sweep_ms: 60_000, ..test_config() };
+    let config = || {
+        let mut config = test_config();
+        config.settings.sweep_ms = 60_000;
+        config
+    };
     let a = ShardProcess::start(&backend, "a", config()).await;
     let b = ShardProcess::start(&backend, "b", config()).await;
     let router = Router::new(&backend).await;
@@ -946,7 +950,7 @@ async fn flags_fall_with_nobody_connected_after_the_owner_died() {
     a.kill();
 
     let config = test_config();
-    let slack = config.lease_ms + config.sweep_ms;
+    let slack = config.settings.lease_ms + config.settings.sweep_ms;
     let limit = due_drawn.max(due_decisive) + slack + 1_000 - store.now_ms().await.unwrap();
     eventually(Duration::from_millis(limit), || async {
         ended(&store, &decisive).await && ended(&store, &drawn).await
@@ -987,7 +991,7 @@ async fn flags_fall_with_nobody_connected_on_a_live_owner() {
     let due_timed = record.turn_started_ms + 1_500;
 
     let config = test_config();
-    let slack = config.sweep_ms + 600;
+    let slack = config.settings.sweep_ms + 600;
     let limit = due_swept.max(due_timed) + slack + 1_000 - store.now_ms().await.unwrap();
     eventually(Duration::from_millis(limit), || async { ended(&store, &swept).await && ended(&store, &timed).await })
         .await;

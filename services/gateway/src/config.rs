@@ -1,5 +1,10 @@
 //! The gateway's settings, read once from flags and the environment by the
 //! `fogblast` binary and passed down; tests build the struct directly.
+//!
+//! [`GatewaySettings`] holds what means the same whether the gateway runs on
+//! its own or inside `fogblast up` (limits, timeouts, the token secret), so
+//! both commands flatten it and take the same flags and variables; the
+//! addresses, which `up` wires itself, stay in [`GatewayConfig`].
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -9,6 +14,19 @@ pub struct GatewayConfig {
     /// Address the WebSocket and HTTP server listens on.
     #[arg(long = "gateway-listen", env = "FOGBLAST_GATEWAY_LISTEN", default_value = "0.0.0.0:8080")]
     pub listen: SocketAddr,
+    /// The rating service (`http://host:port`), for profiles, leaderboards, archived games and PGN [default: none, and those routes answer 503].
+    #[arg(long = "rating-addr", env = "FOGBLAST_RATING_ADDR")]
+    pub rating_addr: Option<String>,
+    /// The matchmaker (`http://host:port`), for quick pairing and the lobby [default: none, and `seek`/`lobby` answer `unavailable`].
+    #[arg(long = "matchmaker-addr", env = "FOGBLAST_MATCHMAKER_ADDR")]
+    pub matchmaker_addr: Option<String>,
+    #[command(flatten)]
+    pub settings: GatewaySettings,
+}
+
+/// The gateway's limits and timeouts.
+#[derive(Clone, Debug, clap::Args)]
+pub struct GatewaySettings {
     /// Secret that signs player tokens; every gateway of a deployment needs the same one [default: random, so tokens die with the process].
     #[arg(long = "token-secret", env = "FOGBLAST_TOKEN_SECRET", hide_env_values = true)]
     pub token_secret: Option<String>,
@@ -38,18 +56,12 @@ pub struct GatewayConfig {
     /// On SIGTERM, how long clients get to leave before the gateway exits.
     #[arg(long = "drain-ms", env = "FOGBLAST_GATEWAY_DRAIN_MS", default_value_t = 10_000)]
     pub drain_ms: u64,
-    /// The rating service (`http://host:port`), for profiles, leaderboards, archived games and PGN [default: none, and those routes answer 503].
-    #[arg(long = "rating-addr", env = "FOGBLAST_RATING_ADDR")]
-    pub rating_addr: Option<String>,
-    /// The matchmaker (`http://host:port`), for quick pairing and the lobby [default: none, and `seek`/`lobby` answer `unavailable`].
-    #[arg(long = "matchmaker-addr", env = "FOGBLAST_MATCHMAKER_ADDR")]
-    pub matchmaker_addr: Option<String>,
     /// Trust the first address of `X-Forwarded-For` as the client's (behind a load balancer).
     #[arg(long = "trust-forwarded-for", env = "FOGBLAST_GATEWAY_TRUST_FORWARDED_FOR")]
     pub trust_forwarded_for: bool,
 }
 
-impl GatewayConfig {
+impl GatewaySettings {
     pub fn route_timeout(&self) -> Duration {
         Duration::from_millis(self.route_timeout_ms)
     }
@@ -60,6 +72,17 @@ impl Default for GatewayConfig {
     fn default() -> GatewayConfig {
         GatewayConfig {
             listen: "0.0.0.0:8080".parse().expect("a valid default address"),
+            rating_addr: None,
+            matchmaker_addr: None,
+            settings: GatewaySettings::default(),
+        }
+    }
+}
+
+impl Default for GatewaySettings {
+    /// The same defaults as the flags, without reading the environment.
+    fn default() -> GatewaySettings {
+        GatewaySettings {
             token_secret: None,
             max_frame_bytes: 4096,
             credits: 100,
@@ -70,8 +93,6 @@ impl Default for GatewayConfig {
             membership_refresh_ms: 1_000,
             idle_timeout_ms: 60_000,
             drain_ms: 10_000,
-            rating_addr: None,
-            matchmaker_addr: None,
             trust_forwarded_for: false,
         }
     }

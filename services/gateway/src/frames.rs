@@ -155,6 +155,9 @@ pub fn state(state: &GameState) -> Value {
     if !state.legal.is_empty() {
         frame.insert("legal".into(), state.legal.clone().into());
     }
+    if state.first_move_in_ms != 0 {
+        frame.insert("first_move_in_ms".into(), state.first_move_in_ms.into());
+    }
     Value::Object(frame)
 }
 
@@ -203,6 +206,9 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
             if !m.legal.is_empty() {
                 object.insert("legal".into(), m.legal.clone().into());
             }
+            if m.first_move_in_ms != 0 {
+                object.insert("first_move_in_ms".into(), m.first_move_in_ms.into());
+            }
             frame
         }
         Kind::End(end) => json!({
@@ -228,8 +234,12 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
                 "t": "seated", "game": game, "v": version, "color": color_value(seat.color),
                 "player": player_value(seat.player.as_ref()),
             });
+            let object = frame.as_object_mut().expect("an object");
             if !seat.legal.is_empty() {
-                frame.as_object_mut().expect("an object").insert("legal".into(), seat.legal.clone().into());
+                object.insert("legal".into(), seat.legal.clone().into());
+            }
+            if seat.first_move_in_ms != 0 {
+                object.insert("first_move_in_ms".into(), seat.first_move_in_ms.into());
             }
             frame
         }

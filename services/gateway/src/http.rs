@@ -41,7 +41,7 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
 }
 
 fn client_ip(gateway: &Gateway, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
-    if gateway.config.trust_forwarded_for {
+    if gateway.config.settings.trust_forwarded_for {
         let forwarded = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
         if let Some(ip) = forwarded.and_then(|v| v.split(',').next()).and_then(|v| v.trim().parse().ok()) {
             return ip;
@@ -64,7 +64,7 @@ async fn upgrade(
         gateway.metrics.closed.with_label_values(&["too many connections from one address"]).inc();
         return (StatusCode::TOO_MANY_REQUESTS, "too many connections from your address").into_response();
     }
-    let max = gateway.config.max_frame_bytes;
+    let max = gateway.config.settings.max_frame_bytes;
     upgrade
         .max_frame_size(max)
         .max_message_size(max)

@@ -38,7 +38,7 @@ mod token;
 /// The embedded web client and the browser engine it plays offline with.
 pub use http::web;
 
-pub use config::GatewayConfig;
+pub use config::{GatewayConfig, GatewaySettings};
 pub use token::TokenSigner;
 
 /// Why a gateway could not run.
@@ -79,7 +79,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let addr = listener.local_addr().map_err(ServeError::Serve)?;
-    let secret = match &config.token_secret {
+    let secret = match &config.settings.token_secret {
         Some(secret) => secret.as_bytes().to_vec(),
         None => {
             warn!("no token secret configured: tokens from this gateway work only here and only until it stops");
@@ -87,8 +87,8 @@ pub async fn run(
         }
     };
     let metrics = Arc::new(metrics::Metrics::new()?);
-    let router = Arc::new(fogblast_routing::Router::new(store.clone(), config.route_timeout()).await);
-    router.keep_fresh(Duration::from_millis(config.membership_refresh_ms));
+    let router = Arc::new(fogblast_routing::Router::new(store.clone(), config.settings.route_timeout()).await);
+    router.keep_fresh(Duration::from_millis(config.settings.membership_refresh_ms));
     let (drain, draining) = watch::channel(false);
     let rating = match &config.rating_addr {
         Some(addr) => {
@@ -112,7 +112,7 @@ pub async fn run(
         signer: TokenSigner::new(&secret),
         feeds: feeds::Feeds::new(router.clone(), metrics.clone()),
         players: players::Players::new(bus, metrics.clone()),
-        limits: limits::IpLimits::new(config.max_connections_per_ip, config.games_per_ip_minute),
+        limits: limits::IpLimits::new(config.settings.max_connections_per_ip, config.settings.games_per_ip_minute),
         router,
         metrics: metrics.clone(),
         draining,
@@ -121,7 +121,7 @@ pub async fn run(
         lobby,
         config,
     });
-    let drain_time = Duration::from_millis(gateway.config.drain_ms);
+    let drain_time = Duration::from_millis(gateway.config.settings.drain_ms);
     let app = http::routes(gateway.clone()).into_make_service_with_connect_info::<SocketAddr>();
     info!(addr = %addr, "gateway listening");
     let signal = async move {

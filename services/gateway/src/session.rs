@@ -37,10 +37,12 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     gateway.metrics.connections.inc();
     let (mut sink, mut stream) = socket.split();
     let mut session = Session { gateway: gateway.clone(), conn: conn.clone(), ip, player: None, name: String::new() };
-    let mut credits = Bucket::new(gateway.config.credits, Duration::from_millis(gateway.config.credit_window_ms));
-    let mut refusals = Bucket::new(gateway.config.credits, Duration::from_millis(gateway.config.credit_window_ms));
+    let mut credits =
+        Bucket::new(gateway.config.settings.credits, Duration::from_millis(gateway.config.settings.credit_window_ms));
+    let mut refusals =
+        Bucket::new(gateway.config.settings.credits, Duration::from_millis(gateway.config.settings.credit_window_ms));
     let mut pings = tokio::time::interval(PING_EVERY);
-    let idle_timeout = Duration::from_millis(gateway.config.idle_timeout_ms);
+    let idle_timeout = Duration::from_millis(gateway.config.settings.idle_timeout_ms);
     let mut last_heard = Instant::now();
     let mut draining = gateway.draining.clone();
     let close = loop {

@@ -223,6 +223,7 @@ function modelFromState(f, previous) {
     // Coming back, a player may see itself as gone in the first state: only the opponent counts.
     gone: f.gone && f.gone !== f.you ? f.gone : null, claimAt: f.gone ? now + (f.claim_in_ms || 0) : 0,
     legal: Array.isArray(f.legal) ? f.legal : null,
+    firstMoveAt: firstMoveAt(f, now),
     last: lastOf(moves),
     lost: same ? previous.lost : loadLost(f.game, f.you),
     hiddenNews: false,
@@ -333,6 +334,7 @@ function onMove(conn, f) {
   model.clock = f.clock || null;
   model.clockAt = performance.now();
   model.legal = Array.isArray(f.legal) ? f.legal : null;
+  model.firstMoveAt = firstMoveAt(f, performance.now());
   model.last = f.uci ? [f.uci.slice(0, 2), f.uci.slice(2, 4)] : null;
   model.takebackOffer = null;
   if (model.drawOffer && model.drawOffer !== mover) model.drawOffer = null;
@@ -420,6 +422,7 @@ function onSeated(conn, f) {
   model.code = null;
   model.invite = null;
   if (Array.isArray(f.legal)) model.legal = f.legal;
+  model.firstMoveAt = firstMoveAt(f, performance.now());
   if (conn === app.conn) {
     sound.play('notify');
     loadPlayers(model);
@@ -1052,6 +1055,10 @@ function renderClocks() {
   }
   const prompt = document.querySelector('[data-prompt="gone"]');
   if (model && model.gone && !prompt.hidden) renderGone(model);
+  if (model && firstMoveSecondsLeft(model) != null && !curtainUp(model)) {
+    const text = statusText(model, isSeat(model) && turnColor(model) === model.you);
+    if ($('status').textContent !== text) $('status').textContent = text;
+  }
 }
 
 function renderGone(model) {
@@ -1104,6 +1111,21 @@ function curtainUp(model) {
   return app.hotseat && model.variant === 'fog' && model.status === 'playing' && app.revealed !== turnColor(model);
 }
 
+/**
+ * When a game between people is aborted for a missing first move, on the
+ * page's clock (`first_move_in_ms` of a state, move or seated frame); 0 when
+ * no such deadline runs, as against the computer, which waits.
+ */
+function firstMoveAt(f, now) {
+  return f.first_move_in_ms > 0 ? now + f.first_move_in_ms : 0;
+}
+
+/** Whole seconds left to make a first move, or null when no deadline runs. */
+function firstMoveSecondsLeft(model) {
+  if (!model.firstMoveAt || model.status !== 'playing') return null;
+  return Math.max(0, Math.ceil((model.firstMoveAt - performance.now()) / 1000));
+}
+
 function statusText(model, myTurn) {
   if (model.status === 'ended') {
     return model.moves.length ? 'Game over: step through it with ‹ › or the arrow keys.' : 'Game over.';
@@ -1119,12 +1141,13 @@ function statusText(model, myTurn) {
       ? `Watching: ${COLOR_NAME[turn]} to move. The fog hides the board until the end.`
       : `Watching: ${COLOR_NAME[turn]} to move.`;
   }
+  const left = firstMoveSecondsLeft(model);
   if (myTurn) {
-    const first = model.moves.length < 2 && model.timeControl;
     const base = model.hiddenNews ? 'A move was played — your turn' : 'Your turn';
-    return first ? `${base}: make your first move within 30 seconds.` : `${base}.${check}`;
+    return left != null ? `${base}: make your first move within ${left} s or the game is aborted.` : `${base}.${check}`;
   }
   const opp = model.players[other(model.you)];
+  if (left != null) return `Waiting for your opponent's first move: the game is aborted in ${left} s without it.`;
   return `Waiting for ${opp && opp.computer ? 'the computer' : 'your opponent'} to move…`;
 }
 

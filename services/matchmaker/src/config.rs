@@ -1,6 +1,12 @@
 //! The matchmaker's settings, read once from flags and the environment by
 //! the `fogblast` binary and passed down; tests and the benchmark build the
 //! struct directly. `docs/matchmaker.md` tabulates them.
+//!
+//! [`MatchmakerSettings`] (leases, waves, windows, the lobby) means the same
+//! whether the matchmaker runs on its own or inside `fogblast up`, so both
+//! commands flatten it and take the same flags and variables; the addresses
+//! and the replica's identity, which `up` wires itself, stay in
+//! [`MatchmakerConfig`].
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -25,8 +31,20 @@ pub struct MatchmakerConfig {
     /// The rating service (`http://host:port`) to look ratings up in [default: the rating in the request, or 1500].
     #[arg(long = "matchmaker-rating-addr", env = "FOGBLAST_RATING_ADDR")]
     pub rating_addr: Option<String>,
+    #[command(flatten)]
+    pub settings: MatchmakerSettings,
+}
+
+/// How pools pair, how long seeks and boards live, and the lobby's size.
+#[derive(Clone, Debug, clap::Args)]
+pub struct MatchmakerSettings {
     /// A pool's lease, in ms; renewed every third of it. One replica at a time pairs a pool.
-    #[arg(long = "matchmaker-lease-ms", env = "FOGBLAST_MATCHMAKER_LEASE_MS", default_value_t = 3_000)]
+    #[arg(
+        id = "matchmaker_lease_ms",
+        long = "matchmaker-lease-ms",
+        env = "FOGBLAST_MATCHMAKER_LEASE_MS",
+        default_value_t = 3_000
+    )]
     pub lease_ms: u64,
     /// How often a replica looks at its pools and for pools without a holder, in ms.
     #[arg(long = "matchmaker-tick-ms", env = "FOGBLAST_MATCHMAKER_TICK_MS", default_value_t = 100)]
@@ -68,14 +86,19 @@ pub struct MatchmakerConfig {
     #[arg(long = "lobby-max", env = "FOGBLAST_MATCHMAKER_LOBBY_MAX", default_value_t = 500)]
     pub lobby_max: usize,
     /// How long a game-service call may take, retries and failovers included, in ms.
-    #[arg(long = "matchmaker-route-timeout-ms", env = "FOGBLAST_MATCHMAKER_ROUTE_TIMEOUT_MS", default_value_t = 8_000)]
+    #[arg(
+        id = "matchmaker_route_timeout_ms",
+        long = "matchmaker-route-timeout-ms",
+        env = "FOGBLAST_MATCHMAKER_ROUTE_TIMEOUT_MS",
+        default_value_t = 8_000
+    )]
     pub route_timeout_ms: u64,
     /// A pairing whose game could not be made for this many ms is given up; both players are told.
     #[arg(long = "pairing-give-up-ms", env = "FOGBLAST_MATCHMAKER_PAIRING_GIVE_UP_MS", default_value_t = 60_000)]
     pub pairing_give_up_ms: u64,
 }
 
-impl MatchmakerConfig {
+impl MatchmakerSettings {
     pub fn lease(&self) -> Duration {
         Duration::from_millis(self.lease_ms.max(3))
     }
@@ -108,6 +131,15 @@ impl Default for MatchmakerConfig {
             metrics_listen: SocketAddr::from(([0, 0, 0, 0], 9_105)),
             replica_id: None,
             rating_addr: None,
+            settings: MatchmakerSettings::default(),
+        }
+    }
+}
+
+impl Default for MatchmakerSettings {
+    /// The same defaults as the flags, without reading the environment.
+    fn default() -> MatchmakerSettings {
+        MatchmakerSettings {
             lease_ms: 3_000,
             tick_ms: 100,
             wave_ms: 2_000,

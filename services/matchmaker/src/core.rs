@@ -147,7 +147,7 @@ impl Matchmaker {
             store,
             bus,
             games,
-            params: config.params(),
+            params: config.settings.params(),
             config,
             metrics: Arc::new(Metrics::new()?),
             ratings,
@@ -311,7 +311,7 @@ impl Matchmaker {
             name,
             rating,
             opened_ms,
-            expires_ms: opened_ms.saturating_add(self.config.board_ttl_ms),
+            expires_ms: opened_ms.saturating_add(self.config.settings.board_ttl_ms),
         };
         self.store.open_board(&record).await.map_err(unavailable)?;
         self.lobby_changed.notify_one();
@@ -348,9 +348,9 @@ impl Matchmaker {
             Err(_) => return Err(bad("variant must be standard, atomic, fog or unspecified")),
         };
         let limit = match limit {
-            0 => self.config.lobby_max,
-            n if n as usize > self.config.lobby_max => {
-                return Err(bad(format!("limit is 1 to {}", self.config.lobby_max)));
+            0 => self.config.settings.lobby_max,
+            n if n as usize > self.config.settings.lobby_max => {
+                return Err(bad(format!("limit is 1 to {}", self.config.settings.lobby_max)));
             }
             n => n as usize,
         };

@@ -38,7 +38,7 @@ pub mod store;
 mod waves;
 
 pub use crate::core::{Matchmaker, SetupError};
-pub use config::MatchmakerConfig;
+pub use config::{MatchmakerConfig, MatchmakerSettings};
 pub use games::{Games, PretendGames, ShardRouter};
 pub use pool::PoolKey;
 pub use pools::preferred;

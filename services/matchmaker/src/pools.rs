@@ -55,7 +55,7 @@ impl Matchmaker {
     }
 
     async fn heartbeat(&self) {
-        match self.store.heartbeat(&self.replica, self.config.lease()).await {
+        match self.store.heartbeat(&self.replica, self.config.settings.lease()).await {
             Ok(mut live) => {
                 if !live.contains(&self.replica) {
                     live.push(self.replica.clone());
@@ -73,7 +73,7 @@ impl Matchmaker {
     /// Looks after pools until `stop`, then lets go of every lease.
     pub(crate) async fn manage_pools(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         let mut workers: HashMap<String, JoinHandle<()>> = HashMap::new();
-        let heartbeat_every = self.config.lease() / 3;
+        let heartbeat_every = self.config.settings.lease() / 3;
         let mut last_heartbeat: Option<Instant> = None;
         let mut tick: u64 = 0;
         loop {
@@ -92,7 +92,7 @@ impl Matchmaker {
                         if !self.prefers_me(&name) && !tick.is_multiple_of(FALLBACK_TICKS) {
                             continue;
                         }
-                        match self.store.acquire_lease(&name, &self.replica, self.config.lease()).await {
+                        match self.store.acquire_lease(&name, &self.replica, self.config.settings.lease()).await {
                             Ok(Some(token)) => {
                                 let worker = tokio::spawn(self.clone().work_pool(pool, token, stop.clone()));
                                 workers.insert(name, worker);
@@ -106,7 +106,7 @@ impl Matchmaker {
             }
             tick += 1;
             tokio::select! {
-                _ = tokio::time::sleep(self.config.tick()) => {}
+                _ = tokio::time::sleep(self.config.settings.tick()) => {}
                 _ = stop.changed() => break,
             }
         }
@@ -121,7 +121,7 @@ impl Matchmaker {
     /// Holds one pool's lease and runs its waves.
     async fn work_pool(self: Arc<Self>, pool: PoolKey, token: String, mut stop: watch::Receiver<bool>) {
         let name = pool.name();
-        let lease = self.config.lease();
+        let lease = self.config.settings.lease();
         let mut renewed = Instant::now();
         let mut idle_since: Option<Instant> = None;
         // Seeks left waiting by the last wave: an early wave needs newcomers.
@@ -131,7 +131,7 @@ impl Matchmaker {
         info!(pool = %name, token = %token, "pool lease taken");
         loop {
             tokio::select! {
-                _ = tokio::time::sleep(self.config.tick()) => {}
+                _ = tokio::time::sleep(self.config.settings.tick()) => {}
                 _ = stop.changed() => break,
             }
             if renewed.elapsed() >= lease / 3 {
@@ -159,10 +159,10 @@ impl Matchmaker {
                     continue;
                 }
             };
-            let timer_due = status.now_ms >= status.last_wave_ms.saturating_add(self.config.wave_ms);
+            let timer_due = status.now_ms >= status.last_wave_ms.saturating_add(self.config.settings.wave_ms);
             // As in lichess's pools: on the timer, or as soon as enough
             // seekers wait and someone new came since the last wave.
-            let full = status.seeks >= self.config.wave_players.max(2) && status.seeks > left_waiting;
+            let full = status.seeks >= self.config.settings.wave_players.max(2) && status.seeks > left_waiting;
             let due = full || (timer_due && (status.seeks > 0 || status.pending > self.inflight_in(&name)));
             if due {
                 match self.run_wave(&pool, &token).await {
@@ -184,7 +184,7 @@ impl Matchmaker {
             }
             if !busy {
                 let since = *idle_since.get_or_insert_with(Instant::now);
-                let idle = lease.max(Duration::from_millis(self.config.wave_ms.saturating_mul(3)));
+                let idle = lease.max(Duration::from_millis(self.config.settings.wave_ms.saturating_mul(3)));
                 if since.elapsed() >= idle {
                     match self.store.forget_pool(&name, idle).await {
                         Ok(true) => {
@@ -218,13 +218,13 @@ impl Matchmaker {
     /// Publishes the lobby after changes made here, and sweeps expired boards.
     pub(crate) async fn publish_lobby(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         let mut last_sweep = Instant::now();
-        let sweep_every =
-            BOARD_SWEEP.min(Duration::from_millis(self.config.board_ttl_ms / 4).max(Duration::from_millis(100)));
+        let sweep_every = BOARD_SWEEP
+            .min(Duration::from_millis(self.config.settings.board_ttl_ms / 4).max(Duration::from_millis(100)));
         loop {
             let sweep_in = sweep_every.saturating_sub(last_sweep.elapsed());
             tokio::select! {
                 _ = self.lobby_changed.notified() => {
-                    tokio::time::sleep(Duration::from_millis(self.config.lobby_publish_ms)).await;
+                    tokio::time::sleep(Duration::from_millis(self.config.settings.lobby_publish_ms)).await;
                 }
                 _ = tokio::time::sleep(sweep_in) => {
                     last_sweep = Instant::now();
@@ -252,7 +252,7 @@ impl Matchmaker {
     /// One `lobby` frame with the current list.
     pub async fn publish_lobby_now(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let version = self.store.bump_lobby_version().await?;
-        let (_, boards) = self.lobby(None, self.config.lobby_max).await?;
+        let (_, boards) = self.lobby(None, self.config.settings.lobby_max).await?;
         self.bus.publish(frames::LOBBY_SUBJECT, Vec::new(), frames::lobby(version, &boards).into()).await?;
         self.metrics.lobby_frames.inc();
         Ok(())

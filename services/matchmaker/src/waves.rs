@@ -101,7 +101,7 @@ impl Matchmaker {
             self.start_completion(pool, token, pending, true);
         }
 
-        let max_age = self.config.seek_max_age_ms;
+        let max_age = self.config.settings.seek_max_age_ms;
         let (expired, seeks): (Vec<Seek>, Vec<Seek>) =
             snapshot.seeks.into_iter().partition(|s| snapshot.now_ms.saturating_sub(s.created_ms) > max_age);
         for seek in expired {
@@ -188,7 +188,7 @@ impl Matchmaker {
         let id = random_id(16);
         // Long enough for the next holder to recover the pairing (and
         // unlock its players) if this replica dies between commit and unlock.
-        let ttl = (self.config.lease() * 4).max(Duration::from_secs(10));
+        let ttl = (self.config.settings.lease() * 4).max(Duration::from_secs(10));
         let first = self.store.lock_player(&white.entry.player, &white.id, &id, ttl).await?;
         if first != Lock::Ok {
             return self.skip(pool, white, first).await;
@@ -338,7 +338,7 @@ impl Matchmaker {
                     }
                 }
                 Stage::Joined => {
-                    let keep = self.config.color_history;
+                    let keep = self.config.settings.color_history;
                     self.store.push_color(&pairing.white.player, true, keep).await?;
                     self.store.push_color(&pairing.black.player, false, keep).await?;
                     self.tell(&pairing.white.player, frames::paired(&pairing, pool, true)).await;
@@ -362,7 +362,7 @@ impl Matchmaker {
         error: fogblast_proto::error::ServiceError,
     ) -> Result<(), StoreError> {
         let now = self.store.now_ms().await?;
-        let too_old = now.saturating_sub(pairing.paired_ms) > self.config.pairing_give_up_ms;
+        let too_old = now.saturating_sub(pairing.paired_ms) > self.config.settings.pairing_give_up_ms;
         if error.code == ErrorCode::Unavailable && !too_old {
             return Err(StoreError::Reply(format!("game service: {}", error.message)));
         }

@@ -8,12 +8,11 @@ mod support;
 
 use std::time::Duration;
 
-use fogblast_matchmaker::MatchmakerConfig;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{ClockSettings, ColorChoice, CreateGameRequest, JoinGameRequest, Variant};
 use fogblast_proto::matchmaker::{Board, CloseBoardRequest, ListLobbyRequest, OpenBoardRequest, PlayerLeftRequest};
 use serde_json::Value;
-use support::{eventually, quick_config, Backend, Ear, Process};
+use support::{eventually, quick_config, quick_config_with, Backend, Ear, Process};
 
 fn board(game: &str, code: &str, player: &str, variant: Variant, rating: u32) -> Board {
     Board {
@@ -170,7 +169,7 @@ async fn boards_come_and_go_across_replicas_and_the_bus() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn boards_leave_the_lobby_when_their_time_is_up() {
     let backend = Backend::new("lobbyttl");
-    let a = Process::matchmaker(&backend, "mm-a", MatchmakerConfig { board_ttl_ms: 600, ..quick_config() }).await;
+    let a = Process::matchmaker(&backend, "mm-a", quick_config_with(|s| s.board_ttl_ms = 600)).await;
     let bus = backend.bus().await;
     let ear = Ear::listen(&bus, &["lobby"]).await;
     let mut client = a.client().await;

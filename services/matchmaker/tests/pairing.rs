@@ -19,7 +19,7 @@ use futures::StreamExt;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use support::{eventually, quick_config, Backend, Ear, Process};
+use support::{eventually, quick_config, quick_config_with, Backend, Ear, Process};
 
 const PLAYERS: usize = 1000;
 
@@ -31,8 +31,8 @@ type Seeker = (String, u32, Pool);
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_thousand_seekers_pair_exactly_once_within_their_windows() {
     let backend = Backend::new("thousand");
-    let config = MatchmakerConfig { window_base: 100, window_per_s: 300, window_max: 2_000, ..quick_config() };
-    let params = config.params();
+    let config = quick_config_with(|s| (s.window_base, s.window_per_s, s.window_max) = (100, 300, 2_000));
+    let params = config.settings.params();
     let shard = Process::game_shard(&backend, "shard-a").await;
     let replicas = [
         Process::matchmaker(&backend, "mm-a", config.clone()).await,

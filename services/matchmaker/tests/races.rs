@@ -11,14 +11,13 @@ mod support;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use fogblast_matchmaker::MatchmakerConfig;
 use fogblast_proto::game::{ClockSettings, Variant};
 use fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient;
 use fogblast_proto::matchmaker::{CancelSeekRequest, PlayerLeftRequest, SeekRequest};
 use futures::StreamExt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use support::{eventually, quick_config, Backend, Ear, Process};
+use support::{eventually, quick_config_with, Backend, Ear, Process};
 use tonic::transport::Channel;
 
 /// The two pools of this test, by their `rated` flag.
@@ -110,14 +109,13 @@ async fn live(mut clients: Vec<MatchmakerClient<Channel>>, player: String, seed:
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn withdrawals_racing_waves_are_never_paired_and_late_ones_always_are() {
     let backend = Backend::new("races");
-    let config = MatchmakerConfig {
-        tick_ms: 10,
-        wave_ms: 40,
-        wave_players: 6,
-        window_base: 3_000,
-        window_max: 3_000,
-        ..quick_config()
-    };
+    let config = quick_config_with(|s| {
+        s.tick_ms = 10;
+        s.wave_ms = 40;
+        s.wave_players = 6;
+        s.window_base = 3_000;
+        s.window_max = 3_000;
+    });
     let shard = Process::game_shard(&backend, "shard-a").await;
     let replicas = [
         Process::matchmaker(&backend, "mm-a", config.clone()).await,
@@ -231,8 +229,11 @@ async fn a_dead_replicas_pools_move_to_the_other() {
     let backend = Backend::new("failover");
     // The first replica accepts no rating gap at all: it holds the pool
     // and runs waves, but only its successor can pair these seekers.
-    let config = MatchmakerConfig { lease_ms: 1_000, ..quick_config() };
-    let narrow = MatchmakerConfig { window_base: 0, window_per_s: 0, window_max: 0, ..config.clone() };
+    let config = quick_config_with(|s| s.lease_ms = 1_000);
+    let narrow = quick_config_with(|s| {
+        s.lease_ms = 1_000;
+        (s.window_base, s.window_per_s, s.window_max) = (0, 0, 0);
+    });
     let shard = Process::game_shard(&backend, "shard-a").await;
     let first = Process::matchmaker(&backend, "mm-a", narrow).await;
     let mut client = first.client().await;

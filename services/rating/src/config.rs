@@ -1,5 +1,9 @@
 //! The rating service's settings, read once from flags and the environment
 //! by the `fogblast` binary and passed down; tests build the struct directly.
+//!
+//! [`RatingSettings`] (the database, the consumer) means the same whether
+//! the service runs on its own or inside `fogblast up`, so both commands
+//! flatten it and take the same flags and variables.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -12,6 +16,13 @@ pub struct RatingConfig {
     /// Address of `/metrics`, `/healthz` and `/readyz`.
     #[arg(long = "rating-metrics-listen", env = "FOGBLAST_RATING_METRICS_LISTEN", default_value = "0.0.0.0:9104")]
     pub metrics_listen: SocketAddr,
+    #[command(flatten)]
+    pub settings: RatingSettings,
+}
+
+/// Where the archive lives and how the stream is consumed.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RatingSettings {
     /// Postgres (`postgres://…`) or SQLite (`sqlite:fogblast.db`, `sqlite::memory:`) for ratings and the archive.
     #[arg(long = "database-url", env = "DATABASE_URL", default_value = "sqlite:fogblast.db?mode=rwc")]
     pub database_url: String,
@@ -23,7 +34,7 @@ pub struct RatingConfig {
     pub ack_wait_ms: u64,
 }
 
-impl RatingConfig {
+impl RatingSettings {
     pub fn ack_wait(&self) -> Duration {
         Duration::from_millis(self.ack_wait_ms)
     }
@@ -35,6 +46,15 @@ impl Default for RatingConfig {
         RatingConfig {
             listen: "0.0.0.0:50054".parse().expect("a valid default address"),
             metrics_listen: "0.0.0.0:9104".parse().expect("a valid default address"),
+            settings: RatingSettings::default(),
+        }
+    }
+}
+
+impl Default for RatingSettings {
+    /// The same defaults as the flags, without reading the environment.
+    fn default() -> RatingSettings {
+        RatingSettings {
             database_url: "sqlite:fogblast.db?mode=rwc".to_owned(),
             consumer: "rating".to_owned(),
             ack_wait_ms: 30_000,

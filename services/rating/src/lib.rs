@@ -26,7 +26,7 @@ mod metrics;
 mod service;
 
 pub use archive::{Applied, Archive, ArchiveError};
-pub use config::RatingConfig;
+pub use config::{RatingConfig, RatingSettings};
 
 /// Why the rating service could not run.
 #[derive(Debug, thiserror::Error)]
@@ -54,20 +54,20 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
-    let archive = Archive::connect(&config.database_url).await?;
+    let archive = Archive::connect(&config.settings.database_url).await?;
     let metrics = Arc::new(metrics::Metrics::new()?);
     let (stop_tx, stop) = watch::channel(false);
     let consumer_config = ConsumerConfig {
-        name: config.consumer.clone(),
+        name: config.settings.consumer.clone(),
         filter: "games.finished.>".to_owned(),
-        ack_wait: config.ack_wait(),
+        ack_wait: config.settings.ack_wait(),
     };
     let consumer = tokio::spawn(consumer::run(archive.clone(), bus, metrics.clone(), consumer_config, stop.clone()));
     let mut http_stop = stop.clone();
     let http = tokio::spawn(metrics::serve(metrics_listener, metrics, async move {
         let _ = http_stop.changed().await;
     }));
-    info!(grpc = %addr, metrics = %metrics_addr, consumer = %config.consumer, "rating service listening");
+    info!(grpc = %addr, metrics = %metrics_addr, consumer = %config.settings.consumer, "rating service listening");
     let served = Server::builder()
         .layer(fogblast_telemetry::GrpcTraceLayer)
         .add_service(RatingServer::new(service::RatingService::new(archive)))

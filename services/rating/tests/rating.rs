@@ -13,7 +13,7 @@ use fogblast_proto::events::{FinishedPlayer, GameFinished};
 use fogblast_proto::game::{ClockSettings, EndReason, Variant};
 use fogblast_proto::rating::rating_client::RatingClient;
 use fogblast_proto::rating::{GameRequest, LeaderboardRequest, PlayerGamesRequest, ProfileRequest};
-use fogblast_rating::{Applied, Archive, RatingConfig};
+use fogblast_rating::{Applied, Archive, RatingConfig, RatingSettings};
 use prost::Message;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -104,12 +104,9 @@ impl RatingProcess {
     async fn start(database_url: &str, nats: NatsConfig) -> RatingProcess {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
-        let config = RatingConfig {
-            database_url: database_url.to_owned(),
-            consumer: "rating".to_owned(),
-            ack_wait_ms: 1_000,
-            ..RatingConfig::default()
-        };
+        let settings =
+            RatingSettings { database_url: database_url.to_owned(), consumer: "rating".to_owned(), ack_wait_ms: 1_000 };
+        let config = RatingConfig { settings, ..RatingConfig::default() };
         runtime.spawn(async move {
             let bus: Arc<dyn EventBus> = Arc::new(NatsBus::connect(nats).await.unwrap());
             let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -17,10 +17,10 @@ export function binary() {
   return bin;
 }
 
-/** Starts `fogblast up`; resolves once /readyz answers. */
-export async function startServer() {
+/** Starts `fogblast up` (with `extraArgs` after its own); resolves once /readyz answers. */
+export async function startServer({ extraArgs = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'fogblast-browser-'));
-  const args = ['up', '--listen', '127.0.0.1:0', '--database-url', `sqlite:${join(dir, 'fogblast.db')}?mode=rwc`, '--engine-workers', '1'];
+  const args = ['up', '--listen', '127.0.0.1:0', '--database-url', `sqlite:${join(dir, 'fogblast.db')}?mode=rwc`, '--engine-workers', '1', ...extraArgs];
   const child = spawn(binary(), args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, RUST_BACKTRACE: '1' } });
   const lines = [];
   let exited = null;

@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use fogblast_engine_service::{run, EngineConfig, ServeError};
+use fogblast_engine_service::{run, EngineConfig, EngineSettings, ServeError};
 use fogblast_proto::engine::engine_client::EngineClient;
 use fogblast_proto::engine::{BestMoveRequest, Level, Variant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -19,7 +19,11 @@ pub const ATOMIC_KIWIPETE: &str = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPB
 
 /// A pool small enough for a two-core test machine.
 pub fn small_config() -> EngineConfig {
-    EngineConfig { workers: 2, queue: 8, hash_mb: 1, drain_ms: 5_000, ..EngineConfig::default() }
+    EngineConfig {
+        settings: EngineSettings { workers: 2, queue: 8, hash_mb: 1 },
+        drain_ms: 5_000,
+        ..EngineConfig::default()
+    }
 }
 
 #[derive(Debug)]

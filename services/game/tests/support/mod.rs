@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fogblast_bus::{EventBus, MemoryBus, NatsBus, NatsConfig};
-use fogblast_game_service::{Drills, GameConfig, Timeouts};
+use fogblast_game_service::{Drills, GameConfig, GameSettings};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
@@ -89,9 +89,7 @@ pub fn test_config() -> GameConfig {
     GameConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         metrics_listen: "127.0.0.1:0".parse().unwrap(),
-        lease_ms: 900,
-        sweep_ms: 200,
-        timeouts: Timeouts::default(),
+        settings: GameSettings { lease_ms: 900, sweep_ms: 200, ..GameSettings::default() },
         ..GameConfig::default()
     }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use fogblast_bus::{EventBus, NatsBus, NatsConfig};
 use fogblast_game_service::GameConfig;
-use fogblast_matchmaker::{MatchStore, MatchmakerConfig, ShardRouter};
+use fogblast_matchmaker::{MatchStore, MatchmakerConfig, MatchmakerSettings, ShardRouter};
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient;
 use fogblast_proto::record::GameRecord;
@@ -147,8 +147,7 @@ impl Process {
             listen: "127.0.0.1:0".parse().unwrap(),
             metrics_listen: "127.0.0.1:0".parse().unwrap(),
             shard_id: Some(id.to_owned()),
-            lease_ms: 2_000,
-            sweep_ms: 500,
+            settings: fogblast_game_service::GameSettings { lease_ms: 2_000, sweep_ms: 500, ..Default::default() },
             ..GameConfig::default()
         };
         let backend_for_shard = backend.clone();
@@ -176,7 +175,7 @@ impl Process {
         Process::spawn(move |grpc, http, shutdown| async move {
             let store = backend.match_store().await;
             let membership: Arc<dyn Membership> = backend.game_store().await;
-            let games = ShardRouter::new(membership, config.route_timeout()).await;
+            let games = ShardRouter::new(membership, config.settings.route_timeout()).await;
             let bus = backend.bus().await;
             if let Err(error) = fogblast_matchmaker::run(config, store, bus, games, grpc, http, shutdown).await {
                 eprintln!("matchmaker stopped with an error: {error}");
@@ -268,13 +267,23 @@ pub fn quick_config() -> MatchmakerConfig {
     MatchmakerConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         metrics_listen: "127.0.0.1:0".parse().unwrap(),
-        lease_ms: 1_500,
-        tick_ms: 20,
-        wave_ms: 200,
-        wave_players: 16,
-        lobby_publish_ms: 20,
+        settings: MatchmakerSettings {
+            lease_ms: 1_500,
+            tick_ms: 20,
+            wave_ms: 200,
+            wave_players: 16,
+            lobby_publish_ms: 20,
+            ..MatchmakerSettings::default()
+        },
         ..MatchmakerConfig::default()
     }
+}
+
+/// [`quick_config`] with some settings changed.
+pub fn quick_config_with(change: impl FnOnce(&mut MatchmakerSettings)) -> MatchmakerConfig {
+    let mut config = quick_config();
+    change(&mut config.settings);
+    config
 }
 
 /// Waits until `check` holds, polling; fails the test after `limit`.
