@@ -64,20 +64,15 @@ impl EngineConfig {
 }
 
 impl Default for EngineConfig {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> EngineConfig {
-        EngineConfig {
-            listen: DEFAULT_LISTEN.parse().expect("a valid default address"),
-            metrics_listen: DEFAULT_METRICS_LISTEN.parse().expect("a valid default address"),
-            settings: EngineSettings::default(),
-            drain_ms: DEFAULT_DRAIN_MS,
-        }
+        fogblast_runtime::defaults()
     }
 }
 
 impl Default for EngineSettings {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> EngineSettings {
-        EngineSettings { workers: default_workers(), queue: DEFAULT_QUEUE, hash_mb: DEFAULT_HASH_MB }
+        fogblast_runtime::defaults()
     }
 }

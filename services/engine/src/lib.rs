@@ -70,9 +70,10 @@ pub async fn run(
         .map_err(ServeError::SpawnWorker)?;
 
     let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
-    let metrics_server = tokio::spawn(metrics::serve(metrics_listener, metrics.clone(), async {
-        let _ = metrics_stopped.await;
-    }));
+    let metrics_server =
+        tokio::spawn(fogblast_runtime::serve_admin(metrics_listener, metrics.registry(), metrics.readiness(), async {
+            let _ = metrics_stopped.await;
+        }));
 
     let (draining_tx, draining) = oneshot::channel();
     let draining_metrics = metrics.clone();

@@ -1,23 +1,15 @@
-//! What the pool reports to Prometheus, and the HTTP listener that serves
-//! it as text at `/metrics`, with `/healthz` (the process is up) and
-//! `/readyz` (it takes calls: not draining). Each pool has its own
-//! registry, so several pools in one process (tests, `fogblast up`) keep
-//! separate counts.
+//! What the pool reports to Prometheus, served by the shared admin server
+//! (`fogblast_runtime::serve_admin`) with its readiness: it takes calls
+//! while not draining. Each pool has its own registry, so several pools in
+//! one process (tests, `fogblast up`) keep separate counts.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::{header, StatusCode};
-use axum::response::IntoResponse;
-use axum::routing::get;
-use axum::Router;
+use fogblast_runtime::Readiness;
 use prometheus::{
     exponential_buckets, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
 };
-use tokio::net::TcpListener;
 
 /// How a call was answered: the `outcome` label of `fogblast_engine_requests_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,40 +165,13 @@ impl Metrics {
         self.search_seconds.with_label_values(&[level.name()]).observe(seconds);
     }
 
-    /// Every metric in the Prometheus text format.
-    pub fn render(&self) -> Result<String, prometheus::Error> {
-        TextEncoder::new().encode_to_string(&self.registry.gather())
+    pub fn registry(&self) -> Registry {
+        self.registry.clone()
     }
-}
 
-/// Serves `/metrics` on `listener` until `shutdown` completes.
-pub(crate) async fn serve(
-    listener: TcpListener,
-    metrics: Arc<Metrics>,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let app = Router::new()
-        .route("/metrics", get(render))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(ready))
-        .with_state(metrics);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
-}
-
-async fn ready(State(metrics): State<Arc<Metrics>>) -> (StatusCode, &'static str) {
-    if metrics.draining.load(Ordering::Relaxed) {
-        (StatusCode::SERVICE_UNAVAILABLE, "draining")
-    } else {
-        (StatusCode::OK, "ready")
-    }
-}
-
-async fn render(State(metrics): State<Arc<Metrics>>) -> axum::response::Response {
-    match metrics.render() {
-        Ok(text) => ([(header::CONTENT_TYPE, prometheus::TEXT_FORMAT)], text).into_response(),
-        Err(err) => {
-            tracing::error!(error = %err, "rendering metrics failed");
-            (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response()
-        }
+    /// Ready while not draining.
+    pub(crate) fn readiness(self: &Arc<Self>) -> Readiness {
+        let metrics = self.clone();
+        Arc::new(move || if metrics.draining.load(Ordering::Relaxed) { Err("draining".to_owned()) } else { Ok(()) })
     }
 }

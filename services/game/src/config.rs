@@ -27,8 +27,9 @@ pub struct Timeouts {
 }
 
 impl Default for Timeouts {
+    /// The defaults of the flags, without reading the environment.
     fn default() -> Timeouts {
-        Timeouts { no_start_ms: 30_000, open_game_ms: 1_800_000, claim_after_ms: 30_000, abandon_ms: 600_000 }
+        fogblast_runtime::defaults()
     }
 }
 
@@ -50,6 +51,9 @@ pub struct GameConfig {
     /// Engine pool addresses (`http://host:port`), comma separated; each call tries the next on failure.
     #[arg(long = "engine-addrs", env = "FOGBLAST_ENGINE_ADDRS", value_delimiter = ',')]
     pub engine_addrs: Vec<String>,
+    /// On SIGTERM, how long calls and Watch streams already open may take before the shard closes them, in ms.
+    #[arg(long = "game-drain-ms", env = "FOGBLAST_GAME_DRAIN_MS", default_value_t = 5_000)]
+    pub drain_ms: u64,
     #[command(flatten)]
     pub settings: GameSettings,
 }
@@ -70,6 +74,12 @@ pub struct GameSettings {
     pub timeouts: Timeouts,
 }
 
+impl GameConfig {
+    pub fn drain(&self) -> Duration {
+        Duration::from_millis(self.drain_ms)
+    }
+}
+
 impl GameSettings {
     pub fn lease(&self) -> Duration {
         Duration::from_millis(self.lease_ms)
@@ -81,22 +91,15 @@ impl GameSettings {
 }
 
 impl Default for GameConfig {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> GameConfig {
-        GameConfig {
-            listen: "0.0.0.0:50052".parse().expect("a valid default address"),
-            metrics_listen: "0.0.0.0:9102".parse().expect("a valid default address"),
-            advertise: None,
-            shard_id: None,
-            engine_addrs: Vec::new(),
-            settings: GameSettings::default(),
-        }
+        fogblast_runtime::defaults()
     }
 }
 
 impl Default for GameSettings {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> GameSettings {
-        GameSettings { lease_ms: 3_000, sweep_ms: 1_000, finished_ttl_ms: 3_600_000, timeouts: Timeouts::default() }
+        fogblast_runtime::defaults()
     }
 }

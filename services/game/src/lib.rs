@@ -121,9 +121,11 @@ pub async fn run_with_drills(
     let heartbeat = tokio::spawn(ownership.clone().heartbeat(stop.clone()));
     let sweeper = tokio::spawn(sweep_loop(shard.clone(), stop.clone()));
     let mut http_stop = stop.clone();
-    let http = tokio::spawn(metrics::serve(metrics_listener, metrics, ownership.clone(), async move {
-        let _ = http_stop.changed().await;
-    }));
+    let readiness = metrics::readiness(ownership.clone());
+    let http =
+        tokio::spawn(fogblast_runtime::serve_admin(metrics_listener, metrics.registry(), readiness, async move {
+            let _ = http_stop.changed().await;
+        }));
 
     let leaving = ownership.clone();
     let signal = async move {
@@ -132,13 +134,15 @@ pub async fn run_with_drills(
         leaving.leave().await;
     };
     info!(shard = %shard_id, grpc = %grpc_addr, advertise = %advertise, metrics = %metrics_addr, "game shard listening");
-    let served = Server::builder()
-        .layer(fogblast_telemetry::GrpcTraceLayer)
-        .add_service(GameServer::new(service::GameService::new(shard)))
-        // Small frames both ways: without NODELAY a reply can wait for the
-        // peer's delayed ACK (tens of milliseconds).
-        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal)
-        .await;
+    let (served, _) = fogblast_runtime::serve_with_drain(signal, config.drain(), |signal| {
+        Server::builder()
+            .layer(fogblast_telemetry::GrpcTraceLayer)
+            .add_service(GameServer::new(service::GameService::new(shard)))
+            // Small frames both ways: without NODELAY a reply can wait for the
+            // peer's delayed ACK (tens of milliseconds).
+            .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal)
+    })
+    .await;
     let _ = stop_tx.send(true);
     let _ = heartbeat.await;
     let _ = sweeper.await;

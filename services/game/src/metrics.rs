@@ -1,20 +1,14 @@
-//! What a game shard reports to Prometheus, and the HTTP listener serving
-//! `/metrics`, `/healthz` (the process is alive) and `/readyz` (the shard
-//! holds its lease and may serve). Each shard has its own registry, so
+//! What a game shard reports to Prometheus, served by the shared admin
+//! server (`fogblast_runtime::serve_admin`) with its readiness: the shard
+//! holds its lease and may serve. Each shard has its own registry, so
 //! several shards in one process keep separate counts.
 
-use std::future::Future;
 use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::{header, StatusCode};
-use axum::response::IntoResponse;
-use axum::routing::get;
-use axum::Router;
+use fogblast_runtime::Readiness;
 use prometheus::{
-    exponential_buckets, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+    exponential_buckets, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
 };
-use tokio::net::TcpListener;
 
 use crate::ownership::Ownership;
 
@@ -76,40 +70,14 @@ impl Metrics {
         })
     }
 
-    fn render(&self) -> String {
-        TextEncoder::new().encode_to_string(&self.registry.gather()).unwrap_or_default()
+    pub fn registry(&self) -> Registry {
+        self.registry.clone()
     }
 }
 
-#[derive(Clone)]
-struct HttpState {
-    metrics: Arc<Metrics>,
-    ownership: Arc<Ownership>,
-}
-
-/// Serves the HTTP endpoints until `shutdown` completes.
-pub async fn serve(
-    listener: TcpListener,
-    metrics: Arc<Metrics>,
-    ownership: Arc<Ownership>,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let app = Router::new()
-        .route("/metrics", get(render_metrics))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(ready))
-        .with_state(HttpState { metrics, ownership });
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
-}
-
-async fn render_metrics(State(state): State<HttpState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render())
-}
-
-async fn ready(State(state): State<HttpState>) -> impl IntoResponse {
-    if state.ownership.serving() {
-        (StatusCode::OK, "ready")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "not serving: the shard holds no lease")
-    }
+/// Ready while the shard holds its lease.
+pub fn readiness(ownership: Arc<Ownership>) -> Readiness {
+    Arc::new(move || {
+        ownership.serving().then_some(()).ok_or_else(|| "not serving: the shard holds no lease".to_owned())
+    })
 }

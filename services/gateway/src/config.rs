@@ -68,32 +68,15 @@ impl GatewaySettings {
 }
 
 impl Default for GatewayConfig {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> GatewayConfig {
-        GatewayConfig {
-            listen: "0.0.0.0:8080".parse().expect("a valid default address"),
-            rating_addr: None,
-            matchmaker_addr: None,
-            settings: GatewaySettings::default(),
-        }
+        fogblast_runtime::defaults()
     }
 }
 
 impl Default for GatewaySettings {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> GatewaySettings {
-        GatewaySettings {
-            token_secret: None,
-            max_frame_bytes: 4096,
-            credits: 100,
-            credit_window_ms: 20_000,
-            max_connections_per_ip: 64,
-            games_per_ip_minute: 30,
-            route_timeout_ms: 8_000,
-            membership_refresh_ms: 1_000,
-            idle_timeout_ms: 60_000,
-            drain_ms: 10_000,
-            trust_forwarded_for: false,
-        }
+        fogblast_runtime::defaults()
     }
 }

@@ -31,6 +31,9 @@ pub struct MatchmakerConfig {
     /// The rating service (`http://host:port`) to look ratings up in [default: the rating in the request, or 1500].
     #[arg(long = "matchmaker-rating-addr", env = "FOGBLAST_RATING_ADDR")]
     pub rating_addr: Option<String>,
+    /// On SIGTERM, how long calls already open may take before the replica closes them, in ms.
+    #[arg(long = "matchmaker-drain-ms", env = "FOGBLAST_MATCHMAKER_DRAIN_MS", default_value_t = 5_000)]
+    pub drain_ms: u64,
     #[command(flatten)]
     pub settings: MatchmakerSettings,
 }
@@ -98,6 +101,12 @@ pub struct MatchmakerSettings {
     pub pairing_give_up_ms: u64,
 }
 
+impl MatchmakerConfig {
+    pub fn drain(&self) -> Duration {
+        Duration::from_millis(self.drain_ms)
+    }
+}
+
 impl MatchmakerSettings {
     pub fn lease(&self) -> Duration {
         Duration::from_millis(self.lease_ms.max(3))
@@ -124,38 +133,15 @@ impl MatchmakerSettings {
 }
 
 impl Default for MatchmakerConfig {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> MatchmakerConfig {
-        MatchmakerConfig {
-            listen: SocketAddr::from(([0, 0, 0, 0], 50_055)),
-            metrics_listen: SocketAddr::from(([0, 0, 0, 0], 9_105)),
-            replica_id: None,
-            rating_addr: None,
-            settings: MatchmakerSettings::default(),
-        }
+        fogblast_runtime::defaults()
     }
 }
 
 impl Default for MatchmakerSettings {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> MatchmakerSettings {
-        MatchmakerSettings {
-            lease_ms: 3_000,
-            tick_ms: 100,
-            wave_ms: 2_000,
-            wave_players: 16,
-            window_base: 100,
-            window_per_s: 20,
-            window_max: 1_000,
-            miss_bonus: 30,
-            miss_bonus_max: 300,
-            color_history: 10,
-            seek_max_age_ms: 1_800_000,
-            board_ttl_ms: 1_800_000,
-            lobby_publish_ms: 100,
-            lobby_max: 500,
-            route_timeout_ms: 8_000,
-            pairing_give_up_ms: 60_000,
-        }
+        fogblast_runtime::defaults()
     }
 }

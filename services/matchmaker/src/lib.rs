@@ -72,20 +72,30 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let grpc_addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
+    let drain = config.drain();
     let matchmaker = Matchmaker::new(config, store, bus, games)?;
     let (stop_tx, stop) = watch::channel(false);
     let pools = tokio::spawn(matchmaker.clone().manage_pools(stop.clone()));
     let lobby = tokio::spawn(matchmaker.clone().publish_lobby(stop.clone()));
     let mut http_stop = stop.clone();
-    let http = tokio::spawn(metrics::serve(metrics_listener, matchmaker.metrics().clone(), async move {
-        let _ = http_stop.changed().await;
-    }));
+    let metrics = matchmaker.metrics();
+    let http = tokio::spawn(fogblast_runtime::serve_admin(
+        metrics_listener,
+        metrics.registry(),
+        metrics.readiness(),
+        async move {
+            let _ = http_stop.changed().await;
+        },
+    ));
     info!(replica = %matchmaker.replica(), grpc = %grpc_addr, metrics = %metrics_addr, "matchmaker listening");
-    let served = Server::builder()
-        .layer(fogblast_telemetry::GrpcTraceLayer)
-        .add_service(MatchmakerServer::new(service::MatchmakerService::new(matchmaker.clone())))
-        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), shutdown)
-        .await;
+    let service = MatchmakerServer::new(service::MatchmakerService::new(matchmaker.clone()));
+    let (served, _) = fogblast_runtime::serve_with_drain(shutdown, drain, |signal| {
+        Server::builder()
+            .layer(fogblast_telemetry::GrpcTraceLayer)
+            .add_service(service)
+            .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal)
+    })
+    .await;
     info!(replica = %matchmaker.replica(), "matchmaker stopping: letting go of its pools");
     let _ = stop_tx.send(true);
     let _ = pools.await;

@@ -1,21 +1,14 @@
-//! What the matchmaker reports to Prometheus, and the HTTP listener serving
-//! `/metrics`, `/healthz` and `/readyz` (ready while Redis answers this
-//! replica's heartbeat).
+//! What the matchmaker reports to Prometheus, served by the shared admin
+//! server (`fogblast_runtime::serve_admin`) with its readiness: ready while
+//! Redis answers this replica's heartbeat.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::{header, StatusCode};
-use axum::response::IntoResponse;
-use axum::routing::get;
-use axum::Router;
+use fogblast_runtime::Readiness;
 use prometheus::{
     exponential_buckets, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
 };
-use tokio::net::TcpListener;
 
 #[derive(Debug)]
 pub struct Metrics {
@@ -101,33 +94,15 @@ impl Metrics {
         })
     }
 
-    fn render(&self) -> String {
-        TextEncoder::new().encode_to_string(&self.registry.gather()).unwrap_or_default()
+    pub fn registry(&self) -> Registry {
+        self.registry.clone()
     }
-}
 
-/// Serves the HTTP endpoints until `shutdown` completes.
-pub async fn serve(
-    listener: TcpListener,
-    metrics: Arc<Metrics>,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let app = Router::new()
-        .route("/metrics", get(render))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(ready))
-        .with_state(metrics);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
-}
-
-async fn render(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics.render())
-}
-
-async fn ready(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
-    if metrics.ready.load(Ordering::Relaxed) {
-        (StatusCode::OK, "ready")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "redis does not answer")
+    /// Ready while Redis answers this replica's heartbeat.
+    pub fn readiness(self: &Arc<Self>) -> Readiness {
+        let metrics = self.clone();
+        Arc::new(move || {
+            metrics.ready.load(Ordering::Relaxed).then_some(()).ok_or_else(|| "redis does not answer".into())
+        })
     }
 }

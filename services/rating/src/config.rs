@@ -16,6 +16,9 @@ pub struct RatingConfig {
     /// Address of `/metrics`, `/healthz` and `/readyz`.
     #[arg(long = "rating-metrics-listen", env = "FOGBLAST_RATING_METRICS_LISTEN", default_value = "0.0.0.0:9104")]
     pub metrics_listen: SocketAddr,
+    /// On SIGTERM, how long calls already open may take before the service closes them, in ms.
+    #[arg(long = "rating-drain-ms", env = "FOGBLAST_RATING_DRAIN_MS", default_value_t = 10_000)]
+    pub drain_ms: u64,
     #[command(flatten)]
     pub settings: RatingSettings,
 }
@@ -34,6 +37,12 @@ pub struct RatingSettings {
     pub ack_wait_ms: u64,
 }
 
+impl RatingConfig {
+    pub fn drain(&self) -> Duration {
+        Duration::from_millis(self.drain_ms)
+    }
+}
+
 impl RatingSettings {
     pub fn ack_wait(&self) -> Duration {
         Duration::from_millis(self.ack_wait_ms)
@@ -41,23 +50,15 @@ impl RatingSettings {
 }
 
 impl Default for RatingConfig {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> RatingConfig {
-        RatingConfig {
-            listen: "0.0.0.0:50054".parse().expect("a valid default address"),
-            metrics_listen: "0.0.0.0:9104".parse().expect("a valid default address"),
-            settings: RatingSettings::default(),
-        }
+        fogblast_runtime::defaults()
     }
 }
 
 impl Default for RatingSettings {
-    /// The same defaults as the flags, without reading the environment.
+    /// The defaults of the flags, without reading the environment.
     fn default() -> RatingSettings {
-        RatingSettings {
-            database_url: "sqlite:fogblast.db?mode=rwc".to_owned(),
-            consumer: "rating".to_owned(),
-            ack_wait_ms: 30_000,
-        }
+        fogblast_runtime::defaults()
     }
 }

@@ -64,15 +64,18 @@ pub async fn run(
     };
     let consumer = tokio::spawn(consumer::run(archive.clone(), bus, metrics.clone(), consumer_config, stop.clone()));
     let mut http_stop = stop.clone();
-    let http = tokio::spawn(metrics::serve(metrics_listener, metrics, async move {
+    let ready: fogblast_runtime::Readiness = Arc::new(|| Ok(()));
+    let http = tokio::spawn(fogblast_runtime::serve_admin(metrics_listener, metrics.registry(), ready, async move {
         let _ = http_stop.changed().await;
     }));
     info!(grpc = %addr, metrics = %metrics_addr, consumer = %config.settings.consumer, "rating service listening");
-    let served = Server::builder()
-        .layer(fogblast_telemetry::GrpcTraceLayer)
-        .add_service(RatingServer::new(service::RatingService::new(archive)))
-        .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), shutdown)
-        .await;
+    let (served, _) = fogblast_runtime::serve_with_drain(shutdown, config.drain(), |signal| {
+        Server::builder()
+            .layer(fogblast_telemetry::GrpcTraceLayer)
+            .add_service(RatingServer::new(service::RatingService::new(archive)))
+            .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal)
+    })
+    .await;
     let _ = stop_tx.send(true);
     let _ = consumer.await;
     let http_served = match http.await {

@@ -1,16 +1,8 @@
-//! What the rating service reports to Prometheus, and the HTTP listener
-//! serving `/metrics`, `/healthz` and `/readyz`.
+//! What the rating service reports to Prometheus, served by the shared
+//! admin server (`fogblast_runtime::serve_admin`); the service is ready once
+//! it listens, since it listens only after its database is migrated.
 
-use std::future::Future;
-use std::sync::Arc;
-
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::get;
-use axum::Router;
-use prometheus::{exponential_buckets, Histogram, HistogramOpts, IntCounter, Registry, TextEncoder};
-use tokio::net::TcpListener;
+use prometheus::{exponential_buckets, Histogram, HistogramOpts, IntCounter, Registry};
 
 #[derive(Debug)]
 pub struct Metrics {
@@ -42,22 +34,8 @@ impl Metrics {
         registry.register(Box::new(lag_seconds.clone()))?;
         Ok(Metrics { registry, archived, rated, duplicates, failures, unreadable, lag_seconds })
     }
-}
 
-pub async fn serve(
-    listener: TcpListener,
-    metrics: Arc<Metrics>,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let app = Router::new()
-        .route("/metrics", get(render))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(|| async { "ready" }))
-        .with_state(metrics);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
-}
-
-async fn render(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
-    let text = TextEncoder::new().encode_to_string(&metrics.registry.gather()).unwrap_or_default();
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text)
+    pub fn registry(&self) -> Registry {
+        self.registry.clone()
+    }
 }
