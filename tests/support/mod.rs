@@ -36,13 +36,7 @@ pub const WAIT: Duration = Duration::from_secs(10);
 /// The gateway's drain time on SIGTERM, as started here.
 pub const DRAIN_MS: u64 = 2_000;
 
-pub fn redis_url() -> String {
-    std::env::var("FOGBLAST_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-pub fn nats_url() -> String {
-    std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
-}
+pub use fogblast_testkit::{nats_url, redis_url};
 
 // ---------------------------------------------------------------------------
 // Processes
@@ -58,17 +52,19 @@ pub struct Names {
     pub subject_prefix: String,
     /// More environment for every process of the cluster (e.g. `OTEL_*`).
     pub env: Vec<(String, String)>,
+    /// Removes the keys and the stream when the names are dropped.
+    _scratch: Arc<fogblast_testkit::Scratch>,
 }
 
 impl Names {
     pub fn new(test: &str) -> Names {
-        let tag = format!("{:08x}", rand::random::<u32>());
-        let base = format!("test-e2e-{test}-{tag}");
+        let scratch = fogblast_testkit::Scratch::new(&format!("e2e-{test}"));
         Names {
-            redis_prefix: format!("{base}:"),
-            stream: base.to_ascii_uppercase().replace('-', "_"),
-            subject_prefix: format!("{base}."),
+            redis_prefix: scratch.redis_prefix.clone(),
+            stream: scratch.stream.clone(),
+            subject_prefix: scratch.subject_prefix.clone(),
             env: Vec::new(),
+            _scratch: Arc::new(scratch),
         }
     }
 }
@@ -447,8 +443,6 @@ impl Drop for Cluster {
         for proc in self.gateways.iter().chain(&self.shards).chain(&self.engines) {
             proc.kill();
         }
-        delete_stream(&self.names.stream);
-        delete_keys(&self.names.redis_prefix);
     }
 }
 
@@ -463,54 +457,6 @@ pub fn shared_cluster(test: &str) -> Arc<Cluster> {
     let cluster = Arc::new(Cluster::start(test, 2, 2));
     *shared = Arc::downgrade(&cluster);
     cluster
-}
-
-/// Deletes a JetStream stream, speaking the NATS text protocol.
-fn delete_stream(stream: &str) {
-    let Some(addr) = nats_url().strip_prefix("nats://").map(str::to_owned) else { return };
-    let Ok(mut socket) = std::net::TcpStream::connect(addr) else { return };
-    let _ = socket.set_read_timeout(Some(Duration::from_secs(2)));
-    let request = format!(
-        "CONNECT {{\"verbose\":false}}\r\nSUB _INBOX.e2e 1\r\nPUB $JS.API.STREAM.DELETE.{stream} _INBOX.e2e 0\r\n\r\n"
-    );
-    if socket.write_all(request.as_bytes()).is_err() {
-        return;
-    }
-    // Wait for the answer, so the stream is gone before the test ends.
-    let mut seen = String::new();
-    let mut buf = [0u8; 4096];
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !seen.contains("stream_delete_response") && Instant::now() < deadline {
-        match socket.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
-        }
-        if seen.contains("PING\r\n") {
-            let _ = socket.write_all(b"PONG\r\n");
-        }
-    }
-}
-
-/// Deletes every Redis key under `prefix`.
-fn delete_keys(prefix: &str) {
-    let Ok(client) = redis::Client::open(redis_url()) else { return };
-    let Ok(mut connection) = client.get_connection() else { return };
-    let pattern = format!("{prefix}*");
-    let mut cursor: u64 = 0;
-    loop {
-        let Ok((next, keys)): redis::RedisResult<(u64, Vec<String>)> =
-            redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(&mut connection)
-        else {
-            return;
-        };
-        if !keys.is_empty() {
-            let _: redis::RedisResult<i64> = redis::cmd("DEL").arg(&keys).query(&mut connection);
-        }
-        if next == 0 {
-            return;
-        }
-        cursor = next;
-    }
 }
 
 // ---------------------------------------------------------------------------

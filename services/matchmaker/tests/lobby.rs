@@ -163,7 +163,6 @@ async fn boards_come_and_go_across_replicas_and_the_bus() {
     a.stop().await;
     b.stop().await;
     shard.stop().await;
-    backend.clean_up().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -188,5 +187,4 @@ async fn boards_leave_the_lobby_when_their_time_is_up() {
     let left = client.player_left(PlayerLeftRequest { player_id: "erin".into() }).await.unwrap().into_inner();
     assert_eq!(left.boards_closed, 0, "already gone");
     a.stop().await;
-    backend.clean_up().await;
 }

@@ -164,7 +164,6 @@ async fn a_thousand_seekers_pair_exactly_once_within_their_windows() {
         replica.stop().await;
     }
     shard.stop().await;
-    backend.clean_up().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -216,7 +215,6 @@ async fn bad_seeks_are_refused_with_a_code() {
         .expect_err("an empty player is refused");
     assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest);
     replica.stop().await;
-    backend.clean_up().await;
 }
 
 /// A rating service that knows one player.
@@ -311,5 +309,4 @@ async fn ratings_come_from_the_rating_service_when_there_is_one() {
     let mut client = replica.client().await;
     assert_eq!(client.seek(request("other", Variant::Atomic)).await.unwrap().into_inner().rating, 1000);
     replica.stop().await;
-    backend.clean_up().await;
 }

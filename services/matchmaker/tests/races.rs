@@ -221,7 +221,6 @@ async fn withdrawals_racing_waves_are_never_paired_and_late_ones_always_are() {
         replica.stop().await;
     }
     shard.stop().await;
-    backend.clean_up().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -262,5 +261,4 @@ async fn a_dead_replicas_pools_move_to_the_other() {
     assert_eq!(backend.games().await.len(), 5);
     second.stop().await;
     shard.stop().await;
-    backend.clean_up().await;
 }

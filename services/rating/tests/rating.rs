@@ -14,57 +14,19 @@ use fogblast_proto::game::{ClockSettings, EndReason, Variant};
 use fogblast_proto::rating::rating_client::RatingClient;
 use fogblast_proto::rating::{GameRequest, LeaderboardRequest, PlayerGamesRequest, ProfileRequest};
 use fogblast_rating::{Applied, Archive, RatingConfig, RatingSettings};
+use fogblast_testkit::{nats_url, Scratch, ScratchDatabase};
 use prost::Message;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sqlx::Connection;
 use tokio::net::TcpListener;
 
-fn postgres_base() -> String {
-    std::env::var("FOGBLAST_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
-}
-
-fn nats_url() -> String {
-    std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
-}
-
-/// A database of the test's own, dropped when the test ends.
-struct TestDatabase {
-    name: String,
-    url: String,
-}
-
-impl TestDatabase {
-    async fn create(test: &str) -> TestDatabase {
-        let name = format!("test_{test}_{:08x}", rand::random::<u32>());
-        let mut admin = sqlx::PgConnection::connect(&format!("{}/postgres", postgres_base())).await.unwrap();
-        sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
-        TestDatabase { url: format!("{}/{name}", postgres_base()), name }
-    }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        let name = self.name.clone();
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            runtime.block_on(async {
-                if let Ok(mut admin) = sqlx::PgConnection::connect(&format!("{}/postgres", postgres_base())).await {
-                    let _ =
-                        sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut admin).await;
-                }
-            });
-        })
-        .join();
-    }
-}
-
-fn nats_config(test: &str) -> NatsConfig {
-    let tag = format!("{test}_{:08x}", rand::random::<u32>()).to_ascii_uppercase();
+/// The bus settings of a test's own stream and subjects.
+fn nats_config(scratch: &Scratch) -> NatsConfig {
     NatsConfig {
         url: nats_url(),
-        stream: format!("TEST_{tag}"),
-        subject_prefix: format!("test_{tag}."),
+        stream: scratch.stream.clone(),
+        subject_prefix: scratch.subject_prefix.clone(),
         ..NatsConfig::default()
     }
 }
@@ -170,8 +132,9 @@ async fn publish(bus: &dyn EventBus, game: &GameFinished, message_id: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_game_delivered_five_times_rates_once() {
-    let database = TestDatabase::create("five").await;
-    let nats = nats_config("five");
+    let database = ScratchDatabase::create("five").await;
+    let scratch = Scratch::new("five");
+    let nats = nats_config(&scratch);
     let bus = NatsBus::connect(nats.clone()).await.unwrap();
     let _service = RatingProcess::start(&database.url, nats).await;
     let game = finished("g5times", "alice", "bob", "1-0", 1_700_000_000_000);
@@ -190,8 +153,9 @@ async fn the_same_game_delivered_five_times_rates_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_killed_mid_batch_loses_and_doubles_nothing() {
-    let database = TestDatabase::create("kill").await;
-    let nats = nats_config("kill");
+    let database = ScratchDatabase::create("kill").await;
+    let scratch = Scratch::new("kill");
+    let nats = nats_config(&scratch);
     let bus = NatsBus::connect(nats.clone()).await.unwrap();
     let players = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"];
     let mut rng = StdRng::seed_from_u64(3);
@@ -240,8 +204,9 @@ async fn a_service_killed_mid_batch_loses_and_doubles_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn profiles_leaderboards_games_and_pgn_over_grpc() {
-    let database = TestDatabase::create("grpc").await;
-    let nats = nats_config("grpc");
+    let database = ScratchDatabase::create("grpc").await;
+    let scratch = Scratch::new("grpc");
+    let nats = nats_config(&scratch);
     let bus = NatsBus::connect(nats.clone()).await.unwrap();
     let service = RatingProcess::start(&database.url, nats).await;
     // Alice beats bob two games in three: after forty both settle, alice on

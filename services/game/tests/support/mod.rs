@@ -27,28 +27,22 @@ use fogblast_store::{placement, GameStore, MemoryStore, RedisStore};
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
 
-pub fn redis_url() -> String {
-    std::env::var("FOGBLAST_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-pub fn nats_url() -> String {
-    std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
-}
+use fogblast_testkit::Scratch;
+pub use fogblast_testkit::{nats_url, redis_url};
 
 /// Where a cluster keeps its games and sends its events.
 #[derive(Clone, Debug)]
 pub enum Backend {
-    /// Real Redis and NATS, isolated by the test's own names.
-    Distributed { prefix: String },
+    /// Real Redis and NATS, isolated by the test's own names, which are
+    /// removed when the last clone of the backend is dropped.
+    Distributed { scratch: Arc<Scratch> },
     /// The in-process adapters, shared by every shard of the cluster.
     Embedded { store: Arc<MemoryStore>, bus: Arc<MemoryBus> },
 }
 
 impl Backend {
     pub fn distributed(test: &str) -> Backend {
-        SWEEP_STALE.call_once(sweep_stale_test_resources);
-        let prefix = format!("test-{test}-{:08x}", rand::random::<u32>());
-        Backend::Distributed { prefix }
+        Backend::Distributed { scratch: Arc::new(Scratch::new(test)) }
     }
 
     pub fn embedded() -> Backend {
@@ -57,19 +51,19 @@ impl Backend {
 
     pub async fn store(&self) -> Arc<dyn GameStore> {
         match self {
-            Backend::Distributed { prefix } => {
-                Arc::new(RedisStore::connect(&redis_url(), &format!("{prefix}:")).await.expect("redis is running"))
+            Backend::Distributed { scratch } => {
+                Arc::new(RedisStore::connect(&redis_url(), &scratch.redis_prefix).await.expect("redis is running"))
             }
             Backend::Embedded { store, .. } => store.clone(),
         }
     }
 
     pub fn nats_config(&self) -> NatsConfig {
-        let Backend::Distributed { prefix } = self else { panic!("only distributed clusters use NATS") };
+        let Backend::Distributed { scratch } = self else { panic!("only distributed clusters use NATS") };
         NatsConfig {
             url: nats_url(),
-            stream: prefix.to_ascii_uppercase().replace('-', "_"),
-            subject_prefix: format!("{prefix}."),
+            stream: scratch.stream.clone(),
+            subject_prefix: scratch.subject_prefix.clone(),
             ..NatsConfig::default()
         }
     }
@@ -385,8 +379,8 @@ impl GameConfigExt for GameConfig {
 impl Backend {
     /// The Redis store keeping only the last `history` events of each game.
     pub async fn store_with_history(&self, history: usize) -> Arc<dyn GameStore> {
-        let Backend::Distributed { prefix } = self else { panic!("only distributed clusters have a history setting") };
-        let store = RedisStore::connect(&redis_url(), &format!("{prefix}:")).await.expect("redis is running");
+        let Backend::Distributed { scratch } = self else { panic!("only distributed clusters have a history setting") };
+        let store = RedisStore::connect(&redis_url(), &scratch.redis_prefix).await.expect("redis is running");
         Arc::new(store.with_history(history))
     }
 }
@@ -396,74 +390,5 @@ impl ShardProcess {
     /// `history` events of each game.
     pub async fn start_with_history(backend: &Backend, id: &str, config: GameConfig, history: usize) -> ShardProcess {
         ShardProcess::start_on(backend, id, config, Some(history)).await
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Test runs leave streams and keys behind when they fail or are killed.
-// The first distributed cluster of each test binary removes what earlier
-// runs left: test streams created, and test keys last touched, over half an
-// hour ago. Nothing a running test uses is that old.
-// ---------------------------------------------------------------------------
-
-static SWEEP_STALE: std::sync::Once = std::sync::Once::new();
-const STALE_AFTER_S: i64 = 1_800;
-
-fn sweep_stale_test_resources() {
-    let sweep = std::thread::spawn(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async {
-            let _ = tokio::time::timeout(Duration::from_secs(20), async {
-                sweep_stale_streams().await;
-                sweep_stale_keys().await;
-            })
-            .await;
-        });
-    });
-    let _ = sweep.join();
-}
-
-async fn sweep_stale_streams() {
-    use futures::TryStreamExt;
-    let Ok(client) = async_nats::connect(nats_url()).await else { return };
-    let jetstream = async_nats::jetstream::new(client);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-    let Ok(infos) = jetstream.streams().try_collect::<Vec<_>>().await else { return };
-    for info in infos {
-        let name = &info.config.name;
-        let test_stream = name.starts_with("TEST_") || name.starts_with("FOGBLAST_TEST_");
-        if test_stream && now - info.created.unix_timestamp() > STALE_AFTER_S {
-            let _ = jetstream.delete_stream(name).await;
-        }
-    }
-}
-
-async fn sweep_stale_keys() {
-    let Ok(client) = redis::Client::open(redis_url()) else { return };
-    let Ok(mut connection) = client.get_multiplexed_async_connection().await else { return };
-    let mut cursor: u64 = 0;
-    loop {
-        let Ok((next, keys)): redis::RedisResult<(u64, Vec<String>)> = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg("test-*")
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(&mut connection)
-            .await
-        else {
-            return;
-        };
-        for key in keys {
-            let idle: redis::RedisResult<Option<i64>> =
-                redis::cmd("OBJECT").arg("IDLETIME").arg(&key).query_async(&mut connection).await;
-            if matches!(idle, Ok(Some(seconds)) if seconds > STALE_AFTER_S) {
-                let _: redis::RedisResult<i64> = redis::cmd("DEL").arg(&key).query_async(&mut connection).await;
-            }
-        }
-        if next == 0 {
-            return;
-        }
-        cursor = next;
     }
 }

@@ -23,33 +23,31 @@ use prost::Message as _;
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
 
-pub fn redis_url() -> String {
-    std::env::var("FOGBLAST_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
+use fogblast_testkit::Scratch;
+pub use fogblast_testkit::{nats_url, redis_url};
 
-pub fn nats_url() -> String {
-    std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
-}
-
-/// Where one test's cluster keeps things.
+/// Where one test's cluster keeps things: names of its own, removed when
+/// the last clone of the backend is dropped.
 #[derive(Clone, Debug)]
 pub struct Backend {
     /// Redis key prefix, with its trailing `:`.
     pub prefix: String,
     pub nats: NatsConfig,
+    _scratch: Arc<Scratch>,
 }
 
 impl Backend {
     pub fn new(tag: &str) -> Backend {
-        let unique = format!("{tag}_{:08x}", rand::random::<u32>());
+        let scratch = Scratch::new(&format!("mm-{}", tag.replace('_', "-")));
         Backend {
-            prefix: format!("test-mm-{unique}:"),
+            prefix: scratch.redis_prefix.clone(),
             nats: NatsConfig {
                 url: nats_url(),
-                stream: format!("TEST_MM_{}", unique.to_ascii_uppercase()),
-                subject_prefix: format!("test_mm_{unique}."),
+                stream: scratch.stream.clone(),
+                subject_prefix: scratch.subject_prefix.clone(),
                 ..NatsConfig::default()
             },
+            _scratch: Arc::new(scratch),
         }
     }
 
@@ -63,39 +61,6 @@ impl Backend {
 
     pub async fn bus(&self) -> Arc<dyn EventBus> {
         Arc::new(NatsBus::connect(self.nats.clone()).await.expect("nats is running"))
-    }
-
-    /// Removes every key and the stream this backend made.
-    pub async fn clean_up(&self) {
-        if let Ok(client) = redis::Client::open(redis_url()) {
-            if let Ok(mut connection) = client.get_multiplexed_async_connection().await {
-                let mut cursor: u64 = 0;
-                loop {
-                    let Ok((next, keys)): redis::RedisResult<(u64, Vec<String>)> = redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg(format!("{}*", self.prefix))
-                        .arg("COUNT")
-                        .arg(1000)
-                        .query_async(&mut connection)
-                        .await
-                    else {
-                        break;
-                    };
-                    if !keys.is_empty() {
-                        let _: redis::RedisResult<i64> =
-                            redis::cmd("DEL").arg(&keys).query_async(&mut connection).await;
-                    }
-                    if next == 0 {
-                        break;
-                    }
-                    cursor = next;
-                }
-            }
-        }
-        if let Ok(client) = async_nats::connect(nats_url()).await {
-            let _ = async_nats::jetstream::new(client).delete_stream(&self.nats.stream).await;
-        }
     }
 
     /// Every game the shards made: id, white player, black player.
