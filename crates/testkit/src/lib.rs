@@ -56,13 +56,21 @@ impl Scratch {
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
+impl Scratch {
+    /// Deletes the test's keys and stream now; [`Drop`] does it again,
+    /// which finds nothing more unless something wrote since.
+    pub fn remove(&self) {
         let (pattern, stream) = (format!("{}*", self.redis_prefix), self.stream.clone());
         block_on_own_thread(async move {
             delete_keys(&pattern).await;
             delete_stream(&stream).await;
         });
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.remove();
     }
 }
 

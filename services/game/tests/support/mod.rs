@@ -31,18 +31,37 @@ use fogblast_testkit::Scratch;
 pub use fogblast_testkit::{nats_url, redis_url};
 
 /// Where a cluster keeps its games and sends its events.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Backend {
     /// Real Redis and NATS, isolated by the test's own names, which are
-    /// removed when the last clone of the backend is dropped.
-    Distributed { scratch: Arc<Scratch> },
+    /// removed when the test's own backend is dropped (its clones, held by
+    /// the shards, leave them), so a test that fails removes them while
+    /// unwinding.
+    Distributed { scratch: Arc<Scratch>, owner: bool },
     /// The in-process adapters, shared by every shard of the cluster.
     Embedded { store: Arc<MemoryStore>, bus: Arc<MemoryBus> },
 }
 
+impl Clone for Backend {
+    fn clone(&self) -> Backend {
+        match self {
+            Backend::Distributed { scratch, .. } => Backend::Distributed { scratch: scratch.clone(), owner: false },
+            Backend::Embedded { store, bus } => Backend::Embedded { store: store.clone(), bus: bus.clone() },
+        }
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        if let Backend::Distributed { scratch, owner: true } = self {
+            scratch.remove();
+        }
+    }
+}
+
 impl Backend {
     pub fn distributed(test: &str) -> Backend {
-        Backend::Distributed { scratch: Arc::new(Scratch::new(test)) }
+        Backend::Distributed { scratch: Arc::new(Scratch::new(test)), owner: true }
     }
 
     pub fn embedded() -> Backend {
@@ -51,7 +70,7 @@ impl Backend {
 
     pub async fn store(&self) -> Arc<dyn GameStore> {
         match self {
-            Backend::Distributed { scratch } => {
+            Backend::Distributed { scratch, .. } => {
                 Arc::new(RedisStore::connect(&redis_url(), &scratch.redis_prefix).await.expect("redis is running"))
             }
             Backend::Embedded { store, .. } => store.clone(),
@@ -59,7 +78,7 @@ impl Backend {
     }
 
     pub fn nats_config(&self) -> NatsConfig {
-        let Backend::Distributed { scratch } = self else { panic!("only distributed clusters use NATS") };
+        let Backend::Distributed { scratch, .. } = self else { panic!("only distributed clusters use NATS") };
         NatsConfig {
             url: nats_url(),
             stream: scratch.stream.clone(),
@@ -379,7 +398,9 @@ impl GameConfigExt for GameConfig {
 impl Backend {
     /// The Redis store keeping only the last `history` events of each game.
     pub async fn store_with_history(&self, history: usize) -> Arc<dyn GameStore> {
-        let Backend::Distributed { scratch } = self else { panic!("only distributed clusters have a history setting") };
+        let Backend::Distributed { scratch, .. } = self else {
+            panic!("only distributed clusters have a history setting")
+        };
         let store = RedisStore::connect(&redis_url(), &scratch.redis_prefix).await.expect("redis is running");
         Arc::new(store.with_history(history))
     }

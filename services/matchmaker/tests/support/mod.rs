@@ -27,13 +27,29 @@ use fogblast_testkit::Scratch;
 pub use fogblast_testkit::{nats_url, redis_url};
 
 /// Where one test's cluster keeps things: names of its own, removed when
-/// the last clone of the backend is dropped.
-#[derive(Clone, Debug)]
+/// the test's own backend is dropped (its clones, held by the processes,
+/// leave them), so a test that fails removes them while unwinding.
+#[derive(Debug)]
 pub struct Backend {
     /// Redis key prefix, with its trailing `:`.
     pub prefix: String,
     pub nats: NatsConfig,
-    _scratch: Arc<Scratch>,
+    scratch: Arc<Scratch>,
+    owner: bool,
+}
+
+impl Clone for Backend {
+    fn clone(&self) -> Backend {
+        Backend { prefix: self.prefix.clone(), nats: self.nats.clone(), scratch: self.scratch.clone(), owner: false }
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        if self.owner {
+            self.scratch.remove();
+        }
+    }
 }
 
 impl Backend {
@@ -47,7 +63,8 @@ impl Backend {
                 subject_prefix: scratch.subject_prefix.clone(),
                 ..NatsConfig::default()
             },
-            _scratch: Arc::new(scratch),
+            scratch: Arc::new(scratch),
+            owner: true,
         }
     }
 
