@@ -6,6 +6,11 @@
 //! retried until the route timeout, so players see a pause rather than an
 //! error.
 
+pub mod membership;
+pub mod placement;
+
+pub use membership::{Member, Membership, StoreError};
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
@@ -14,7 +19,6 @@ use std::time::Duration;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::ids::GameId;
-use fogblast_store::{placement, Member, Membership};
 use rand::Rng;
 use tokio::time::Instant;
 use tonic::transport::{Channel, Endpoint};

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use axum::serve::ListenerExt;
 use fogblast_bus::EventBus;
-use fogblast_store::GameStore;
+use fogblast_routing::Membership;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -73,7 +73,7 @@ pub struct Gateway {
 /// have gone or `drain_ms` has passed.
 pub async fn run(
     config: GatewayConfig,
-    store: Arc<dyn GameStore>,
+    membership: Arc<dyn Membership>,
     bus: Arc<dyn EventBus>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -87,7 +87,7 @@ pub async fn run(
         }
     };
     let metrics = Arc::new(metrics::Metrics::new()?);
-    let router = Arc::new(fogblast_routing::Router::new(store.clone(), config.settings.route_timeout()).await);
+    let router = Arc::new(fogblast_routing::Router::new(membership, config.settings.route_timeout()).await);
     router.keep_fresh(Duration::from_millis(config.settings.membership_refresh_ms));
     let (drain, draining) = watch::channel(false);
     let rating = match &config.rating_addr {

@@ -15,8 +15,8 @@ use fogblast_proto::game::{
     CreateGameRequest, CreateGameResponse, GameCommand, GameState, GetStateRequest, JoinGameRequest, JoinGameResponse,
 };
 use fogblast_proto::ids::GameId;
+use fogblast_routing::Membership;
 use fogblast_routing::Router;
-use fogblast_store::Membership;
 use tonic::transport::Channel;
 
 /// What the matchmaker asks of the game service.

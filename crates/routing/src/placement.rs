@@ -7,7 +7,7 @@
 
 use fogblast_proto::ids::GameId;
 
-use crate::Member;
+use crate::membership::Member;
 
 /// The live shard that owns `game`, if any shard is live.
 pub fn owner<'a>(game: &GameId, members: &'a [Member]) -> Option<&'a Member> {
