@@ -176,7 +176,8 @@ function applyMove(m, f, now) {
     firstMoveAt: firstMoveAt(f, now),
     last: f.uci ? [f.uci.slice(0, 2), f.uci.slice(2, 4)] : null,
     takebackOffer: null,
-    drawOffer: m.drawOffer && m.drawOffer !== mover ? m.drawOffer : null,
+    // A move answers the opponent's draw offer with no; the mover's own offer stands.
+    drawOffer: m.drawOffer === mover ? m.drawOffer : null,
     hiddenNews: !f.uci,
   };
   const lost = new Set(m.lost);

@@ -158,9 +158,12 @@ test('offers stand until answered or a move is made; takeback is followed by a s
   const base = feed([[created, 0], [seated, 0], [e4, 0]]);
   const offered = applyFrame(base, { t: 'draw', game: base.id, v: 5, action: 'offer', by: 'white' });
   assert.equal(offered.drawOffer, 'white');
-  // White's own offer stands over black's move; a move by the offering side would end it.
+  // Black moving instead of answering declines white's offer.
   const afterBlack = applyFrame(offered, e5, { now: 0 });
-  assert.equal(afterBlack.drawOffer, 'white');
+  assert.equal(afterBlack.drawOffer, null);
+  // An offer made before one's own move stands over it.
+  const blackOffers = applyFrame(base, { t: 'draw', game: base.id, v: 5, action: 'offer', by: 'black' });
+  assert.equal(applyFrame(blackOffers, e5, { now: 0 }).drawOffer, 'black');
   const declined = applyFrame(offered, { t: 'draw', game: base.id, v: 6, action: 'decline', by: 'black' });
   assert.equal(declined.drawOffer, null);
 
