@@ -41,41 +41,55 @@ function statusOf(model, myTurn, now) {
   return statusText(model, { myTurn, hotseat: isHotseat(), firstMoveLeft: firstMoveSecondsLeft(model, now) });
 }
 
+/** Renders the model on screen; each part below changes only what differs. */
 export function renderGame() {
   const model = activeModel();
-  const gameEl = $('game');
   if (!model) {
     $('status').textContent = currentGame() ? 'Loading the game…' : '';
     return;
   }
-  const ended = model.status === 'ended';
   const seat = isSeat(model);
   const turn = turnColor(model);
   const myTurn = seat && model.status === 'playing' && turn === model.you;
   const curtain = curtainUp(model);
-  const ply = replayPly();
-
-  // Orientation: your colour at the bottom; same-device fog: the side to move.
-  let bottom = seat ? model.you : 'white';
-  if (isHotseat()) bottom = model.variant === 'fog' && !ended ? turn : modelOf('main').you;
-  if (flipped) bottom = other(bottom);
+  const bottom = orientation(model, turn);
   board.setOrientation(bottom);
-
-  board.show(boardView(model, { curtain, replayPly: ply, myTurn, pending: !!pendingMove() }));
+  board.show(boardView(model, { curtain, replayPly: replayPly(), myTurn, pending: !!pendingMove() }));
+  const gameEl = $('game');
   gameEl.dataset.variant = model.variant;
   gameEl.dataset.status = model.status;
   gameEl.dataset.you = model.you;
+  renderCurtain(curtain, turn);
+  renderPlayers(model, bottom, turn);
+  renderClocks();
+  renderStatus(model, myTurn, curtain);
+  renderInvite(model, seat);
+  renderControls(model, seat && !curtain);
+  renderMoves(model, curtain);
+  renderReplay(model);
+  renderPgn(model);
+  const ended = model.status === 'ended';
+  document.title = ended ? `${resultText(model)} · Fogblast` : myTurn ? 'Your turn · Fogblast' : 'Fogblast';
+}
 
-  // The curtain.
+/** The colour at the bottom: yours; on one device in fog of war, the side to move; flipped on request. */
+function orientation(model, turn) {
+  let bottom = isSeat(model) ? model.you : 'white';
+  if (isHotseat()) bottom = model.variant === 'fog' && model.status !== 'ended' ? turn : modelOf('main').you;
+  return flipped ? other(bottom) : bottom;
+}
+
+function renderCurtain(curtain, turn) {
   const curtainEl = $('curtain');
   curtainEl.hidden = !curtain;
-  if (curtain) {
-    $('curtain-ready').textContent = `I'm ${COLOR_NAME[turn]} — show my board`;
-    curtainEl.querySelector('.curtain-title').textContent = `${COLOR_NAME[turn]} to move`;
-    curtainEl.querySelector('.curtain-text').textContent = `Pass the device to ${COLOR_NAME[turn]}. ${COLOR_NAME[other(turn)]}, look away.`;
-  }
+  if (!curtain) return;
+  $('curtain-ready').textContent = `I'm ${COLOR_NAME[turn]} — show my board`;
+  curtainEl.querySelector('.curtain-title').textContent = `${COLOR_NAME[turn]} to move`;
+  curtainEl.querySelector('.curtain-text').textContent = `Pass the device to ${COLOR_NAME[turn]}. ${COLOR_NAME[other(turn)]}, look away.`;
+}
 
-  // Players and clocks, placed by orientation.
+/** Players and clocks, placed by orientation. */
+function renderPlayers(model, bottom, turn) {
   for (const [where, color] of [['bottom', bottom], ['top', other(bottom)]]) {
     const strip = document.querySelector(`[data-strip="${where}"]`);
     const label = playerLabel(model, color);
@@ -88,9 +102,11 @@ export function renderGame() {
     const clock = $(`clock-${color}`);
     if (clock.parentElement !== strip) strip.append(clock);
   }
-  renderClocks();
+}
 
-  // Status and result.
+/** The status line, the result and the rating change. */
+function renderStatus(model, myTurn, curtain) {
+  const ended = model.status === 'ended';
   $('status').textContent = statusOf(model, myTurn && !curtain, performance.now());
   $('status').dataset.turn = myTurn ? 'you' : 'other';
   const resultBox = document.querySelector('.result-box');
@@ -101,21 +117,25 @@ export function renderGame() {
   ratingEl.hidden = !(ended && rating);
   ratingEl.textContent = rating || '';
   ratingEl.classList.toggle('down', !!rating && rating.startsWith('-'));
+}
 
-  // Invite.
+/** The invite link and code while the other seat is free. */
+function renderInvite(model, seat) {
   const invite = $('invite');
   invite.hidden = !(model.status === 'waiting' && model.code && seat);
   $('invite-alt').hidden = isHotseat();
-  if (!invite.hidden) {
-    const url = `${location.origin}${model.invite || `/g/${model.code}`}`;
-    $('invite-link').textContent = url;
-    $('invite-link').href = url;
-    $('invite-code').textContent = model.code;
-  }
+  if (invite.hidden) return;
+  const url = `${location.origin}${model.invite || `/g/${model.code}`}`;
+  $('invite-link').textContent = url;
+  $('invite-link').href = url;
+  $('invite-code').textContent = model.code;
+}
 
-  // Prompts and controls.
+/** Offers to answer and the buttons; `canAct`: a seat whose board is not under the curtain. */
+function renderControls(model, canAct) {
+  const seat = isSeat(model);
   const playing = model.status === 'playing';
-  const canAct = seat && !curtain;
+  const ended = model.status === 'ended';
   const opp = other(model.you);
   show('[data-prompt="draw"]', canAct && playing && model.drawOffer === opp);
   show('[data-prompt="takeback"]', canAct && playing && model.takebackOffer === opp);
@@ -138,27 +158,32 @@ export function renderGame() {
     text: model.rematchOffer === model.you ? 'Rematch offered…' : 'Rematch',
   });
   $('new-game').textContent = ended || !seat ? 'New game' : 'Home';
+}
 
-  // Moves, replay, PGN.
-  renderMoves(model, curtain);
+/** The replay's controls once the game is over. */
+function renderReplay(model) {
   const replayEl = $('replay');
-  const frames = ended ? model.replay : null;
+  const frames = model.status === 'ended' ? model.replay : null;
   replayEl.hidden = !(frames && model.moves.length);
-  if (!replayEl.hidden) {
-    const total = frames.length - 1;
-    const shown = ply == null ? total : ply;
-    $('replay-ply').textContent = `${shown} / ${total}`;
-    $('replay-start').disabled = shown === 0;
-    $('replay-prev').disabled = shown === 0;
-    $('replay-next').disabled = shown === total;
-    $('replay-end').disabled = shown === total;
-  }
+  if (replayEl.hidden) return;
+  const total = frames.length - 1;
+  const ply = replayPly();
+  const shown = ply == null ? total : ply;
+  $('replay-ply').textContent = `${shown} / ${total}`;
+  $('replay-start').disabled = shown === 0;
+  $('replay-prev').disabled = shown === 0;
+  $('replay-next').disabled = shown === total;
+  $('replay-end').disabled = shown === total;
+}
+
+/** The PGN link: the archive's, or for an offline game the engine's as a data link. */
+function renderPgn(model) {
+  const ended = model.status === 'ended';
   const pgn = $('pgn-link');
   pgn.hidden = !(ended && model.result !== '*');
   if (!isOfflineGame(model.id)) pgn.href = archive.pgnUrl(model.id);
   pgn.setAttribute('download', `fogblast-${model.id}.pgn`);
   if (ended && isOfflineGame(model.id)) offlinePgn(pgn, model.id);
-  document.title = ended ? `${resultText(model)} · Fogblast` : myTurn ? 'Your turn · Fogblast' : 'Fogblast';
 }
 
 let lastTick = 0;
