@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import {
   applyFrame, boardView, claimSecondsLeft, clockMs, firstMoveSecondsLeft, moveFit, movesMadeBy, stateFromArchive, turnColor,
 } from '../js/model.js';
+import { readFileSync } from 'node:fs';
 import { placementOf, sq } from '../js/chess.js';
 import { routeOf, gameInHash } from '../js/router.js';
 import { statusText, ratingChangeText } from '../js/text.js';
@@ -306,4 +307,65 @@ test('routes: a join code, a game id, the game a reload left, home', () => {
   assert.equal(gameInHash('#game=offline-1'), 'offline-1');
   assert.equal(gameInHash(''), null);
   assert.equal(ratingChangeText(-7.4, 1492.6, true), '-7 → 1493?');
+});
+
+/** The frames one side received in docs/protocol.md's "A typical session", in order, as recorded there. */
+function recordedSession(side) {
+  const doc = readFileSync(new URL('../../../../docs/protocol.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## A typical session'), doc.indexOf('## Client → server'));
+  const frames = [];
+  const marker = `${side} ← `;
+  let at = section.indexOf(marker);
+  while (at >= 0) {
+    const open = at + marker.length;
+    if (section[open] === '{') {
+      // A frame runs to its balanced closing brace, across lines.
+      let depth = 0;
+      let end = open;
+      for (; end < section.length; end++) {
+        if (section[end] === '{') depth++;
+        else if (section[end] === '}' && --depth === 0) break;
+      }
+      frames.push(JSON.parse(section.slice(open, end + 1)));
+    } else if (section.startsWith('(the same', open)) {
+      // "(the same move frame)": the other side's last frame of that type.
+      const type = section.slice(open).match(/^\(the same (\w+) frame\)/)[1];
+      const other = section.lastIndexOf(`← {"t":"${type}"`, at);
+      const start = section.indexOf('{', other);
+      frames.push(JSON.parse(section.slice(start, section.indexOf('}}', start) + 2).replace(/\s+/g, ' ')));
+    }
+    at = section.indexOf(marker, open);
+  }
+  return frames;
+}
+
+test("docs/protocol.md's typical session, as Alice and Bob received it, builds their models", () => {
+  const alices = recordedSession('A');
+  assert.deepEqual(alices.map((f) => f.t), ['welcome', 'created', 'state', 'seated', 'move', 'move', 'end']);
+  let now = 0;
+  let model = null;
+  const models = [];
+  for (const frame of alices) {
+    now += 1000;
+    model = applyFrame(model, frame, { now });
+    models.push(model);
+  }
+  assert.equal(models[0], null, 'welcome and created are not game frames');
+  assert.equal(models[2].status, 'waiting');
+  assert.equal(models[3].status, 'playing');
+  assert.equal(models[3].players.black.name, 'bob');
+  assert.deepEqual(models[5].moves, ['e2e4', 'e7e5']);
+  assert.equal(models[5].clock.running, 'white');
+  assert.equal(clockMs(models[5], 'white', models[5].clockAt + 700), 299300);
+  assert.equal(model.status, 'ended');
+  assert.equal(model.result, '0-1');
+  assert.equal(model.v, 5);
+  assert.deepEqual(model.sans, ['e4', 'e5']);
+
+  const bobs = recordedSession('B');
+  assert.deepEqual(bobs.map((f) => f.t), ['welcome', 'joined', 'state', 'move', 'move', 'end']);
+  const bob = bobs.reduce((m, f) => applyFrame(m, f, { now: 0 }), null);
+  assert.equal(bob.you, 'black');
+  assert.equal(bob.status, 'ended');
+  assert.deepEqual(bob.moves, ['e2e4', 'e7e5']);
 });
