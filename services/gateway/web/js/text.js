@@ -1,5 +1,9 @@
-// Words and numbers the page shows: results, clocks, time controls and
-// error messages. Pure functions, no DOM.
+// Words and numbers the page shows: results, clocks, time controls, the
+// game's status line and error messages. Pure functions, no DOM.
+
+import { inCheck, isSeat, other, turnColor } from './model.js';
+
+export const COLOR_NAME = { white: 'White', black: 'Black' };
 
 export function clockLabel(clock) {
   if (!clock) return 'no clock';
@@ -62,4 +66,39 @@ export function moveErrorText(err) {
 
 export function capitalise(s) {
   return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/**
+ * The status line under the board. `myTurn`: the seat on screen is to move
+ * (and no curtain hides its board); `hotseat`: both seats play on this
+ * device; `firstMoveLeft`: whole seconds left for a first move, or null.
+ */
+export function statusText(model, { myTurn = false, hotseat = false, firstMoveLeft = null } = {}) {
+  if (model.status === 'ended') {
+    return model.moves.length ? 'Game over: step through it with ‹ › or the arrow keys.' : 'Game over.';
+  }
+  if (model.status === 'waiting') {
+    return isSeat(model) ? 'Waiting for an opponent to join: share the link or the code.' : 'Waiting for a second player.';
+  }
+  const turn = turnColor(model);
+  const check = inCheck(model) ? ' Check!' : '';
+  if (hotseat) return `${COLOR_NAME[turn]} to move.${model.variant === 'fog' ? '' : check}`;
+  if (!isSeat(model)) {
+    return model.variant === 'fog'
+      ? `Watching: ${COLOR_NAME[turn]} to move. The fog hides the board until the end.`
+      : `Watching: ${COLOR_NAME[turn]} to move.`;
+  }
+  if (myTurn) {
+    const base = model.hiddenNews ? 'A move was played — your turn' : 'Your turn';
+    return firstMoveLeft != null ? `${base}: make your first move within ${firstMoveLeft} s or the game is aborted.` : `${base}.${check}`;
+  }
+  const opp = model.players[other(model.you)];
+  if (firstMoveLeft != null) return `Waiting for your opponent's first move: the game is aborted in ${firstMoveLeft} s without it.`;
+  return `Waiting for ${opp && opp.computer ? 'the computer' : 'your opponent'} to move…`;
+}
+
+/** A rating change as the page shows it: "+12 → 1512", with "?" while provisional. */
+export function ratingChangeText(diff, rating, provisional) {
+  const d = Math.round(diff || 0);
+  return `${d >= 0 ? '+' : '-'}${Math.abs(d)} → ${Math.round(rating)}${provisional ? '?' : ''}`;
 }

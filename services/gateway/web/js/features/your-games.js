@@ -1,0 +1,58 @@
+// The home screen's "you" panel: your ratings (`/api/players/{id}`) and
+// your last finished games (`/api/players/{id}/games`), each opening its
+// replay, with a PGN link. A gateway without an archive says so.
+
+import { $ } from '../page.js';
+import * as archive from '../archive.js';
+import * as connections from '../connections.js';
+import { gameUrl } from '../router.js';
+import { VARIANT_NAME } from '../text.js';
+
+let open = () => {};
+
+/** `openGame(id)` shows a finished game. */
+export function initYourGames({ openGame }) {
+  open = openGame;
+}
+
+export async function loadProfile() {
+  const me = connections.current().player;
+  if (!me) return;
+  const profileEl = $('profile');
+  const history = $('history');
+  try {
+    const games = await archive.games(me, 10);
+    if (archive.unavailable()) {
+      profileEl.textContent = 'Ratings and finished games are not available on this server.';
+      history.textContent = '';
+      return;
+    }
+    const profile = games && games.games && games.games.length ? await archive.profile(me) : null;
+    const ratings = (profile && profile.ratings) || [];
+    profileEl.textContent = ratings.length
+      ? ratings.map((r) => `${VARIANT_NAME[r.variant] || r.variant}: ${Math.round(r.rating)}${r.provisional ? '?' : ''} (${r.games} games)`).join(' · ')
+      : 'No rated games yet.';
+    history.textContent = '';
+    const list = (games && games.games) || [];
+    if (!list.length) history.innerHTML = '<li class="empty">Your finished games appear here.</li>';
+    for (const g of list) {
+      const li = document.createElement('li');
+      const a = document.createElement('a');
+      a.href = gameUrl(g.game);
+      const white = g.players && g.players.white ? g.players.white.name || 'Anonymous' : '?';
+      const black = g.players && g.players.black ? g.players.black.name || 'Anonymous' : '?';
+      const result = g.result === '*' ? 'aborted' : g.result;
+      a.textContent = `${VARIANT_NAME[g.variant] || g.variant}: ${white} – ${black}, ${result}`;
+      a.addEventListener('click', (e) => { e.preventDefault(); open(g.game); });
+      const pgn = document.createElement('a');
+      pgn.href = archive.pgnUrl(g.game);
+      pgn.textContent = 'PGN';
+      pgn.className = 'pgn';
+      pgn.setAttribute('download', `${g.game}.pgn`);
+      li.append(a, ' ', pgn);
+      history.append(li);
+    }
+  } catch {
+    profileEl.textContent = '';
+  }
+}

@@ -1,0 +1,281 @@
+// The game as one seat's connection knows it, built only from the frames of
+// docs/protocol.md: `applyFrame(model, frame, context) -> model`. Pure: no
+// DOM, no sockets, no storage, no clock read (the caller passes `now`, on
+// the page's performance.now() clock, and what storage remembered), and the
+// model passed in is never changed, so tests feed recorded frames under
+// node and compare values. The screens render what this returns.
+
+import { parseFen, placementOf, replay, checkedKing, name as squareName, START_FEN } from './chess.js';
+
+export const ALL_SQUARES = Array.from({ length: 64 }, (_, i) => squareName(i));
+
+export const other = (color) => (color === 'white' ? 'black' : 'white');
+
+/** The frame types that change a game's model; the others are the page's business. */
+export const GAME_FRAMES = new Set(['state', 'move', 'end', 'draw', 'takeback', 'seated', 'opponent_gone', 'opponent_back', 'rematch']);
+
+export function isSeat(model) {
+  return model.you === 'white' || model.you === 'black';
+}
+
+export function turnColor(model) {
+  return model.position.turn === 'w' ? 'white' : 'black';
+}
+
+/** The colour that moved first, from the starting position (black in some set-ups). */
+export function firstMover(model) {
+  return parseFen(model.initialFen).turn === 'w' ? 'white' : 'black';
+}
+
+/** How many moves `color` has made (known or hidden). */
+export function movesMadeBy(model, color) {
+  const first = firstMover(model);
+  return model.moves.filter((_, i) => (i % 2 === 0) === (first === color)).length;
+}
+
+export function vsComputer(model) {
+  return ['white', 'black'].some((c) => model.players[c] && model.players[c].computer);
+}
+
+/** Whether the side to move is in check, by the page's reading of the position (never in fog of war). */
+export function inCheck(model) {
+  return checkedKing(model.position, model.position.turn, model.variant) >= 0;
+}
+
+/** The last move's squares, [from, to], or null for none or a hidden one. */
+export function lastOf(moves) {
+  const uci = moves.length ? moves[moves.length - 1] : null;
+  return uci ? [uci.slice(0, 2), uci.slice(2, 4)] : null;
+}
+
+/**
+ * When a game between people is aborted for a missing first move, on the
+ * page's clock (`first_move_in_ms` of a state, move or seated frame); 0 when
+ * no such deadline runs, as against the computer, which waits.
+ */
+export function firstMoveAt(frame, now) {
+  return frame.first_move_in_ms > 0 ? now + frame.first_move_in_ms : 0;
+}
+
+/** Whole seconds left to make a first move, or null when no deadline runs. */
+export function firstMoveSecondsLeft(model, now) {
+  if (!model.firstMoveAt || model.status !== 'playing') return null;
+  return Math.max(0, Math.ceil((model.firstMoveAt - now) / 1000));
+}
+
+/** Whole seconds before victory may be claimed over a gone opponent. */
+export function claimSecondsLeft(model, now) {
+  return Math.max(0, Math.ceil((model.claimAt - now) / 1000));
+}
+
+/** `color`'s time at `now`: the frame's time, less what has run since for the running clock. */
+export function clockMs(model, color, now) {
+  if (!model.clock) return null;
+  const ms = model.clock[`${color}_ms`];
+  return clockRunning(model, color) ? ms - (now - model.clockAt) : ms;
+}
+
+export function clockRunning(model, color) {
+  return !!model.clock && model.status === 'playing' && model.clock.running === color;
+}
+
+/** A move frame against the model: `next` to apply, `old` already applied, `gap` when moves were missed. */
+export function moveFit(model, frame) {
+  if (frame.ply < model.moves.length) return 'old';
+  if (frame.ply > model.moves.length) return 'gap';
+  return 'next';
+}
+
+/**
+ * The model after `frame`. `context.now` is the page's clock when the frame
+ * arrived; `context.remembered` is what the page stored for the frame's game
+ * and seat in fog of war (`{lost: [squares], sans: {ply: [uci, san]}}`), read
+ * for `state` frames only. A frame for another game, or older than the
+ * model, returns the model itself.
+ */
+export function applyFrame(model, frame, context = {}) {
+  const now = context.now ?? 0;
+  if (frame.t === 'state') {
+    const next = modelFromState(frame, model, now, context.remembered);
+    return model && model.id === frame.game && model.v > next.v ? model : next;
+  }
+  if (!model || model.id !== frame.game || !GAME_FRAMES.has(frame.t)) return model;
+  const m = { ...model, v: typeof frame.v === 'number' ? Math.max(model.v, frame.v) : model.v };
+  switch (frame.t) {
+    case 'move': return moveFit(model, frame) === 'next' ? applyMove(m, frame, now) : m;
+    case 'end': return applyEnd(m, frame, now);
+    case 'draw': case 'takeback': return applyOffer(m, frame);
+    case 'seated': return applySeated(m, frame, now);
+    case 'opponent_gone': return { ...m, gone: other(m.you), claimAt: now + (frame.claim_in_ms || 0) };
+    case 'opponent_back': return { ...m, gone: null };
+    case 'rematch': return frame.new_game
+      ? { ...m, rematchGame: frame.new_game, rematchOffer: null }
+      : { ...m, rematchOffer: frame.by };
+    default: return m;
+  }
+}
+
+/** The whole game from a `state` frame; what `previous` (the same game) already named is kept. */
+export function modelFromState(f, previous, now = 0, remembered = null) {
+  const same = !!previous && previous.id === f.game;
+  const you = f.you || 'spectator';
+  const moves = (f.moves || []).slice();
+  const sans = [];
+  if (same) {
+    for (let i = 0; i < moves.length; i++) if (moves[i] && previous.moves[i] === moves[i]) sans[i] = previous.sans[i];
+  }
+  const ended = f.status === 'ended';
+  const model = {
+    id: f.game, v: f.v || 0, variant: f.variant, you,
+    fen: f.fen, position: parseFen(f.fen),
+    visible: Array.isArray(f.visible) && !ended ? new Set(f.visible) : null,
+    moves, sans,
+    clock: f.clock || null, clockAt: now,
+    status: f.status, result: f.result || null, reason: f.reason || null,
+    players: { white: null, black: null, ...(f.players || {}) },
+    initialFen: f.initial_fen || START_FEN, chess960: !!f.chess960, rated: !!f.rated,
+    timeControl: f.time_control || null,
+    code: f.code || null, invite: f.invite || null,
+    drawOffer: f.draw_offer || null, takebackOffer: f.takeback_offer || null, rematchOffer: f.rematch_offer || null,
+    rematchGame: f.rematch_game || null,
+    // Coming back, a player may see itself as gone in the first state: only the opponent counts.
+    gone: f.gone && f.gone !== f.you ? f.gone : null, claimAt: f.gone ? now + (f.claim_in_ms || 0) : 0,
+    legal: Array.isArray(f.legal) ? f.legal : null,
+    firstMoveAt: firstMoveAt(f, now),
+    last: lastOf(moves),
+    lost: new Set(same ? previous.lost : (remembered && remembered.lost) || []),
+    hiddenNews: false,
+    archived: !!f.archived,
+    replay: null,
+  };
+  if (moves.length && moves.every(Boolean) && sans.filter(Boolean).length < moves.length) {
+    // Every move is known (not fog of war): name them all.
+    const frames = replay(model.initialFen, moves, model.variant);
+    for (let i = 0; i < moves.length; i++) if (!sans[i]) sans[i] = frames[i + 1].san;
+  }
+  if (model.variant === 'fog' && isSeat(model) && !ended && remembered && remembered.sans) {
+    for (const [ply, [uci, san]] of Object.entries(remembered.sans)) {
+      if (moves[ply] === uci && !sans[ply]) sans[ply] = san;
+    }
+  }
+  if (model.visible) for (const s of [...model.lost]) if (model.visible.has(s)) model.lost.delete(s);
+  if (ended) return finish(model);
+  return model;
+}
+
+function applyMove(m, f, now) {
+  const mover = turnColor(m);
+  const moves = [...m.moves, f.uci ?? null];
+  const sans = m.sans.slice();
+  sans[f.ply] = f.san || null;
+  const next = {
+    ...m, moves, sans,
+    fen: f.fen, position: parseFen(f.fen),
+    clock: f.clock || null, clockAt: now,
+    legal: Array.isArray(f.legal) ? f.legal : null,
+    firstMoveAt: firstMoveAt(f, now),
+    last: f.uci ? [f.uci.slice(0, 2), f.uci.slice(2, 4)] : null,
+    takebackOffer: null,
+    // A move answers the opponent's draw offer with no; the mover's own offer stands.
+    drawOffer: m.drawOffer === mover ? m.drawOffer : null,
+    hiddenNews: !f.uci,
+  };
+  const lost = new Set(m.lost);
+  if (Array.isArray(f.visible)) {
+    next.visible = new Set(f.visible);
+    for (const s of [...lost]) if (next.visible.has(s)) lost.delete(s);
+  }
+  if (Array.isArray(f.lost)) for (const s of f.lost) lost.add(s);
+  next.lost = lost;
+  return next;
+}
+
+function applyEnd(m, f, now) {
+  const moves = (f.moves || []).slice();
+  return finish({
+    ...m,
+    status: 'ended', result: f.result, reason: f.reason,
+    moves, sans: m.sans.slice(),
+    fen: f.fen, position: parseFen(f.fen),
+    clock: f.clock || null, clockAt: now,
+    legal: null, visible: null,
+    drawOffer: null, takebackOffer: null, gone: null,
+    last: lastOf(moves),
+  });
+}
+
+/**
+ * A finished game: the fog lifts (no lost flags), every move is named, and
+ * `replay` holds every position from the start for stepping through it. The
+ * server's final position is the truth if the page's replay ever differs.
+ */
+function finish(model) {
+  const frames = replay(model.initialFen, model.moves, model.variant);
+  const last = frames[frames.length - 1];
+  const serverFinal = parseFen(model.fen);
+  if (placementOf(last.position.board) !== placementOf(serverFinal.board)) frames[frames.length - 1] = { ...last, position: serverFinal };
+  const sans = model.sans.slice();
+  for (let i = 0; i < model.moves.length; i++) if (!sans[i]) sans[i] = frames[i + 1].san;
+  return { ...model, sans, lost: new Set(), replay: frames };
+}
+
+function applyOffer(m, f) {
+  const key = f.t === 'draw' ? 'drawOffer' : 'takebackOffer';
+  const standing = f.action === 'offer' || f.action === 'request';
+  return { ...m, [key]: standing ? f.by : null };
+}
+
+function applySeated(m, f, now) {
+  return {
+    ...m,
+    players: { ...m.players, [f.color]: f.player },
+    status: 'playing', code: null, invite: null,
+    legal: Array.isArray(f.legal) ? f.legal : m.legal,
+    firstMoveAt: firstMoveAt(f, now),
+  };
+}
+
+/**
+ * A finished game from the archive (`/api/games/{id}`) as the `state` frame
+ * the game service would have sent `me`, marked `archived` (it has nothing
+ * more to say: no rematch, no resume). A record that is already a state
+ * frame is returned as it is.
+ */
+export function stateFromArchive(record, me) {
+  if (record.t === 'state') return record;
+  const players = record.players || { white: null, black: null };
+  const you = players.white && players.white.id === me ? 'white' : players.black && players.black.id === me ? 'black' : 'spectator';
+  return {
+    t: 'state', game: record.game, v: 0, variant: record.variant, you, fen: record.fen, moves: record.moves, clock: null,
+    status: 'ended', result: record.result, reason: record.reason, players, initial_fen: record.initial_fen,
+    chess960: record.chess960, rated: record.rated, time_control: record.time_control, archived: true,
+  };
+}
+
+/**
+ * What the board shows of `model`: `curtain` (same-device fog between
+ * turns) shows nothing at all; `replayPly` a position of a finished game;
+ * otherwise the live position with fog, lost flags, and, on the player's
+ * turn (`myTurn`), the legal moves and, unless a move is still in flight
+ * (`pending`), the pieces it may pick up.
+ */
+export function boardView(model, { curtain = false, replayPly = null, myTurn = false, pending = false } = {}) {
+  const ended = model.status === 'ended';
+  let view;
+  if (curtain) {
+    view = { board: new Array(64).fill(null), fog: new Set(ALL_SQUARES), last: null, check: -1, lost: new Set(), movable: null, legal: null };
+  } else if (ended && replayPly != null && model.replay) {
+    const frame = model.replay[replayPly];
+    view = { board: frame.position.board, fog: null, last: frame.last, check: checkedKing(frame.position, frame.position.turn, model.variant), lost: new Set(), movable: null, legal: null };
+  } else {
+    const fog = model.visible ? new Set(ALL_SQUARES.filter((s) => !model.visible.has(s)))
+      : (model.variant === 'fog' && !ended && !isSeat(model) ? new Set(ALL_SQUARES) : null);
+    const check = ended && model.reason !== 'checkmate' ? -1 : checkedKing(model.position, model.position.turn, model.variant);
+    view = {
+      board: model.position.board, fog, last: model.last, check, lost: model.lost,
+      movable: myTurn && !pending ? model.you[0] : null, legal: myTurn ? model.legal : null,
+    };
+  }
+  view.variant = model.variant;
+  return view;
+}

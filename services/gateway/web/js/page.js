@@ -1,0 +1,32 @@
+// What every screen and feature uses of the page itself: elements by their
+// `data-testid` (the contract the browser tests drive), which screen is
+// shown, the notice line, and buttons that stay disabled while they work.
+
+export const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
+
+export function showScreen(which) {
+  $('home').hidden = which !== 'home';
+  $('game').hidden = which !== 'game';
+  document.body.dataset.screen = which;
+}
+
+export const homeShown = () => !$('home').hidden;
+export const gameShown = () => !$('game').hidden;
+
+let noticeTimer = null;
+
+/** A line above the page for a few seconds; errors stay longer. */
+export function notice(text, kind = 'info') {
+  const el = $('notice');
+  el.textContent = text;
+  el.dataset.kind = kind;
+  el.hidden = false;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => { el.hidden = true; }, kind === 'error' ? 6000 : 3500);
+}
+
+/** Disables `button` while `work` runs, so a double click sends one request. */
+export async function busy(button, work) {
+  button.disabled = true;
+  try { await work(); } finally { button.disabled = false; }
+}

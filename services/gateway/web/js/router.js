@@ -1,0 +1,50 @@
+// The page's URLs (docs/web-client.md): `/` is home, `/g/CODE` joins the
+// game with that join code, `/#game=ID` shows a game. `routeOf` is pure, so
+// node tests check it; `startRouter` follows the address bar.
+
+/**
+ * Where a location leads: `{to: 'join', code}`, `{to: 'game', id, hotseat}`
+ * or `{to: 'home'}`. `saved` is the stored game in progress (`{id, hotseat,
+ * active}`): a reload from its screen comes back to it.
+ */
+export function routeOf({ pathname, hash }, saved) {
+  const invite = pathname.match(/^\/g\/([^/]+)\/?$/);
+  if (invite) return { to: 'join', code: decodeURIComponent(invite[1]).toUpperCase() };
+  const id = gameInHash(hash);
+  if (id) return { to: 'game', id, hotseat: !!(saved && saved.id === id && saved.hotseat) };
+  if (saved && saved.active) return { to: 'game', id: saved.id, hotseat: !!saved.hotseat };
+  return { to: 'home' };
+}
+
+/** The game id of a `#game=ID` hash, or null. */
+export function gameInHash(hash) {
+  return new URLSearchParams((hash || '').replace(/^#/, '')).get('game') || null;
+}
+
+export const gameUrl = (id) => `/#game=${encodeURIComponent(id)}`;
+
+/** Puts the game on screen in the address bar, so a reload or a shared URL comes back to it. */
+export function showGameUrl(id) {
+  const url = gameUrl(id);
+  if (location.pathname + location.hash !== url) history.replaceState(null, '', url);
+}
+
+export function showHomeUrl() {
+  history.replaceState(null, '', '/');
+}
+
+/**
+ * Routes the current location once, then follows hash changes: another
+ * game id opens it, no id leaves the game on screen (`current()`) for home.
+ */
+export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave }) {
+  const route = routeOf(location, saved);
+  if (route.to === 'join') onJoin(route.code);
+  else if (route.to === 'game') onGame(route.id, { hotseat: route.hotseat });
+  else onHome();
+  window.addEventListener('hashchange', () => {
+    const id = gameInHash(location.hash);
+    if (id && id !== current()) onGame(id, {});
+    else if (!id && current()) onLeave();
+  });
+}

@@ -1,0 +1,128 @@
+// The home screen: your name; play the computer (online, or offline in this
+// browser); a board for a friend, also with both players on this device;
+// join by code; quick pairing; the lobby; the leaderboard; your games; and
+// "Back to your game" while one is in progress.
+
+import { $, busy, notice, homeShown } from '../page.js';
+import * as connections from '../connections.js';
+import * as store from '../store.js';
+import { openGame, goHome } from '../game-session.js';
+import { errorText } from '../text.js';
+import { seatGuest } from '../features/hotseat.js';
+import { playOffline } from '../features/offline-play.js';
+import { subscribeLobby } from '../features/lobby.js';
+import { startSeek, cancelSeek, renderSeek } from '../features/seek.js';
+import { loadLeaderboard } from '../features/leaderboard.js';
+import { loadProfile } from '../features/your-games.js';
+
+/** A time control select's value ("3+2", "none") as a `clock`. */
+export function parseClock(value) {
+  if (!value || value === 'none') return null;
+  const [m, i] = value.split('+').map(Number);
+  return { initial_ms: m * 60000, increment_ms: (i || 0) * 1000 };
+}
+
+export function bindHome() {
+  const name = $('player-name');
+  name.value = store.get(store.KEYS.name, '') || '';
+  name.addEventListener('change', () => {
+    const value = name.value.trim().slice(0, 30);
+    store.set(store.KEYS.name, value);
+    // Names travel in hello: say it again on a fresh connection.
+    const conn = connections.current();
+    conn.stop();
+    conn.start();
+    notice(value ? `You are now “${value}”.` : 'You play without a name.');
+  });
+
+  const variant = $('computer-variant');
+  const fogNote = () => { $('computer-note').hidden = variant.value !== 'fog'; };
+  variant.addEventListener('change', fogNote);
+  fogNote();
+
+  $('computer-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    busy($('computer-start'), async () => {
+      try {
+        const conn = playOffline($('computer-offline').checked, $('computer-clock').value) ? connections.offline() : connections.online();
+        const created = await conn.request({
+          t: 'create', variant: variant.value, color: $('computer-color').value,
+          clock: parseClock($('computer-clock').value), opponent: 'computer', level: $('computer-level').value,
+        });
+        openGame(created.game);
+      } catch (err) { notice(errorText(err), 'error'); }
+    });
+  });
+
+  $('friend-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const minutes = Number($('friend-minutes').value || 0);
+    const increment = Number($('friend-increment').value || 0);
+    if (!Number.isFinite(minutes) || minutes < 0 || minutes > 60 || !Number.isInteger(minutes)) {
+      notice('Minutes: a whole number from 0 (no clock) to 60.', 'error'); return;
+    }
+    if (!Number.isFinite(increment) || increment < 0 || increment > 180 || !Number.isInteger(increment)) {
+      notice('Increment: a whole number of seconds from 0 to 180.', 'error'); return;
+    }
+    const hotseat = $('friend-hotseat').checked;
+    const rated = $('friend-rated').checked && !hotseat;
+    busy($('friend-create'), async () => {
+      try {
+        const created = await connections.current().request({
+          t: 'create', variant: $('friend-variant').value, color: $('friend-color').value,
+          clock: minutes > 0 ? { initial_ms: minutes * 60000, increment_ms: increment * 1000 } : null,
+          opponent: 'human', rated,
+        });
+        if (hotseat) await seatGuest(created);
+        else openGame(created.game);
+      } catch (err) { notice(errorText(err), 'error'); }
+    });
+  });
+
+  $('join-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const code = $('join-code').value.trim().toUpperCase();
+    if (!/^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{8}$/.test(code)) {
+      notice('A join code is 8 letters and digits, like 2Y3FFY65.', 'error'); return;
+    }
+    busy($('join-submit'), () => joinByCode(code));
+  });
+
+  $('seek-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    startSeek({ variant: $('seek-variant').value, clock: parseClock($('seek-clock').value), rated: $('seek-rated').checked });
+  });
+  $('seek-cancel').addEventListener('click', cancelSeek);
+  $('leaderboard-variant').addEventListener('change', loadLeaderboard);
+  $('resume-game').addEventListener('click', () => {
+    const saved = store.get(store.KEYS.game);
+    if (saved) openGame(saved.id, { hotseat: !!saved.hotseat });
+  });
+}
+
+/** Joins the open game with `code` and shows it; our own invite link goes back to our game. */
+export async function joinByCode(code) {
+  try {
+    const joined = await connections.current().request({ t: 'join', code });
+    openGame(joined.game);
+  } catch (err) {
+    const saved = store.get(store.KEYS.game);
+    if (err.code === 'conflict' && saved) {
+      // Our own invite link, or a seat already ours: go back to the game.
+      openGame(saved.id, { hotseat: !!saved.hotseat });
+      return;
+    }
+    notice(err.code === 'not_found' ? 'No open game has that code: it may have been taken or expired.' : errorText(err), 'error');
+    if (!homeShown()) goHome();
+  }
+}
+
+/** Home came on screen: the banner, the lobby, the seek line, the leaderboard and your games. */
+export function renderHome() {
+  const saved = store.get(store.KEYS.game);
+  $('resume-banner').hidden = !saved;
+  subscribeLobby();
+  renderSeek();
+  // One after the other: a gateway without an archive is then asked once.
+  loadLeaderboard().then(loadProfile);
+}

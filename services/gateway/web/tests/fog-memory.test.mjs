@@ -1,0 +1,26 @@
+// What the page keeps of fog of war across a reload (js/fog-memory.js),
+// against an in-memory localStorage: a seat's lost flags and own SAN come
+// back for the same game and seat only, and go once the game ends.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+const items = new Map();
+globalThis.localStorage = {
+  getItem: (k) => (items.has(k) ? items.get(k) : null),
+  setItem: (k, v) => items.set(k, String(v)),
+  removeItem: (k) => items.delete(k),
+};
+const { recall, keepAfterMove, forget } = await import('../js/fog-memory.js');
+
+test('lost flags and own SAN come back for the same game and seat only', () => {
+  const model = { id: 'z4bdsa9i82dn', you: 'black', lost: new Set(['f5']) };
+  keepAfterMove(model, { ply: 1, uci: 'f7f5', san: 'f5' });
+  keepAfterMove({ ...model, lost: new Set(['f5', 'g6']) }, { ply: 2, uci: null });
+  assert.deepEqual(recall('z4bdsa9i82dn', 'black'), { lost: ['f5', 'g6'], sans: { 1: ['f7f5', 'f5'] } });
+  assert.deepEqual(recall('z4bdsa9i82dn', 'white'), { lost: [], sans: {} });
+  assert.deepEqual(recall('another', 'black'), { lost: [], sans: {} });
+  forget();
+  assert.deepEqual(recall('z4bdsa9i82dn', 'black'), { lost: [], sans: {} });
+  assert.equal(items.size, 0);
+});
