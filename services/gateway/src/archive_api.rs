@@ -45,9 +45,12 @@ fn variant_from_path(name: &str) -> Result<Variant, ServiceError> {
 
 /// A seat as `state.players` writes it.
 fn player(player: Option<&FinishedPlayer>) -> Option<Player> {
-    player.map(|p| match p.computer {
-        true => Player::Computer { name: p.name.clone(), level: level(Level::try_from(p.level).unwrap_or_default()) },
-        false => Player::Person { id: p.id.clone(), name: p.name.clone() },
+    player.map(|p| {
+        if p.computer {
+            Player::Computer { name: p.name.clone(), level: level(Level::try_from(p.level).unwrap_or_default()) }
+        } else {
+            Player::Person { id: p.id.clone(), name: p.name.clone() }
+        }
     })
 }
 

@@ -158,3 +158,123 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use fogblast_proto::game::{
+        ClockSettings, ClockState, Color, EndReason, MoveEvent, MoveView, PresenceEvent, RematchEvent,
+    };
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    fn written(frame: &ServerFrame) -> Value {
+        serde_json::to_value(frame).unwrap()
+    }
+
+    fn waiting_game() -> GameState {
+        GameState {
+            game_id: "g1".into(),
+            version: 1,
+            variant: Variant::Standard as i32,
+            audience: Audience::WhiteSeat as i32,
+            initial_fen: "start".into(),
+            fen: "start".into(),
+            clock_settings: Some(ClockSettings { initial_ms: 60_000, increment_ms: 0 }),
+            clock: Some(ClockState { white_ms: 60_000, black_ms: 60_000, running: 0 }),
+            status: Status::Waiting as i32,
+            white: Some(proto::Player { id: "p1".into(), name: "alice".into(), computer: false, level: 0 }),
+            code: "ABCDEFGH".into(),
+            ..GameState::default()
+        }
+    }
+
+    #[test]
+    fn a_state_leaves_out_what_does_not_apply_and_writes_null_for_what_is_unset() {
+        let frame = ServerFrame::State(Box::new(state(&waiting_game())));
+        let expected = json!({
+            "t": "state", "game": "g1", "v": 1, "variant": "standard", "you": "white", "fen": "start",
+            "moves": [], "clock": {"white_ms": 60000, "black_ms": 60000, "running": null}, "status": "waiting",
+            "players": {"white": {"id": "p1", "name": "alice", "computer": false}, "black": null},
+            "initial_fen": "start", "chess960": false, "rated": false,
+            "time_control": {"initial_ms": 60000, "increment_ms": 0},
+            "code": "ABCDEFGH", "invite": "/g/ABCDEFGH",
+            "draw_offer": null, "takeback_offer": null, "rematch_offer": null,
+        });
+        assert_eq!(written(&frame), expected);
+    }
+
+    #[test]
+    fn a_fog_spectator_sees_an_empty_visible_list_and_an_ended_game_its_result() {
+        let fog = GameState {
+            variant: Variant::Fog as i32,
+            audience: Audience::Spectators as i32,
+            status: Status::Playing as i32,
+            code: String::new(),
+            moves: vec![MoveView { uci: None }],
+            gone: Color::Black as i32,
+            claim_in_ms: 1787,
+            first_move_in_ms: 20_000,
+            ..waiting_game()
+        };
+        let frame = written(&ServerFrame::State(Box::new(state(&fog))));
+        assert_eq!(
+            (&frame["you"], &frame["visible"], &frame["moves"]),
+            (&json!("spectator"), &json!([]), &json!([null]))
+        );
+        assert_eq!(
+            (&frame["gone"], &frame["claim_in_ms"], &frame["first_move_in_ms"]),
+            (&json!("black"), &json!(1787), &json!(20000))
+        );
+        assert!(frame.get("code").is_none() && frame.get("invite").is_none() && frame.get("result").is_none());
+
+        let ended = GameState {
+            status: Status::Ended as i32,
+            result: "1-0".into(),
+            reason: EndReason::NoMoves as i32,
+            gone: 0,
+            ..fog
+        };
+        let frame = written(&ServerFrame::State(Box::new(state(&ended))));
+        assert_eq!((&frame["result"], &frame["reason"]), (&json!("1-0"), &json!("stalemate")));
+        assert!(frame.get("visible").is_none() && frame.get("gone").is_none() && frame.get("claim_in_ms").is_none());
+    }
+
+    #[test]
+    fn events_go_to_the_audiences_they_concern() {
+        let payload = |kind| Some(EventPayload { kind: Some(kind) });
+        let hidden = MoveEvent { ply: 2, uci: None, fen: "f".into(), ..MoveEvent::default() };
+        let seen = MoveEvent { uci: Some("e4f5".into()), san: Some("exf5".into()), lost: vec![], ..hidden.clone() };
+        let moved = AudienceEvent {
+            white: payload(Kind::Move(seen)),
+            black: payload(Kind::Move(MoveEvent { lost: vec!["f5".into()], ..hidden.clone() })),
+            spectators: payload(Kind::Move(hidden)),
+        };
+        let [white, black, spectators] =
+            event("g1", 5, &moved).map(|f| serde_json::from_str::<Value>(&f.unwrap()).unwrap());
+        assert_eq!(
+            white,
+            json!({"t": "move", "game": "g1", "v": 5, "ply": 2, "uci": "e4f5", "san": "exf5", "fen": "f", "clock": null})
+        );
+        assert_eq!(
+            black,
+            json!({"t": "move", "game": "g1", "v": 5, "ply": 2, "uci": null, "fen": "f", "lost": ["f5"], "clock": null})
+        );
+        assert_eq!(
+            spectators,
+            json!({"t": "move", "game": "g1", "v": 5, "ply": 2, "uci": null, "fen": "f", "clock": null})
+        );
+
+        let gone =
+            payload(Kind::Presence(PresenceEvent { color: Color::White as i32, gone: true, claim_in_ms: 30_000 }));
+        let presence = AudienceEvent { white: gone.clone(), black: gone.clone(), spectators: gone };
+        let frames = event("g1", 6, &presence);
+        assert!(frames[0].is_none() && frames[2].is_none());
+        assert_eq!(frames[1].as_deref(), Some(r#"{"t":"opponent_gone","game":"g1","v":6,"claim_in_ms":30000}"#));
+
+        let offered = payload(Kind::Rematch(RematchEvent { by: Color::Black as i32, game_id: String::new() }));
+        let rematch = AudienceEvent { white: offered.clone(), black: offered.clone(), spectators: offered };
+        let frames = event("g1", 7, &rematch);
+        assert_eq!(frames[2].as_deref(), Some(r#"{"t":"rematch","game":"g1","v":7,"by":"black"}"#));
+    }
+}

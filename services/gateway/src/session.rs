@@ -330,10 +330,7 @@ impl Session {
         let variant = proto::Variant::from(create.variant);
         let choice = proto::ColorChoice::from(create.color);
         let computer = create.opponent == Opponent::Computer;
-        let level = match computer {
-            false => proto::Level::Unspecified,
-            true => create.level.unwrap_or(Level::Hard).into(),
-        };
+        let level = if computer { create.level.unwrap_or(Level::Hard).into() } else { proto::Level::Unspecified };
         if !self.gateway.limits.create_game(self.ip) {
             return Err(ServiceError::new(
                 ErrorCode::RateLimited,
