@@ -325,6 +325,11 @@ mod tests {
         assert_eq!(message("[]"), "a frame is one JSON object");
         assert_eq!(message(r#"{"t":"ping","id":[]}"#), ID_RULE);
         assert!(message("{").starts_with("the frame is not JSON: "));
+        // As docs/protocol.md quotes it.
+        assert_eq!(
+            message(r#"{"t":"draw","game":"g","action":"request"}"#),
+            "draw: unknown variant `request`, expected one of `offer`, `accept`, `decline`"
+        );
     }
 
     #[test]
