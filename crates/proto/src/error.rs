@@ -25,12 +25,35 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::UnknownType => "unknown_type",
         }
+    }
+
+    /// The code a WebSocket `error` frame names; `unavailable` reads back as
+    /// [`ErrorCode::Unavailable`] and `internal` as [`ErrorCode::Internal`],
+    /// the codes a client cannot tell apart.
+    pub fn from_ws_code(code: &str) -> Option<ErrorCode> {
+        Some(match code {
+            "internal" => ErrorCode::Internal,
+            "bad_request" => ErrorCode::BadRequest,
+            "not_found" => ErrorCode::NotFound,
+            "not_your_turn" => ErrorCode::NotYourTurn,
+            "not_your_game" => ErrorCode::NotYourGame,
+            "illegal_move" => ErrorCode::IllegalMove,
+            "stale_ply" => ErrorCode::StalePly,
+            "game_over" => ErrorCode::GameOver,
+            "unavailable" => ErrorCode::Unavailable,
+            "conflict" => ErrorCode::Conflict,
+            "rate_limited" => ErrorCode::RateLimited,
+            "unauthorized" => ErrorCode::Unauthorized,
+            "unknown_type" => ErrorCode::UnknownType,
+            _ => return None,
+        })
     }
 
     pub fn grpc_code(self) -> Code {
         match self {
-            ErrorCode::BadRequest | ErrorCode::IllegalMove => Code::InvalidArgument,
+            ErrorCode::BadRequest | ErrorCode::IllegalMove | ErrorCode::UnknownType => Code::InvalidArgument,
             ErrorCode::NotFound => Code::NotFound,
             ErrorCode::NotYourGame => Code::PermissionDenied,
             ErrorCode::NotYourTurn | ErrorCode::GameOver | ErrorCode::Conflict => Code::FailedPrecondition,
@@ -44,7 +67,7 @@ impl ErrorCode {
 
     pub fn http_status(self) -> u16 {
         match self {
-            ErrorCode::BadRequest | ErrorCode::IllegalMove => 400,
+            ErrorCode::BadRequest | ErrorCode::IllegalMove | ErrorCode::UnknownType => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::NotYourGame => 403,
             ErrorCode::NotFound => 404,
@@ -143,10 +166,14 @@ mod tests {
 
     #[test]
     fn every_code_has_a_websocket_name_and_an_http_status() {
-        for code in 0..=13 {
+        for code in 0..=14 {
             let code = ErrorCode::try_from(code).unwrap();
             assert!(!code.as_ws_code().is_empty());
             assert!((400..600).contains(&code.http_status()));
+            let read = ErrorCode::from_ws_code(code.as_ws_code()).unwrap();
+            assert_eq!(read.as_ws_code(), code.as_ws_code(), "{code:?}");
         }
+        assert!(ErrorCode::try_from(15).is_err(), "a new code needs its names here");
+        assert_eq!(ErrorCode::from_ws_code("no_such_code"), None);
     }
 }

@@ -10,20 +10,22 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::events::FinishedPlayer;
-use fogblast_proto::game::{EndReason, Level, Variant};
+use fogblast_proto::game::{EndReason, Level};
 use fogblast_proto::rating::rating_client::RatingClient;
 use fogblast_proto::rating::{
     ArchivedGame, GameRequest, LeaderboardRequest, PlayerGamesRequest, ProfileRequest, RatingChange,
 };
+use fogblast_protocol::convert::level;
+use fogblast_protocol::{Player, ServerFrame, TimeControl, Variant};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
-use crate::{frames, Gateway};
+use crate::Gateway;
 
 fn error_response(error: &ServiceError) -> Response {
     let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(frames::error(error.code.as_ws_code(), &error.message, None))).into_response()
+    (status, Json(ServerFrame::error(error.code, error.message.clone(), None))).into_response()
 }
 
 fn client(gateway: &Gateway) -> Result<RatingClient<Channel>, ServiceError> {
@@ -38,22 +40,18 @@ fn status(status: &tonic::Status) -> ServiceError {
 }
 
 fn variant_from_path(name: &str) -> Result<Variant, ServiceError> {
-    match name {
-        "standard" => Ok(Variant::Standard),
-        "atomic" => Ok(Variant::Atomic),
-        "fog" => Ok(Variant::Fog),
-        _ => Err(ServiceError::new(ErrorCode::NotFound, "variants are standard, atomic and fog")),
-    }
+    name.parse().map_err(|_| ServiceError::new(ErrorCode::NotFound, "variants are standard, atomic and fog"))
 }
 
-fn player_value(player: Option<&FinishedPlayer>) -> Value {
-    match player {
-        Some(p) if p.computer => {
-            json!({ "computer": true, "name": p.name, "level": Level::try_from(p.level).ok().and_then(frames::level_name) })
+/// A seat as `state.players` writes it.
+fn player(player: Option<&FinishedPlayer>) -> Option<Player> {
+    player.map(|p| {
+        if p.computer {
+            Player::Computer { name: p.name.clone(), level: level(Level::try_from(p.level).unwrap_or_default()) }
+        } else {
+            Player::Person { id: p.id.clone(), name: p.name.clone() }
         }
-        Some(p) => json!({ "id": p.id, "name": p.name, "computer": false }),
-        None => Value::Null,
-    }
+    })
 }
 
 fn change_value(change: Option<&RatingChange>) -> Value {
@@ -73,16 +71,16 @@ pub fn archived_value(archived: &ArchivedGame) -> Value {
     let Some(game) = &archived.game else { return Value::Null };
     json!({
         "game": game.game_id,
-        "variant": frames::variant_name(game.variant()),
+        "variant": Variant::from(game.variant()),
         "chess960": game.chess960,
         "initial_fen": game.initial_fen,
-        "players": { "white": player_value(game.white.as_ref()), "black": player_value(game.black.as_ref()) },
+        "players": { "white": player(game.white.as_ref()), "black": player(game.black.as_ref()) },
         "rated": game.rated,
         "result": game.result,
-        "reason": frames::reason_name(EndReason::try_from(game.reason).unwrap_or(EndReason::Unspecified)),
+        "reason": fogblast_protocol::EndReason::from(EndReason::try_from(game.reason).unwrap_or_default()),
         "moves": game.moves,
         "clocks_ms": game.clock_ms,
-        "time_control": game.clock.map(|c| json!({ "initial_ms": c.initial_ms, "increment_ms": c.increment_ms })),
+        "time_control": game.clock.map(TimeControl::from),
         "fen": game.final_fen,
         "started_ms": game.started_at_ms,
         "ended_ms": game.ended_at_ms,
@@ -99,7 +97,7 @@ pub async fn profile(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>
             .iter()
             .map(|r| {
                 json!({
-                    "variant": frames::variant_name(r.variant()),
+                    "variant": Variant::from(r.variant()),
                     "rating": r.rating.round() as i64,
                     "deviation": r.deviation.round() as i64,
                     "provisional": r.provisional,
@@ -154,7 +152,10 @@ pub async fn leaderboard(
 ) -> Response {
     let result = async {
         let variant = variant_from_path(&variant)?;
-        let request = LeaderboardRequest { variant: variant as i32, limit: limit.limit.unwrap_or(0) };
+        let request = LeaderboardRequest {
+            variant: fogblast_proto::game::Variant::from(variant) as i32,
+            limit: limit.limit.unwrap_or(0),
+        };
         let board = client(&gateway)?.get_leaderboard(request).await.map_err(|s| status(&s))?.into_inner();
         let entries: Vec<Value> = board
             .entries
@@ -164,7 +165,7 @@ pub async fn leaderboard(
                         "rating": e.rating.round() as i64, "deviation": e.deviation.round() as i64, "games": e.rated_games })
             })
             .collect();
-        Ok::<_, ServiceError>(json!({ "variant": frames::variant_name(variant), "entries": entries }))
+        Ok::<_, ServiceError>(json!({ "variant": variant, "entries": entries }))
     }
     .await;
     result.map_or_else(|e| error_response(&e), |v| Json(v).into_response())

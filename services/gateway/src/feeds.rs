@@ -17,6 +17,7 @@ use fogblast_proto::error::ErrorCode;
 use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::{watch_event, Audience, AudienceEvent, Color, GameState, PresenceRequest, WatchRequest};
 use fogblast_proto::ids::{GameId, PlayerId};
+use fogblast_protocol::ServerFrame;
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
@@ -318,7 +319,7 @@ fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchE
         Some(watch_event::Kind::Snapshot(snapshot)) => {
             // The history had a gap: everyone gets the whole game again.
             let states: [Option<GameState>; 3] = [snapshot.white, snapshot.black, snapshot.spectators];
-            let rendered = states.map(|s| s.map(|s| frames::text(&frames::state(&s))));
+            let rendered = states.map(|s| s.map(|s| frames::text(&ServerFrame::State(Box::new(frames::state(&s))))));
             let mut sent = 0;
             for subscriber in state.subscribers.values_mut() {
                 subscriber.seen = version;

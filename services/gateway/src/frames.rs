@@ -1,164 +1,71 @@
 //! The server's side of the WebSocket protocol: game states and events
-//! from the game service, turned into the JSON frames of
-//! `docs/protocol.md`. Event frames are rendered once per audience and the
-//! same bytes go to every socket of that audience.
+//! from the game service, turned into the typed frames of
+//! `fogblast-protocol` (`docs/protocol.md`). Event frames are rendered once
+//! per audience and the same bytes go to every socket of that audience.
 
 use axum::extract::ws::Utf8Bytes;
 use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::offer_event::Kind as OfferKind;
-use fogblast_proto::game::{
-    Audience, AudienceEvent, ClockState, Color, EndReason, EventPayload, GameState, Level, OfferAction, Player, Status,
-    Variant,
-};
-use serde_json::{json, Map, Value};
+use fogblast_proto::game::{self as proto, Audience, AudienceEvent, EventPayload, GameState, Status, Variant};
+use fogblast_protocol::convert::{color, level};
+use fogblast_protocol::{Clock, EndFrame, MoveFrame, Player, Players, ServerFrame, StateFrame, TimeControl};
 
-pub fn text(value: &Value) -> Utf8Bytes {
-    Utf8Bytes::from(value.to_string())
+/// A frame as the text a socket sends.
+pub fn text(frame: &ServerFrame) -> Utf8Bytes {
+    Utf8Bytes::from(serde_json::to_string(frame).expect("a frame is always JSON"))
 }
 
-pub fn variant_name(variant: Variant) -> &'static str {
-    match variant {
-        Variant::Standard => "standard",
-        Variant::Atomic => "atomic",
-        Variant::Fog => "fog",
-        Variant::Unspecified => "unknown",
-    }
+fn clock(clock: Option<&proto::ClockState>) -> Option<Clock> {
+    clock.map(Clock::from)
 }
 
-pub fn color_name(color: Color) -> Option<&'static str> {
-    match color {
-        Color::White => Some("white"),
-        Color::Black => Some("black"),
-        Color::Unspecified => None,
-    }
-}
-
-fn color_value(color: i32) -> Value {
-    Color::try_from(color).ok().and_then(color_name).map_or(Value::Null, Value::from)
-}
-
-pub fn level_name(level: Level) -> Option<&'static str> {
-    match level {
-        Level::Easy => Some("easy"),
-        Level::Medium => Some("medium"),
-        Level::Hard => Some("hard"),
-        Level::Unspecified => None,
-    }
-}
-
-pub fn reason_name(reason: EndReason) -> &'static str {
-    match reason {
-        EndReason::Explosion => "explosion",
-        EndReason::Checkmate => "checkmate",
-        EndReason::KingCaptured => "king_captured",
-        EndReason::Stalemate | EndReason::NoMoves => "stalemate",
-        EndReason::Threefold => "threefold",
-        EndReason::FiftyMoves => "fifty_moves",
-        EndReason::InsufficientMaterial => "insufficient_material",
-        EndReason::Timeout => "timeout",
-        EndReason::Resign => "resign",
-        EndReason::Agreement => "agreement",
-        EndReason::Abandoned => "abandoned",
-        EndReason::Aborted => "aborted",
-        EndReason::Unspecified => "unknown",
-    }
-}
-
-fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::Waiting => "waiting",
-        Status::Playing => "playing",
-        Status::Ended => "ended",
-        Status::Unspecified => "unknown",
-    }
-}
-
-fn you(audience: Audience) -> &'static str {
-    match audience {
-        Audience::WhiteSeat => "white",
-        Audience::BlackSeat => "black",
-        _ => "spectator",
-    }
-}
-
-pub fn clock_value(clock: Option<&ClockState>) -> Value {
-    match clock {
-        Some(clock) => json!({
-            "white_ms": clock.white_ms,
-            "black_ms": clock.black_ms,
-            "running": color_value(clock.running),
-        }),
-        None => Value::Null,
-    }
-}
-
-fn player_value(player: Option<&Player>) -> Value {
+/// A seat's player; an empty seat, or one without an id, is free.
+pub fn player(player: Option<&proto::Player>) -> Option<Player> {
     match player {
-        Some(player) if player.computer => json!({
-            "name": player.name,
-            "computer": true,
-            "level": Level::try_from(player.level).ok().and_then(level_name),
-        }),
-        Some(player) if !player.id.is_empty() => json!({ "id": player.id, "name": player.name, "computer": false }),
-        _ => Value::Null,
+        Some(player) if player.computer => {
+            Some(Player::Computer { name: player.name.clone(), level: level(player.level()) })
+        }
+        Some(player) if !player.id.is_empty() => {
+            Some(Player::Person { id: player.id.clone(), name: player.name.clone() })
+        }
+        _ => None,
     }
 }
 
 /// A `state` frame: the whole game as its receiver may see it.
-pub fn state(state: &GameState) -> Value {
-    let fog_playing = state.variant() == Variant::Fog && state.status() != Status::Ended;
-    let mut frame = Map::new();
-    frame.insert("t".into(), "state".into());
-    frame.insert("game".into(), state.game_id.clone().into());
-    frame.insert("v".into(), state.version.into());
-    frame.insert("variant".into(), variant_name(state.variant()).into());
-    frame.insert("you".into(), you(state.audience()).into());
-    frame.insert("fen".into(), state.fen.clone().into());
-    if fog_playing {
-        frame.insert("visible".into(), state.visible.clone().into());
+pub fn state(state: &GameState) -> StateFrame {
+    let ended = state.status() == Status::Ended;
+    let fog_playing = state.variant() == Variant::Fog && !ended;
+    let has_code = !state.code.is_empty();
+    StateFrame {
+        game: state.game_id.clone(),
+        v: state.version,
+        variant: state.variant().into(),
+        you: state.audience().into(),
+        fen: state.fen.clone(),
+        visible: fog_playing.then(|| state.visible.clone()),
+        moves: state.moves.iter().map(|m| m.uci.clone()).collect(),
+        clock: clock(state.clock.as_ref()),
+        status: state.status().into(),
+        result: ended.then(|| state.result.clone()),
+        reason: ended.then(|| state.reason().into()),
+        players: Players { white: player(state.white.as_ref()), black: player(state.black.as_ref()) },
+        initial_fen: state.initial_fen.clone(),
+        chess960: state.chess960,
+        rated: state.rated,
+        time_control: state.clock_settings.map(TimeControl::from),
+        code: has_code.then(|| state.code.clone()),
+        invite: has_code.then(|| format!("/g/{}", state.code)),
+        draw_offer: color(state.draw_offer()),
+        takeback_offer: color(state.takeback_offer()),
+        rematch_offer: color(state.rematch_offer()),
+        rematch_game: Some(state.rematch_game_id.clone()).filter(|id| !id.is_empty()),
+        gone: color(state.gone()),
+        claim_in_ms: (state.gone != 0).then_some(state.claim_in_ms),
+        legal: state.legal.clone(),
+        first_move_in_ms: state.first_move_in_ms,
+        id: None,
     }
-    let moves: Vec<Value> = state.moves.iter().map(|m| m.uci.clone().map_or(Value::Null, Value::from)).collect();
-    frame.insert("moves".into(), moves.into());
-    frame.insert("clock".into(), clock_value(state.clock.as_ref()));
-    frame.insert("status".into(), status_name(state.status()).into());
-    if state.status() == Status::Ended {
-        frame.insert("result".into(), state.result.clone().into());
-        frame.insert("reason".into(), reason_name(state.reason()).into());
-    }
-    frame.insert(
-        "players".into(),
-        json!({ "white": player_value(state.white.as_ref()), "black": player_value(state.black.as_ref()) }),
-    );
-    frame.insert("initial_fen".into(), state.initial_fen.clone().into());
-    frame.insert("chess960".into(), state.chess960.into());
-    frame.insert("rated".into(), state.rated.into());
-    frame.insert(
-        "time_control".into(),
-        state
-            .clock_settings
-            .map_or(Value::Null, |c| json!({ "initial_ms": c.initial_ms, "increment_ms": c.increment_ms })),
-    );
-    if !state.code.is_empty() {
-        frame.insert("code".into(), state.code.clone().into());
-        frame.insert("invite".into(), format!("/g/{}", state.code).into());
-    }
-    frame.insert("draw_offer".into(), color_value(state.draw_offer));
-    frame.insert("takeback_offer".into(), color_value(state.takeback_offer));
-    frame.insert("rematch_offer".into(), color_value(state.rematch_offer));
-    if !state.rematch_game_id.is_empty() {
-        frame.insert("rematch_game".into(), state.rematch_game_id.clone().into());
-    }
-    if state.gone != 0 {
-        frame.insert("gone".into(), color_value(state.gone));
-        frame.insert("claim_in_ms".into(), state.claim_in_ms.into());
-    }
-    if !state.legal.is_empty() {
-        frame.insert("legal".into(), state.legal.clone().into());
-    }
-    if state.first_move_in_ms != 0 {
-        frame.insert("first_move_in_ms".into(), state.first_move_in_ms.into());
-    }
-    Value::Object(frame)
 }
 
 /// The frames one event makes for white, black and spectators; `None` for
@@ -173,7 +80,7 @@ pub fn event(game: &str, version: u64, event: &AudienceEvent) -> [Option<Utf8Byt
             frames[i] = frames[j].clone();
             continue;
         }
-        frames[i] = payload_frame(game, version, payload.as_ref(), audience).map(|v| text(&v));
+        frames[i] = payload_frame(game, version, payload.as_ref(), audience).map(|frame| text(&frame));
     }
     frames
 }
@@ -182,99 +89,192 @@ fn is_presence(payload: &Option<EventPayload>) -> bool {
     matches!(payload.as_ref().and_then(|p| p.kind.as_ref()), Some(Kind::Presence(_)))
 }
 
-fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audience: Audience) -> Option<Value> {
+fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audience: Audience) -> Option<ServerFrame> {
     let kind = payload?.kind.as_ref()?;
+    let game = game.to_owned();
+    let v = version;
     Some(match kind {
-        Kind::Move(m) => {
-            let mut frame = json!({
-                "t": "move", "game": game, "v": version, "ply": m.ply,
-                "uci": m.uci, "fen": m.fen, "clock": clock_value(m.clock.as_ref()),
-            });
-            let object = frame.as_object_mut().expect("an object");
-            if let Some(san) = &m.san {
-                object.insert("san".into(), san.clone().into());
-            }
-            if !m.visible.is_empty() {
-                object.insert("visible".into(), m.visible.clone().into());
-            }
-            if !m.exploded.is_empty() {
-                object.insert("exploded".into(), m.exploded.clone().into());
-            }
-            if !m.lost.is_empty() {
-                object.insert("lost".into(), m.lost.clone().into());
-            }
-            if !m.legal.is_empty() {
-                object.insert("legal".into(), m.legal.clone().into());
-            }
-            if m.first_move_in_ms != 0 {
-                object.insert("first_move_in_ms".into(), m.first_move_in_ms.into());
-            }
-            frame
-        }
-        Kind::End(end) => json!({
-            "t": "end", "game": game, "v": version, "result": end.result,
-            "reason": reason_name(end.reason()), "moves": end.moves, "fen": end.fen,
-            "clock": clock_value(end.clock.as_ref()),
-        }),
+        Kind::Move(m) => ServerFrame::Move(Box::new(MoveFrame {
+            game,
+            v,
+            ply: m.ply,
+            uci: m.uci.clone(),
+            san: m.san.clone(),
+            fen: m.fen.clone(),
+            visible: m.visible.clone(),
+            exploded: m.exploded.clone(),
+            lost: m.lost.clone(),
+            clock: clock(m.clock.as_ref()),
+            legal: m.legal.clone(),
+            first_move_in_ms: m.first_move_in_ms,
+        })),
+        Kind::End(end) => ServerFrame::End(Box::new(EndFrame {
+            game,
+            v,
+            result: end.result.clone(),
+            reason: end.reason().into(),
+            moves: end.moves.clone(),
+            fen: end.fen.clone(),
+            clock: clock(end.clock.as_ref()),
+        })),
         Kind::Offer(offer) => {
-            let takeback = offer.kind() == OfferKind::Takeback;
-            let action = match (offer.action(), takeback) {
-                (OfferAction::Offer, true) => "request",
-                (OfferAction::Offer, false) => "offer",
-                (OfferAction::Accept, _) => "accept",
-                _ => "decline",
-            };
-            json!({
-                "t": if takeback { "takeback" } else { "draw" }, "game": game, "v": version,
-                "action": action, "by": color_value(offer.by),
-            })
-        }
-        Kind::Seat(seat) => {
-            let mut frame = json!({
-                "t": "seated", "game": game, "v": version, "color": color_value(seat.color),
-                "player": player_value(seat.player.as_ref()),
-            });
-            let object = frame.as_object_mut().expect("an object");
-            if !seat.legal.is_empty() {
-                object.insert("legal".into(), seat.legal.clone().into());
+            let by = color(offer.by());
+            if offer.kind() == OfferKind::Takeback {
+                ServerFrame::Takeback { game, v, action: offer.action().into(), by }
+            } else {
+                ServerFrame::Draw { game, v, action: offer.action().into(), by }
             }
-            if seat.first_move_in_ms != 0 {
-                object.insert("first_move_in_ms".into(), seat.first_move_in_ms.into());
-            }
-            frame
         }
+        Kind::Seat(seat) => ServerFrame::Seated {
+            game,
+            v,
+            color: color(seat.color()),
+            player: player(seat.player.as_ref()),
+            legal: seat.legal.clone(),
+            first_move_in_ms: seat.first_move_in_ms,
+        },
         Kind::Presence(presence) => {
             // Told to the other seat only: it is the one who may claim.
-            let other = match Color::try_from(presence.color) {
-                Ok(Color::White) => Audience::BlackSeat,
-                Ok(Color::Black) => Audience::WhiteSeat,
-                _ => return None,
+            let other = match presence.color() {
+                proto::Color::White => Audience::BlackSeat,
+                proto::Color::Black => Audience::WhiteSeat,
+                proto::Color::Unspecified => return None,
             };
             if audience != other {
                 return None;
             }
             if presence.gone {
-                json!({ "t": "opponent_gone", "game": game, "v": version, "claim_in_ms": presence.claim_in_ms })
+                ServerFrame::OpponentGone { game, v, claim_in_ms: presence.claim_in_ms }
             } else {
-                json!({ "t": "opponent_back", "game": game, "v": version })
+                ServerFrame::OpponentBack { game, v }
             }
         }
-        Kind::State(game_state) => state(game_state),
-        Kind::Rematch(rematch) => {
-            let mut frame = json!({ "t": "rematch", "game": game, "v": version, "by": color_value(rematch.by) });
-            if !rematch.game_id.is_empty() {
-                frame.as_object_mut().expect("an object").insert("new_game".into(), rematch.game_id.clone().into());
-            }
-            frame
-        }
+        Kind::State(game_state) => ServerFrame::State(Box::new(state(game_state))),
+        Kind::Rematch(rematch) => ServerFrame::Rematch {
+            game,
+            v,
+            by: color(rematch.by()),
+            new_game: Some(rematch.game_id.clone()).filter(|id| !id.is_empty()),
+        },
     })
 }
 
-/// An `error` frame.
-pub fn error(code: &str, message: &str, id: Option<&Value>) -> Value {
-    let mut frame = json!({ "t": "error", "code": code, "message": message });
-    if let Some(id) = id {
-        frame.as_object_mut().expect("an object").insert("id".into(), id.clone());
+#[cfg(test)]
+mod tests {
+    use fogblast_proto::game::{
+        ClockSettings, ClockState, Color, EndReason, MoveEvent, MoveView, PresenceEvent, RematchEvent,
+    };
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    fn written(frame: &ServerFrame) -> Value {
+        serde_json::to_value(frame).unwrap()
     }
-    frame
+
+    fn waiting_game() -> GameState {
+        GameState {
+            game_id: "g1".into(),
+            version: 1,
+            variant: Variant::Standard as i32,
+            audience: Audience::WhiteSeat as i32,
+            initial_fen: "start".into(),
+            fen: "start".into(),
+            clock_settings: Some(ClockSettings { initial_ms: 60_000, increment_ms: 0 }),
+            clock: Some(ClockState { white_ms: 60_000, black_ms: 60_000, running: 0 }),
+            status: Status::Waiting as i32,
+            white: Some(proto::Player { id: "p1".into(), name: "alice".into(), computer: false, level: 0 }),
+            code: "ABCDEFGH".into(),
+            ..GameState::default()
+        }
+    }
+
+    #[test]
+    fn a_state_leaves_out_what_does_not_apply_and_writes_null_for_what_is_unset() {
+        let frame = ServerFrame::State(Box::new(state(&waiting_game())));
+        let expected = json!({
+            "t": "state", "game": "g1", "v": 1, "variant": "standard", "you": "white", "fen": "start",
+            "moves": [], "clock": {"white_ms": 60000, "black_ms": 60000, "running": null}, "status": "waiting",
+            "players": {"white": {"id": "p1", "name": "alice", "computer": false}, "black": null},
+            "initial_fen": "start", "chess960": false, "rated": false,
+            "time_control": {"initial_ms": 60000, "increment_ms": 0},
+            "code": "ABCDEFGH", "invite": "/g/ABCDEFGH",
+            "draw_offer": null, "takeback_offer": null, "rematch_offer": null,
+        });
+        assert_eq!(written(&frame), expected);
+    }
+
+    #[test]
+    fn a_fog_spectator_sees_an_empty_visible_list_and_an_ended_game_its_result() {
+        let fog = GameState {
+            variant: Variant::Fog as i32,
+            audience: Audience::Spectators as i32,
+            status: Status::Playing as i32,
+            code: String::new(),
+            moves: vec![MoveView { uci: None }],
+            gone: Color::Black as i32,
+            claim_in_ms: 1787,
+            first_move_in_ms: 20_000,
+            ..waiting_game()
+        };
+        let frame = written(&ServerFrame::State(Box::new(state(&fog))));
+        assert_eq!(
+            (&frame["you"], &frame["visible"], &frame["moves"]),
+            (&json!("spectator"), &json!([]), &json!([null]))
+        );
+        assert_eq!(
+            (&frame["gone"], &frame["claim_in_ms"], &frame["first_move_in_ms"]),
+            (&json!("black"), &json!(1787), &json!(20000))
+        );
+        assert!(frame.get("code").is_none() && frame.get("invite").is_none() && frame.get("result").is_none());
+
+        let ended = GameState {
+            status: Status::Ended as i32,
+            result: "1-0".into(),
+            reason: EndReason::NoMoves as i32,
+            gone: 0,
+            ..fog
+        };
+        let frame = written(&ServerFrame::State(Box::new(state(&ended))));
+        assert_eq!((&frame["result"], &frame["reason"]), (&json!("1-0"), &json!("stalemate")));
+        assert!(frame.get("visible").is_none() && frame.get("gone").is_none() && frame.get("claim_in_ms").is_none());
+    }
+
+    #[test]
+    fn events_go_to_the_audiences_they_concern() {
+        let payload = |kind| Some(EventPayload { kind: Some(kind) });
+        let hidden = MoveEvent { ply: 2, uci: None, fen: "f".into(), ..MoveEvent::default() };
+        let seen = MoveEvent { uci: Some("e4f5".into()), san: Some("exf5".into()), lost: vec![], ..hidden.clone() };
+        let moved = AudienceEvent {
+            white: payload(Kind::Move(seen)),
+            black: payload(Kind::Move(MoveEvent { lost: vec!["f5".into()], ..hidden.clone() })),
+            spectators: payload(Kind::Move(hidden)),
+        };
+        let [white, black, spectators] =
+            event("g1", 5, &moved).map(|f| serde_json::from_str::<Value>(&f.unwrap()).unwrap());
+        assert_eq!(
+            white,
+            json!({"t": "move", "game": "g1", "v": 5, "ply": 2, "uci": "e4f5", "san": "exf5", "fen": "f", "clock": null})
+        );
+        assert_eq!(
+            black,
+            json!({"t": "move", "game": "g1", "v": 5, "ply": 2, "uci": null, "fen": "f", "lost": ["f5"], "clock": null})
+        );
+        assert_eq!(
+            spectators,
+            json!({"t": "move", "game": "g1", "v": 5, "ply": 2, "uci": null, "fen": "f", "clock": null})
+        );
+
+        let gone =
+            payload(Kind::Presence(PresenceEvent { color: Color::White as i32, gone: true, claim_in_ms: 30_000 }));
+        let presence = AudienceEvent { white: gone.clone(), black: gone.clone(), spectators: gone };
+        let frames = event("g1", 6, &presence);
+        assert!(frames[0].is_none() && frames[2].is_none());
+        assert_eq!(frames[1].as_deref(), Some(r#"{"t":"opponent_gone","game":"g1","v":6,"claim_in_ms":30000}"#));
+
+        let offered = payload(Kind::Rematch(RematchEvent { by: Color::Black as i32, game_id: String::new() }));
+        let rematch = AudienceEvent { white: offered.clone(), black: offered.clone(), spectators: offered };
+        let frames = event("g1", 7, &rematch);
+        assert_eq!(frames[2].as_deref(), Some(r#"{"t":"rematch","game":"g1","v":7,"by":"black"}"#));
+    }
 }

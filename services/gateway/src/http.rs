@@ -14,6 +14,7 @@ use axum::{Json, Router};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::GetStateRequest;
 use fogblast_proto::ids::GameId;
+use fogblast_protocol::ServerFrame;
 
 use crate::{archive_api, frames, session, Gateway};
 
@@ -96,7 +97,7 @@ async fn metrics(State(gateway): State<Arc<Gateway>>) -> Response {
 
 fn error_response(error: &ServiceError) -> Response {
     let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(frames::error(error.code.as_ws_code(), &error.message, None))).into_response()
+    (status, Json(ServerFrame::error(error.code, error.message.clone(), None))).into_response()
 }
 
 /// A spectator's view: in fog of war, no pieces and no moves until the end.
@@ -114,7 +115,7 @@ async fn game(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Re
         })
         .await;
     match state {
-        Ok(state) => Json(frames::state(&state)).into_response(),
+        Ok(state) => Json(ServerFrame::State(Box::new(frames::state(&state)))).into_response(),
         // Finished games leave the game service after a while; the archive keeps them.
         Err(error) if error.code == ErrorCode::NotFound && gateway.rating.is_some() => {
             match archive_api::archived_game(&gateway, game.as_str()).await {

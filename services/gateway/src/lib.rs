@@ -31,7 +31,6 @@ mod limits;
 mod lobby;
 mod metrics;
 mod players;
-pub mod protocol;
 mod session;
 mod token;
 

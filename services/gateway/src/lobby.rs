@@ -11,12 +11,13 @@ use std::sync::{Arc, Mutex};
 use axum::extract::ws::Utf8Bytes;
 use fogblast_bus::EventBus;
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::game::{ClockSettings, ColorChoice, Variant};
+use fogblast_proto::game::{ClockSettings, Variant};
 use fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient;
 use fogblast_proto::matchmaker::{
     Board, CancelSeekRequest, CloseBoardRequest, ListLobbyRequest, OpenBoardRequest, PlayerLeftRequest, RatingRange,
     SeekRequest,
 };
+use fogblast_protocol::LobbyFrame;
 use futures::StreamExt;
 use serde_json::Value;
 use tonic::transport::Channel;
@@ -128,11 +129,11 @@ impl Matchmaker {
     }
 
     /// The lobby as a ready frame.
-    pub async fn list(&self) -> Result<Value, ServiceError> {
+    pub async fn list(&self) -> Result<LobbyFrame, ServiceError> {
         let request = ListLobbyRequest { variant: Variant::Unspecified as i32, limit: 0 };
         let answer = self.client()?.list_lobby(request).await.map_err(status)?.into_inner();
         serde_json::from_str(&answer.frame_json)
-            .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("the lobby frame is not JSON: {e}")))
+            .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("the lobby frame does not read: {e}")))
     }
 
     /// Best effort: a game waiting for a human opponent appears in the lobby.
@@ -160,13 +161,5 @@ impl Matchmaker {
         tokio::spawn(async move {
             let _ = client.player_left(request).await;
         });
-    }
-}
-
-pub fn color_choice(color: &str) -> ColorChoice {
-    match color {
-        "white" => ColorChoice::ChooseWhite,
-        "black" => ColorChoice::ChooseBlack,
-        _ => ColorChoice::ChooseRandom,
     }
 }

@@ -13,20 +13,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{
-    ClockSettings, ColorChoice, CreateGameRequest, GameCommand, GameState, GetStateRequest, JoinGameRequest, Level,
-    MakeMoveRequest, OfferAction, OfferRequest, Variant,
+    self as proto, ClockSettings, CreateGameRequest, GameCommand, GameState, GetStateRequest, JoinGameRequest,
+    MakeMoveRequest, OfferAction, OfferRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::matchmaker::Board;
+use fogblast_protocol::convert::color;
+use fogblast_protocol::{ClientFrame, Create, Hello, Id, Level, Opponent, ServerFrame};
 use futures::{SinkExt, StreamExt};
-use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use crate::conn::{Close, Conn};
 use crate::feeds::Seat;
 use crate::frames;
 use crate::limits::Bucket;
-use crate::protocol::{self, ClientMessage};
 use crate::Gateway;
 
 /// How often the gateway pings a client to measure its lag.
@@ -71,13 +71,13 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
                             if !refusals.take() {
                                 break Some(Close::FLOODING);
                             }
-                            let id = protocol::id_of(&text);
-                            session.error("rate_limited", "too many messages: slow down", id.as_ref());
+                            let id = fogblast_protocol::id_of(&text);
+                            session.error(ErrorCode::RateLimited, "too many messages: slow down", id);
                             continue;
                         }
                         session.handle(&text).await;
                     }
-                    Message::Binary(_) => session.error("bad_request", "frames are JSON text", None),
+                    Message::Binary(_) => session.error(ErrorCode::BadRequest, "frames are JSON text", None),
                     Message::Pong(payload) => session.measured(&payload),
                     Message::Ping(_) => {}
                     Message::Close(_) => break None,
@@ -94,7 +94,8 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
             }
             _ = closed.changed() => break closed.borrow().clone(),
             _ = draining.changed() => {
-                let _ = sink.send(Message::Text(frames::text(&json!({ "t": "reconnect", "reason": "server restarting" })))).await;
+                let reconnect = ServerFrame::Reconnect { reason: "server restarting".into() };
+                let _ = sink.send(Message::Text(frames::text(&reconnect))).await;
                 break Some(Close::RESTARTING);
             }
         }
@@ -136,13 +137,13 @@ fn game_id(text: &str) -> Result<GameId, ServiceError> {
 }
 
 impl Session {
-    fn send(&self, frame: &Value) {
+    fn send(&self, frame: &ServerFrame) {
         self.conn.send(frames::text(frame));
     }
 
-    fn error(&self, code: &str, message: &str, id: Option<&Value>) {
-        self.gateway.metrics.errors.with_label_values(&[code]).inc();
-        self.send(&frames::error(code, message, id));
+    fn error(&self, code: ErrorCode, message: &str, id: Option<Id>) {
+        self.gateway.metrics.errors.with_label_values(&[code.as_ws_code()]).inc();
+        self.send(&ServerFrame::error(code, message, id));
     }
 
     /// Half the round trip of the last ping, as the player's lag.
@@ -158,16 +159,16 @@ impl Session {
     }
 
     async fn handle(&mut self, text: &str) {
-        let (message, id) = match protocol::parse(text) {
-            Ok(parsed) => parsed,
-            Err(bad) => return self.error(bad.code, &bad.message, bad.id.as_ref()),
+        let request = match fogblast_protocol::parse(text) {
+            Ok(request) => request,
+            Err(bad) => return self.error(bad.code, &bad.message, bad.id),
         };
-        let kind = kind(&message);
+        let kind = request.frame.kind();
         let started = Instant::now();
-        let result = self.dispatch(message, id.as_ref()).await;
+        let result = self.dispatch(request.frame, request.id.as_ref()).await;
         self.gateway.metrics.command_seconds.with_label_values(&[kind]).observe(started.elapsed().as_secs_f64());
         if let Err(error) = result {
-            self.error(error.code.as_ws_code(), &error.message, id.as_ref());
+            self.error(error.code, &error.message, request.id);
         }
     }
 
@@ -175,20 +176,20 @@ impl Session {
         self.player.as_ref().ok_or_else(|| ServiceError::new(ErrorCode::Unauthorized, "say hello first"))
     }
 
-    async fn dispatch(&mut self, message: ClientMessage, id: Option<&Value>) -> Result<(), ServiceError> {
-        if let ClientMessage::Hello(hello) = message {
+    async fn dispatch(&mut self, message: ClientFrame, id: Option<&Id>) -> Result<(), ServiceError> {
+        if let ClientFrame::Hello(hello) = message {
             return self.hello(hello, id).await;
         }
-        if let ClientMessage::Ping = message {
-            self.send(&with_id(json!({ "t": "pong" }), id));
+        if let ClientFrame::Ping = message {
+            self.send(&ServerFrame::Pong { id: id.cloned() });
             return Ok(());
         }
         let player = self.player()?.clone();
         let router = self.gateway.router.clone();
         match message {
-            ClientMessage::Hello(_) | ClientMessage::Ping => unreachable!("answered above"),
-            ClientMessage::Create(create) => self.create(create, id).await,
-            ClientMessage::Join(join) => {
+            ClientFrame::Hello(_) | ClientFrame::Ping => unreachable!("answered above"),
+            ClientFrame::Create(create) => self.create(create, id).await,
+            ClientFrame::Join(join) => {
                 let code = join.code.trim().to_ascii_uppercase();
                 if code.is_empty() || code.len() > 16 {
                     return Err(bad("code must be a join code"));
@@ -200,16 +201,16 @@ impl Session {
                         async move { client.join_game(request).await }
                     })
                     .await?;
-                let color = fogblast_proto::game::Color::try_from(joined.color).ok().and_then(frames::color_name);
-                self.send(&with_id(json!({ "t": "joined", "game": joined.game_id, "color": color }), id));
+                let color = color(joined.color());
+                self.send(&ServerFrame::Joined { game: joined.game_id.clone(), color, id: id.cloned() });
                 self.gateway.matchmaker.close_board(&joined.game_id);
                 self.follow_from(&game_id(&joined.game_id)?, joined.state, id);
                 Ok(())
             }
             // Following a game again replaces the socket's subscription in
             // place, so the player never looks gone in between.
-            ClientMessage::Watch(watch) => self.follow(&game_id(&watch.game)?, id).await,
-            ClientMessage::Resume(resume) => {
+            ClientFrame::Watch(watch) => self.follow(&game_id(&watch.game)?, id).await,
+            ClientFrame::Resume(resume) => {
                 let game = game_id(&resume.game)?;
                 let state = self.state(&game).await?;
                 let seat = Seat::of(state.audience());
@@ -223,7 +224,7 @@ impl Session {
                 }
                 Ok(())
             }
-            ClientMessage::Move(m) => {
+            ClientFrame::Move(m) => {
                 let game = game_id(&m.game)?;
                 if m.uci.len() > 5 {
                     return Err(bad(format!("{:?} is not a UCI move", m.uci.chars().take(16).collect::<String>())));
@@ -249,12 +250,12 @@ impl Session {
                 tracing::Instrument::instrument(call, span).await?;
                 Ok(())
             }
-            ClientMessage::Resign(r) => self.command(&r.game, |mut c, req| async move { c.resign(req).await }).await,
-            ClientMessage::Abort(r) => self.command(&r.game, |mut c, req| async move { c.abort(req).await }).await,
-            ClientMessage::ClaimVictory(r) => {
+            ClientFrame::Resign(r) => self.command(&r.game, |mut c, req| async move { c.resign(req).await }).await,
+            ClientFrame::Abort(r) => self.command(&r.game, |mut c, req| async move { c.abort(req).await }).await,
+            ClientFrame::ClaimVictory(r) => {
                 self.command(&r.game, |mut c, req| async move { c.claim_victory(req).await }).await
             }
-            ClientMessage::Rematch(r) => {
+            ClientFrame::Rematch(r) => {
                 let game = game_id(&r.game)?;
                 let request = GameCommand { game_id: game.to_string(), player_id: player.to_string() };
                 let answer = router
@@ -268,36 +269,36 @@ impl Session {
                 }
                 Ok(())
             }
-            ClientMessage::Draw(offer) => self.offer(&offer.game, &offer.action, false).await,
-            ClientMessage::Takeback(offer) => self.offer(&offer.game, &offer.action, true).await,
-            ClientMessage::Seek(seek) => {
-                let variant = variant_named(&seek.variant)?;
-                let clock =
-                    seek.clock.map(|c| ClockSettings { initial_ms: c.initial_ms, increment_ms: c.increment_ms });
+            ClientFrame::Draw(offer) => self.offer(&offer.game, offer.action.into(), false).await,
+            ClientFrame::Takeback(offer) => self.offer(&offer.game, offer.action.into(), true).await,
+            ClientFrame::Seek(seek) => {
+                let variant = seek.variant.into();
+                let clock = seek.clock.map(ClockSettings::from);
                 let range = seek.range.map(|r| (r.min, r.max));
                 let (seek_id, pool) = self
                     .gateway
                     .matchmaker
                     .seek(player.as_str(), &self.name, variant, clock, seek.rated.unwrap_or(false), range)
                     .await?;
-                self.send(&with_id(json!({ "t": "seeking", "seek": seek_id, "pool": pool }), id));
+                self.send(&ServerFrame::Seeking { seek: seek_id, pool, id: id.cloned() });
                 Ok(())
             }
-            ClientMessage::CancelSeek => {
+            ClientFrame::CancelSeek => {
                 let cancelled = self.gateway.matchmaker.cancel_seek(player.as_str()).await?;
-                self.send(&with_id(json!({ "t": "seek_cancelled", "cancelled": cancelled }), id));
+                self.send(&ServerFrame::SeekCancelled { cancelled: Some(cancelled), reason: None, id: id.cloned() });
                 Ok(())
             }
-            ClientMessage::Lobby => {
-                let frame = self.gateway.matchmaker.list().await?;
+            ClientFrame::Lobby => {
+                let mut frame = self.gateway.matchmaker.list().await?;
+                frame.id = id.cloned();
                 self.gateway.lobby.subscribe(&self.conn);
-                self.send(&with_id(frame, id));
+                self.send(&ServerFrame::Lobby(frame));
                 Ok(())
             }
         }
     }
 
-    async fn hello(&mut self, hello: protocol::Hello, id: Option<&Value>) -> Result<(), ServiceError> {
+    async fn hello(&mut self, hello: Hello, id: Option<&Id>) -> Result<(), ServiceError> {
         if self.player.is_some() {
             return Err(bad("hello is the first frame, and only the first"));
         }
@@ -319,32 +320,17 @@ impl Session {
         };
         self.name = hello.name.unwrap_or_default();
         self.gateway.players.add(&player, &self.conn).await;
-        self.send(&with_id(json!({ "t": "welcome", "player": player.as_str(), "token": token }), id));
+        self.send(&ServerFrame::Welcome { player: player.as_str().to_owned(), token, id: id.cloned() });
         self.player = Some(player);
         Ok(())
     }
 
-    async fn create(&mut self, create: protocol::Create, id: Option<&Value>) -> Result<(), ServiceError> {
+    async fn create(&mut self, create: Create, id: Option<&Id>) -> Result<(), ServiceError> {
         let player = self.player()?.clone();
-        let variant = variant_named(&create.variant)?;
-        let color = match create.color.as_str() {
-            "white" => ColorChoice::ChooseWhite,
-            "black" => ColorChoice::ChooseBlack,
-            "random" => ColorChoice::ChooseRandom,
-            other => return Err(bad(format!("color must be white, black or random, not {other:?}"))),
-        };
-        let computer = match create.opponent.as_str() {
-            "human" => false,
-            "computer" => true,
-            other => return Err(bad(format!("opponent must be human or computer, not {other:?}"))),
-        };
-        let level = match (computer, create.level.as_deref()) {
-            (false, _) => Level::Unspecified,
-            (true, Some("easy")) => Level::Easy,
-            (true, Some("medium")) => Level::Medium,
-            (true, Some("hard") | None) => Level::Hard,
-            (true, Some(other)) => return Err(bad(format!("level must be easy, medium or hard, not {other:?}"))),
-        };
+        let variant = proto::Variant::from(create.variant);
+        let choice = proto::ColorChoice::from(create.color);
+        let computer = create.opponent == Opponent::Computer;
+        let level = if computer { create.level.unwrap_or(Level::Hard).into() } else { proto::Level::Unspecified };
         if !self.gateway.limits.create_game(self.ip) {
             return Err(ServiceError::new(
                 ErrorCode::RateLimited,
@@ -356,8 +342,8 @@ impl Session {
             player_name: self.name.clone(),
             variant: variant as i32,
             chess960: create.chess960.unwrap_or(false),
-            color: color as i32,
-            clock: create.clock.map(|c| ClockSettings { initial_ms: c.initial_ms, increment_ms: c.increment_ms }),
+            color: choice as i32,
+            clock: create.clock.map(ClockSettings::from),
             computer,
             level: level as i32,
             rated: create.rated.unwrap_or(false),
@@ -370,20 +356,21 @@ impl Session {
                 async move { client.create_game(request).await }
             })
             .await?;
-        let color = fogblast_proto::game::Color::try_from(created.color).ok().and_then(frames::color_name);
-        let invite = if created.code.is_empty() { Value::Null } else { format!("/g/{}", created.code).into() };
-        let code = if created.code.is_empty() { Value::Null } else { created.code.clone().into() };
-        self.send(&with_id(
-            json!({ "t": "created", "game": created.game_id, "code": code, "invite": invite, "color": color }),
-            id,
-        ));
+        let code = Some(created.code.clone()).filter(|code| !code.is_empty());
+        self.send(&ServerFrame::Created {
+            game: created.game_id.clone(),
+            invite: code.as_ref().map(|code| format!("/g/{code}")),
+            code,
+            color: color(created.color()),
+            id: id.cloned(),
+        });
         if !computer {
             self.gateway.matchmaker.open_board(Board {
                 game_id: created.game_id.clone(),
                 code: created.code.clone(),
                 variant: variant as i32,
                 clock: request.clock,
-                color: crate::lobby::color_choice(&create.color) as i32,
+                color: choice as i32,
                 rated: request.rated,
                 player_id: player.to_string(),
                 name: self.name.clone(),
@@ -410,16 +397,18 @@ impl Session {
     }
 
     /// Sends the game's state and follows it from there.
-    async fn follow(&self, game: &GameId, id: Option<&Value>) -> Result<(), ServiceError> {
+    async fn follow(&self, game: &GameId, id: Option<&Id>) -> Result<(), ServiceError> {
         let state = self.state(game).await?;
         self.follow_from(game, Some(state), id);
         Ok(())
     }
 
-    fn follow_from(&self, game: &GameId, state: Option<GameState>, id: Option<&Value>) {
+    fn follow_from(&self, game: &GameId, state: Option<GameState>, id: Option<&Id>) {
         let Some(state) = state else { return };
         let seat = Seat::of(state.audience());
-        self.send(&with_id(frames::state(&state), id));
+        let mut frame = frames::state(&state);
+        frame.id = id.cloned();
+        self.send(&ServerFrame::State(Box::new(frame)));
         self.gateway.feeds.subscribe(game, &self.conn, seat, self.player.clone(), state.version);
     }
 
@@ -435,15 +424,8 @@ impl Session {
         Ok(())
     }
 
-    async fn offer(&self, game: &str, action: &str, takeback: bool) -> Result<(), ServiceError> {
+    async fn offer(&self, game: &str, action: OfferAction, takeback: bool) -> Result<(), ServiceError> {
         let game = game_id(game)?;
-        let action = match (action, takeback) {
-            ("offer", false) | ("request", true) => OfferAction::Offer,
-            ("accept", _) => OfferAction::Accept,
-            ("decline", _) => OfferAction::Decline,
-            _ if takeback => return Err(bad("action must be request, accept or decline")),
-            _ => return Err(bad("action must be offer, accept or decline")),
-        };
         let request =
             OfferRequest { game_id: game.to_string(), player_id: self.player()?.to_string(), action: action as i32 };
         self.gateway
@@ -471,42 +453,5 @@ impl Session {
             }
         }
         self.gateway.limits.disconnect(self.ip);
-    }
-}
-
-fn variant_named(name: &str) -> Result<Variant, ServiceError> {
-    match name {
-        "standard" => Ok(Variant::Standard),
-        "atomic" => Ok(Variant::Atomic),
-        "fog" => Ok(Variant::Fog),
-        other => Err(bad(format!("variant must be standard, atomic or fog, not {other:?}"))),
-    }
-}
-
-fn with_id(mut frame: Value, id: Option<&Value>) -> Value {
-    if let (Some(id), Some(object)) = (id, frame.as_object_mut()) {
-        object.insert("id".into(), id.clone());
-    }
-    frame
-}
-
-fn kind(message: &ClientMessage) -> &'static str {
-    match message {
-        ClientMessage::Hello(_) => "hello",
-        ClientMessage::Create(_) => "create",
-        ClientMessage::Join(_) => "join",
-        ClientMessage::Watch(_) => "watch",
-        ClientMessage::Resume(_) => "resume",
-        ClientMessage::Move(_) => "move",
-        ClientMessage::Resign(_) => "resign",
-        ClientMessage::Abort(_) => "abort",
-        ClientMessage::Draw(_) => "draw",
-        ClientMessage::Takeback(_) => "takeback",
-        ClientMessage::ClaimVictory(_) => "claim_victory",
-        ClientMessage::Rematch(_) => "rematch",
-        ClientMessage::Seek(_) => "seek",
-        ClientMessage::CancelSeek => "cancel_seek",
-        ClientMessage::Lobby => "lobby",
-        ClientMessage::Ping => "ping",
     }
 }
