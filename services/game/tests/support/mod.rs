@@ -34,9 +34,9 @@ pub use fogblast_testkit::{nats_url, redis_url};
 #[derive(Debug)]
 pub enum Backend {
     /// Real Redis and NATS, isolated by the test's own names, which are
-    /// removed when the test's own backend is dropped (its clones, held by
-    /// the shards, leave them), so a test that fails removes them while
-    /// unwinding.
+    /// removed when the last clone of the backend is dropped, or at once
+    /// when the test's own backend is dropped while a failing test unwinds
+    /// (the shards' clones may outlive it then).
     Distributed { scratch: Arc<Scratch>, owner: bool },
     /// The in-process adapters, shared by every shard of the cluster.
     Embedded { store: Arc<MemoryStore>, bus: Arc<MemoryBus> },
@@ -54,7 +54,9 @@ impl Clone for Backend {
 impl Drop for Backend {
     fn drop(&mut self) {
         if let Backend::Distributed { scratch, owner: true } = self {
-            scratch.remove();
+            if std::thread::panicking() {
+                scratch.remove();
+            }
         }
     }
 }
@@ -198,9 +200,17 @@ impl ShardProcess {
 impl Drop for ShardProcess {
     fn drop(&mut self) {
         if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
+            shut_down(runtime);
         }
     }
+}
+
+/// Stops a runtime and waits (up to 2 s) until none of its tasks runs any
+/// more, so nothing it holds writes after the test's names are removed.
+/// The wait happens on a thread of its own: a runtime cannot be waited for
+/// from inside another.
+fn shut_down(runtime: tokio::runtime::Runtime) {
+    let _ = std::thread::spawn(move || runtime.shutdown_timeout(Duration::from_secs(2))).join();
 }
 
 /// Waits until `check` holds, polling; fails the test after `limit`.

@@ -27,8 +27,9 @@ use fogblast_testkit::Scratch;
 pub use fogblast_testkit::{nats_url, redis_url};
 
 /// Where one test's cluster keeps things: names of its own, removed when
-/// the test's own backend is dropped (its clones, held by the processes,
-/// leave them), so a test that fails removes them while unwinding.
+/// the last clone of the backend is dropped, or at once when the test's own
+/// backend is dropped while a failing test unwinds (the processes' clones
+/// may outlive it then).
 #[derive(Debug)]
 pub struct Backend {
     /// Redis key prefix, with its trailing `:`.
@@ -46,7 +47,7 @@ impl Clone for Backend {
 
 impl Drop for Backend {
     fn drop(&mut self) {
-        if self.owner {
+        if self.owner && std::thread::panicking() {
             self.scratch.remove();
         }
     }
@@ -239,9 +240,17 @@ impl Process {
 impl Drop for Process {
     fn drop(&mut self) {
         if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
+            shut_down(runtime);
         }
     }
+}
+
+/// Stops a runtime and waits (up to 2 s) until none of its tasks runs any
+/// more, so nothing it holds writes after the test's names are removed.
+/// The wait happens on a thread of its own: a runtime cannot be waited for
+/// from inside another.
+fn shut_down(runtime: tokio::runtime::Runtime) {
+    let _ = std::thread::spawn(move || runtime.shutdown_timeout(Duration::from_secs(2))).join();
 }
 
 /// Settings that make waves quick, for tests.
