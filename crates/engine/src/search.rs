@@ -31,7 +31,51 @@ pub struct Limits {
     /// Deliberate imprecision: each leaf evaluation moves by up to this many
     /// centipawns, the same for the same position and seed.
     pub eval_noise: i32,
+    /// What the search pretends not to see: a newcomer's narrow attention.
+    pub overlook: Overlook,
     pub seed: u64,
+}
+
+/// Percent of moves the search does not look at, each chosen by position,
+/// move and seed (so the same game and seed repeat): some of our captures
+/// at the root, some of our moves there that win at once, and some of the
+/// opponent's replies after our move. Other quiet moves at the root are
+/// always seen. Zero everywhere (the default) looks at everything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overlook {
+    /// Our captures at the root that do not win at once.
+    pub captures: u32,
+    /// Our moves at the root that do: a king explosion or a mate.
+    pub wins: u32,
+    /// Every move of the opponent's right after ours.
+    pub replies: u32,
+}
+
+impl Overlook {
+    /// Sees everything.
+    pub const NONE: Overlook = Overlook { captures: 0, wins: 0, replies: 0 };
+
+    fn percent(&self, pos: &Position, ply: usize, m: Move) -> u32 {
+        match ply {
+            0 if wins_at_once(pos, m) => self.wins,
+            0 if m.is_capture() => self.captures,
+            0 => 0,
+            1 => self.replies,
+            _ => 0,
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        *self == Overlook::NONE
+    }
+}
+
+/// Whether `m` ends the game in our favour: the enemy king blown up, or
+/// mated.
+fn wins_at_once(pos: &Position, m: Move) -> bool {
+    let mut child = *pos;
+    child.play_unchecked(m);
+    child.board().king_of(child.turn()).is_none() || (child.is_check() && child.legal_moves().is_empty())
 }
 
 /// The result of a search (or of one completed iteration).
@@ -74,6 +118,7 @@ pub struct Searcher {
     node_limit: u64,
     aborted: bool,
     noise: i32,
+    overlook: Overlook,
     seed: u64,
 }
 
@@ -90,6 +135,7 @@ impl Searcher {
             node_limit: u64::MAX,
             aborted: false,
             noise: 0,
+            overlook: Overlook::default(),
             seed: 0,
         }
     }
@@ -117,6 +163,7 @@ impl Searcher {
         self.aborted = false;
         self.noise = limits.eval_noise.max(0);
         self.seed = limits.seed;
+        self.overlook = limits.overlook;
         self.node_limit = limits.nodes.unwrap_or(u64::MAX);
         self.tt.new_search();
         self.order.new_search();
@@ -247,6 +294,25 @@ impl Searcher {
         (2..=window).step_by(2).any(|back| self.keys[len - 1 - back] == key)
     }
 
+    /// Whether the search pretends not to see `m` at `ply` (see
+    /// [`Limits::overlook`]).
+    fn overlooks(&self, pos: &Position, ply: usize, key: u64, m: Move) -> bool {
+        let percent = self.overlook.percent(pos, ply, m);
+        if percent == 0 {
+            return false;
+        }
+        let bits = (m.from().index() as u64) << 8
+            | m.to().index() as u64
+            | (m.promotion().map_or(0, |r| r.index() as u64 + 1) << 16);
+        splitmix(key ^ self.seed.rotate_left(17) ^ bits << 40) % 100 < u64::from(percent)
+    }
+
+    /// Whether to skip overlooked moves here: never when that would leave
+    /// nothing, since a position with moves is not a mate.
+    fn filters(&self, pos: &Position, ply: usize, key: u64, moves: &MoveList) -> bool {
+        ply <= 1 && !self.overlook.is_none() && moves.iter().any(|&m| !self.overlooks(pos, ply, key, m))
+    }
+
     fn leaf_eval(&self, pos: &Position, key: u64) -> i32 {
         let eval = evaluate(pos);
         if self.noise == 0 {
@@ -286,7 +352,9 @@ impl Searcher {
 
         let tt_entry = self.tt.probe(key);
         if let Some(entry) = tt_entry {
-            if ply > 0 && !pv_node && entry.depth >= depth {
+            // An overlooking search stores scores of partial move lists,
+            // which are no bound a later search can trust.
+            if ply > 0 && !pv_node && entry.depth >= depth && self.overlook.is_none() {
                 let score = score_from_tt(entry.score, ply);
                 let usable = match entry.bound {
                     Bound::Exact => true,
@@ -333,12 +401,19 @@ impl Searcher {
         }
 
         let tt_move = tt_entry.and_then(|e| e.best);
+        let filter = self.filters(pos, ply, key, &moves);
         let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply);
         let original_alpha = alpha;
         let mut best_score = -INFINITY;
         let mut best_move = None;
-        for index in 0..scored.len() {
-            let m = scored.pick(index);
+        let mut index = 0;
+        for pick in 0..scored.len() {
+            let m = scored.pick(pick);
+            if filter && self.overlooks(pos, ply, key, m) {
+                continue;
+            }
+            index += 1;
+            let index = index - 1;
             let mut child = *pos;
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
@@ -436,9 +511,13 @@ impl Searcher {
             best = stand_pat;
             pos.generate_legal_captures(&mut moves);
         }
+        let filter = self.filters(pos, ply, key, &moves);
         let mut scored = order_moves(pos, &mut moves, None, &self.order, ply);
         for index in 0..scored.len() {
             let m = scored.pick(index);
+            if filter && self.overlooks(pos, ply, key, m) {
+                continue;
+            }
             let mut child = *pos;
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
