@@ -51,7 +51,7 @@ impl Level {
                 max_nodes: Some(2_000),
                 max_time: Duration::from_millis(300),
                 eval_noise: 150,
-                overlook: Overlook { captures: 60, wins: 98, replies: 60 },
+                overlook: Overlook { captures: 60, wins: 98, replies: 12 },
             },
             Level::Medium => LevelSettings {
                 max_depth: Some(4),
