@@ -89,7 +89,6 @@ fn atomic_king_terms(pos: &Position, color: Color) -> i32 {
     let (Some(king), Some(their_king)) = (board.king_of(color), board.king_of(!color)) else {
         return 0;
     };
-    let near_their_king = attacks::king_attacks(their_king);
     if attacks::king_attacks(king).contains(their_king) {
         // Connected kings cannot be exploded by a capture next to both, and
         // cannot be checked: a refuge for the side with less.
@@ -97,7 +96,6 @@ fn atomic_king_terms(pos: &Position, color: Color) -> i32 {
     }
     let occupied = board.occupied();
     let ours = board.by_color(color);
-    let theirs = board.by_color(!color);
     let mut score = 0;
 
     // Our pieces next to our king that an enemy piece can capture: each is
@@ -113,19 +111,49 @@ fn atomic_king_terms(pos: &Position, color: Color) -> i32 {
     // Pawns beside the king survive explosions and block lines.
     score += (attacks::king_attacks(king) & ours & board.pawns()).count() as i32 * 8;
 
-    // Their pieces next to their king that we attack.
-    let targets = near_their_king & theirs;
-    for sq in targets {
-        if (board.attackers(sq, color, occupied) - board.kings()).any() {
-            score += 70;
+    score + king_danger(board, color, king, their_king) - queen_exposure(board, color, king)
+}
+
+/// How close `color` is to blowing up the enemy king on `their_king`: the
+/// squares around it we attack, set against its escapes, and above all the
+/// captures that would explode it. Danger grows faster than its parts (a
+/// second blast threat cannot be parried with one move), so it is squared.
+fn king_danger(board: &Board, color: Color, king: fogblast_rules::Square, their_king: fogblast_rules::Square) -> i32 {
+    let occupied = board.occupied();
+    let zone = attacks::king_attacks(their_king);
+    let near_ours = attacks::king_attacks(king).with(king);
+    let mut attacked = 0;
+    let mut escapes = 0;
+    let mut blasts = 0;
+    for sq in zone {
+        let attackers = (board.attackers(sq, color, occupied) - board.kings()).count() as i32;
+        attacked += attackers.min(2);
+        if board.by_color(!color).contains(sq) {
+            // A capture here blows up their king, unless ours is in the blast too.
+            if attackers > 0 && !near_ours.contains(sq) {
+                blasts += 1;
+            }
+        } else if attackers == 0 {
+            escapes += 1;
         }
     }
-    // Pressure on the squares around their king.
-    let mut pressure = 0;
-    for sq in near_their_king {
-        pressure += (board.attackers(sq, color, occupied) - board.kings()).count() as i32;
-    }
-    score + pressure * 6 - queen_exposure(board, color, king)
+    let danger = 10 * attacked / (escapes + 1) + 25 * blasts;
+    (danger * danger / 5).min(900) + attacked * 4
+}
+
+/// Whether `by` could blow up the other king with its next move, if it
+/// were to move: an enemy piece next to that king is attacked by one of
+/// `by`'s pieces (kings cannot capture), and the blast would not take
+/// `by`'s own king too. The atomic counterpart of a check, except that it
+/// can be ignored at the cost of the game.
+pub(crate) fn explosion_threat(board: &Board, by: Color) -> bool {
+    let (Some(victim), Some(own)) = (board.king_of(!by), board.king_of(by)) else {
+        return false;
+    };
+    let near_own = attacks::king_attacks(own).with(own);
+    let targets = attacks::king_attacks(victim) & board.by_color(!by);
+    let occupied = board.occupied();
+    targets.into_iter().any(|sq| !near_own.contains(sq) && (board.attackers(sq, by, occupied) - board.kings()).any())
 }
 
 /// An enemy queen near our king is the usual mating piece in atomic.

@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::search::Limits;
+use crate::search::{Limits, Overlook};
 use crate::time::Clock;
 
 /// A computer opponent's strength.
@@ -28,6 +28,9 @@ pub struct LevelSettings {
     pub max_time: Duration,
     /// Each leaf evaluation is moved by up to this many centipawns.
     pub eval_noise: i32,
+    /// Percent of its own moves, and of the replies to them, the level does
+    /// not look at (see [`Limits::overlook`]).
+    pub overlook: Overlook,
 }
 
 impl Level {
@@ -48,16 +51,22 @@ impl Level {
                 max_nodes: Some(2_000),
                 max_time: Duration::from_millis(300),
                 eval_noise: 150,
+                overlook: Overlook { captures: 60, wins: 98, replies: 12 },
             },
             Level::Medium => LevelSettings {
                 max_depth: Some(4),
                 max_nodes: Some(30_000),
                 max_time: Duration::from_millis(600),
                 eval_noise: 40,
+                overlook: Overlook::NONE,
             },
-            Level::Hard => {
-                LevelSettings { max_depth: None, max_nodes: None, max_time: Duration::from_secs(1), eval_noise: 0 }
-            }
+            Level::Hard => LevelSettings {
+                max_depth: None,
+                max_nodes: None,
+                max_time: Duration::from_secs(1),
+                eval_noise: 0,
+                overlook: Overlook::NONE,
+            },
         }
     }
 
@@ -73,6 +82,7 @@ impl Level {
             movetime: Some(movetime),
             clock,
             eval_noise: settings.eval_noise,
+            overlook: settings.overlook,
             seed,
         }
     }

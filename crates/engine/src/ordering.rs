@@ -81,7 +81,7 @@ impl ScoredMoves<'_> {
 }
 
 const HASH_MOVE: i32 = 4_000_000;
-const KING_EXPLOSION: i32 = 3_000_000;
+pub(crate) const KING_EXPLOSION: i32 = 3_000_000;
 const GOOD_CAPTURE: i32 = 2_000_000;
 const KILLER: i32 = 1_000_000;
 const BAD_CAPTURE: i32 = -1_000_000;
@@ -121,10 +121,23 @@ pub(crate) fn order_moves<'a>(
 /// value, cheaper attackers first.
 fn capture_score(pos: &Position, m: Move) -> i32 {
     let variant = pos.variant();
-    let victim = m.capture().map_or(0, |role| piece_value(variant, role));
     if variant != Variant::Atomic {
+        let victim = m.capture().map_or(0, |role| piece_value(variant, role));
         return GOOD_CAPTURE + victim * 16 - piece_value(variant, m.role()) / 16;
     }
+    match explosion_gain(pos, m) {
+        KING_EXPLOSION => KING_EXPLOSION,
+        gain if gain >= 0 => GOOD_CAPTURE + gain,
+        gain => BAD_CAPTURE + gain,
+    }
+}
+
+/// What an atomic capture wins: the value of the enemy pieces its blast
+/// removes minus our own, the capturer included; [`KING_EXPLOSION`] when
+/// the enemy king is in the blast.
+pub(crate) fn explosion_gain(pos: &Position, m: Move) -> i32 {
+    let variant = pos.variant();
+    let victim = m.capture().map_or(0, |role| piece_value(variant, role));
     let board = pos.board();
     let us = pos.turn();
     let to = m.to();
@@ -139,9 +152,5 @@ fn capture_score(pos: &Position, m: Move) -> i32 {
             gain += if board.by_color(us).contains(sq) { -value } else { value };
         }
     }
-    if gain >= 0 {
-        GOOD_CAPTURE + gain
-    } else {
-        BAD_CAPTURE + gain
-    }
+    gain
 }

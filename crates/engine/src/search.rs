@@ -8,7 +8,8 @@ use std::time::Duration;
 use fogblast_rules::{Move, MoveList, Position};
 
 use crate::clock::Instant;
-use crate::eval::evaluate;
+use crate::eval::{evaluate, explosion_threat};
+use crate::ordering::explosion_gain;
 use crate::ordering::{order_moves, MoveOrder};
 use crate::time::{Clock, TimeBudget};
 use crate::tt::{Bound, Entry, TranspositionTable};
@@ -31,7 +32,51 @@ pub struct Limits {
     /// Deliberate imprecision: each leaf evaluation moves by up to this many
     /// centipawns, the same for the same position and seed.
     pub eval_noise: i32,
+    /// What the search pretends not to see: a newcomer's narrow attention.
+    pub overlook: Overlook,
     pub seed: u64,
+}
+
+/// Percent of moves the search does not look at, each chosen by position,
+/// move and seed (so the same game and seed repeat): some of our captures
+/// at the root, some of our moves there that win at once, and some of the
+/// opponent's replies after our move. Other quiet moves at the root are
+/// always seen. Zero everywhere (the default) looks at everything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overlook {
+    /// Our captures at the root that do not win at once.
+    pub captures: u32,
+    /// Our moves at the root that do: a king explosion or a mate.
+    pub wins: u32,
+    /// Every move of the opponent's right after ours.
+    pub replies: u32,
+}
+
+impl Overlook {
+    /// Sees everything.
+    pub const NONE: Overlook = Overlook { captures: 0, wins: 0, replies: 0 };
+
+    fn percent(&self, pos: &Position, ply: usize, m: Move) -> u32 {
+        match ply {
+            0 if wins_at_once(pos, m) => self.wins,
+            0 if m.is_capture() => self.captures,
+            0 => 0,
+            1 => self.replies,
+            _ => 0,
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        *self == Overlook::NONE
+    }
+}
+
+/// Whether `m` ends the game in our favour: the enemy king blown up, or
+/// mated.
+fn wins_at_once(pos: &Position, m: Move) -> bool {
+    let mut child = *pos;
+    child.play_unchecked(m);
+    child.board().king_of(child.turn()).is_none() || (child.is_check() && child.legal_moves().is_empty())
 }
 
 /// The result of a search (or of one completed iteration).
@@ -74,7 +119,10 @@ pub struct Searcher {
     node_limit: u64,
     aborted: bool,
     noise: i32,
+    overlook: Overlook,
     seed: u64,
+    /// The root move that last raised alpha in the current iteration.
+    root_best: Option<Move>,
 }
 
 impl Searcher {
@@ -90,7 +138,9 @@ impl Searcher {
             node_limit: u64::MAX,
             aborted: false,
             noise: 0,
+            overlook: Overlook::default(),
             seed: 0,
+            root_best: None,
         }
     }
 
@@ -117,6 +167,7 @@ impl Searcher {
         self.aborted = false;
         self.noise = limits.eval_noise.max(0);
         self.seed = limits.seed;
+        self.overlook = limits.overlook;
         self.node_limit = limits.nodes.unwrap_or(u64::MAX);
         self.tt.new_search();
         self.order.new_search();
@@ -157,8 +208,19 @@ impl Searcher {
             if depth > 1 && stop.load(Ordering::Relaxed) {
                 break;
             }
+            self.root_best = None;
             let score = self.aspiration(root, depth as i32, report.score, root_key, stop);
             if self.aborted && depth > 1 {
+                // Out of time (not nodes, whose budget must repeat exactly):
+                // a root move that beat the others in the unfinished
+                // iteration, searched deeper than the last best, is the
+                // better choice.
+                if self.nodes < self.node_limit {
+                    if let Some(m) = self.root_best.filter(|&m| Some(m) != report.best) {
+                        report.best = Some(m);
+                        report.pv = vec![m];
+                    }
+                }
                 break;
             }
             let best = self.tt.probe(root_key).and_then(|e| e.best).or(report.best);
@@ -247,6 +309,25 @@ impl Searcher {
         (2..=window).step_by(2).any(|back| self.keys[len - 1 - back] == key)
     }
 
+    /// Whether the search pretends not to see `m` at `ply` (see
+    /// [`Limits::overlook`]).
+    fn overlooks(&self, pos: &Position, ply: usize, key: u64, m: Move) -> bool {
+        let percent = self.overlook.percent(pos, ply, m);
+        if percent == 0 {
+            return false;
+        }
+        let bits = (m.from().index() as u64) << 8
+            | m.to().index() as u64
+            | (m.promotion().map_or(0, |r| r.index() as u64 + 1) << 16);
+        splitmix(key ^ self.seed.rotate_left(17) ^ bits << 40) % 100 < u64::from(percent)
+    }
+
+    /// Whether to skip overlooked moves here: never when that would leave
+    /// nothing, since a position with moves is not a mate.
+    fn filters(&self, pos: &Position, ply: usize, key: u64, moves: &MoveList) -> bool {
+        ply <= 1 && !self.overlook.is_none() && moves.iter().any(|&m| !self.overlooks(pos, ply, key, m))
+    }
+
     fn leaf_eval(&self, pos: &Position, key: u64) -> i32 {
         let eval = evaluate(pos);
         if self.noise == 0 {
@@ -279,14 +360,16 @@ impl Searcher {
         }
         let in_check = pos.is_check();
         if depth <= 0 && !in_check || ply >= MAX_PLY - 1 {
-            return self.quiesce(pos, ply, alpha, beta, key, stop);
+            return self.quiesce(pos, ply, 0, alpha, beta, key, stop);
         }
         let depth = depth.max(1);
         let pv_node = beta - alpha > 1;
 
         let tt_entry = self.tt.probe(key);
         if let Some(entry) = tt_entry {
-            if ply > 0 && !pv_node && entry.depth >= depth {
+            // An overlooking search stores scores of partial move lists,
+            // which are no bound a later search can trust.
+            if ply > 0 && !pv_node && entry.depth >= depth && self.overlook.is_none() {
                 let score = score_from_tt(entry.score, ply);
                 let usable = match entry.bound {
                     Bound::Exact => true,
@@ -305,17 +388,22 @@ impl Searcher {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
 
+        // An explosion threat at our king (atomic) is treated like a check
+        // by the pruning: a static score means nothing while it stands.
+        let atomic = pos.variant() == fogblast_rules::Variant::Atomic;
+        let threatened = atomic && !in_check && explosion_threat(pos.board(), !pos.turn());
+        let urgent = in_check || threatened;
         let static_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, key) };
         // Reverse futility: far above beta near the leaves, a quiet reply
         // will not bring the score back down.
-        if !pv_node && !in_check && depth <= 3 && ply > 0 && static_eval.abs() < MATE_BOUND {
+        if !pv_node && !urgent && depth <= 3 && ply > 0 && static_eval.abs() < MATE_BOUND {
             let margin = 120 * depth;
             if static_eval - margin >= beta {
                 return static_eval - margin;
             }
         }
         // Null move: if passing still fails high, a real move will too.
-        if !pv_node && !in_check && depth >= 3 && ply > 0 && has_pieces(pos) && static_eval >= beta {
+        if !pv_node && !urgent && depth >= 3 && ply > 0 && has_pieces(pos) && static_eval >= beta {
             let mut passed = *pos;
             if passed.play_null() {
                 let passed_key = passed.zobrist_hash();
@@ -333,28 +421,50 @@ impl Searcher {
         }
 
         let tt_move = tt_entry.and_then(|e| e.best);
+        let filter = self.filters(pos, ply, key, &moves);
         let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply);
         let original_alpha = alpha;
         let mut best_score = -INFINITY;
         let mut best_move = None;
-        for index in 0..scored.len() {
-            let m = scored.pick(index);
+        let mut index = 0;
+        for pick in 0..scored.len() {
+            let m = scored.pick(pick);
+            if filter && self.overlooks(pos, ply, key, m) {
+                continue;
+            }
+            index += 1;
+            let index = index - 1;
             let mut child = *pos;
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
             let gives_check = child.is_check();
             let extension = i32::from(gives_check);
+            // A move that threatens to blow up the enemy king is as forcing
+            // as a check: never pruned or reduced.
+            let forcing = gives_check || (atomic && explosion_threat(child.board(), pos.turn()));
             let quiet = !m.is_capture() && m.promotion().is_none();
             // Futility: a quiet move at the frontier cannot lift a hopeless
             // static score to alpha (checks are always searched).
             if quiet
                 && index > 0
                 && !pv_node
-                && !in_check
-                && !gives_check
+                && !urgent
+                && !forcing
                 && depth <= 2
                 && static_eval + 150 * depth <= alpha
                 && alpha.abs() < MATE_BOUND
+            {
+                continue;
+            }
+            // Late-move pruning: near the leaves, quiet moves this far down
+            // the ordering almost never matter.
+            if quiet
+                && !pv_node
+                && !urgent
+                && !forcing
+                && depth <= 3
+                && index >= 4 + 3 * (depth * depth) as usize
+                && best_score > -MATE_BOUND
             {
                 continue;
             }
@@ -363,7 +473,7 @@ impl Searcher {
             let score = if index == 0 {
                 -self.negamax(&child, new_depth, ply + 1, -beta, -alpha, child_key, stop)
             } else {
-                let reduction = if depth >= 3 && index >= 3 && quiet && !in_check && !gives_check {
+                let reduction = if depth >= 3 && index >= 3 && quiet && !urgent && !forcing {
                     late_move_reduction(depth, index).min(new_depth - 1)
                 } else {
                     0
@@ -387,6 +497,9 @@ impl Searcher {
                 best_move = Some(m);
                 if score > alpha {
                     alpha = score;
+                    if ply == 0 {
+                        self.root_best = Some(m);
+                    }
                     if alpha >= beta {
                         if quiet {
                             self.order.reward(pos.turn(), m, ply, depth);
@@ -408,7 +521,17 @@ impl Searcher {
         best_score
     }
 
-    fn quiesce(&mut self, pos: &Position, ply: usize, mut alpha: i32, beta: i32, key: u64, stop: &AtomicBool) -> i32 {
+    #[allow(clippy::too_many_arguments)]
+    fn quiesce(
+        &mut self,
+        pos: &Position,
+        ply: usize,
+        qply: usize,
+        mut alpha: i32,
+        beta: i32,
+        key: u64,
+        stop: &AtomicBool,
+    ) -> i32 {
         self.nodes += 1;
         if self.out_of_time(stop) {
             return 0;
@@ -417,13 +540,19 @@ impl Searcher {
             return -MATE + ply as i32;
         }
         let in_check = pos.is_check();
+        // In atomic chess an explosion threat at our king is as urgent as a
+        // check: standing pat would let the blast happen. At the first
+        // quiescence ply every move is searched, as for a check.
+        let atomic = pos.variant() == fogblast_rules::Variant::Atomic;
+        let threatened =
+            !in_check && atomic && qply == 0 && ply < MAX_PLY - 1 && explosion_threat(pos.board(), !pos.turn());
         let mut moves = MoveList::new();
         let mut best = -INFINITY;
-        if in_check {
+        if in_check || threatened {
             // Every evasion, and mate when there is none.
             pos.generate_legal_moves(&mut moves);
             if moves.is_empty() {
-                return -MATE + ply as i32;
+                return if in_check { -MATE + ply as i32 } else { 0 };
             }
         } else {
             // Standing pat stands in for the quiet moves (and for stalemate,
@@ -436,13 +565,22 @@ impl Searcher {
             best = stand_pat;
             pos.generate_legal_captures(&mut moves);
         }
+        let filter = self.filters(pos, ply, key, &moves);
         let mut scored = order_moves(pos, &mut moves, None, &self.order, ply);
         for index in 0..scored.len() {
             let m = scored.pick(index);
+            if filter && self.overlooks(pos, ply, key, m) {
+                continue;
+            }
+            // A capture that destroys more of ours than of theirs is left
+            // out (it cannot be a king explosion, which gains most).
+            if atomic && !in_check && !threatened && m.is_capture() && explosion_gain(pos, m) < 0 {
+                continue;
+            }
             let mut child = *pos;
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
-            let score = -self.quiesce(&child, ply + 1, -beta, -alpha, child_key, stop);
+            let score = -self.quiesce(&child, ply + 1, qply + 1, -beta, -alpha, child_key, stop);
             if self.aborted {
                 return 0;
             }

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use fogblast_engine::fog::{baseline_move, Belief, FogSettings, ObservedPly, Sight};
 use fogblast_engine::{best_fog_move, FogLimits, FogObservation, Level};
-use fogblast_rules::{Bitboard, Color, Game, Position, Variant};
+use fogblast_rules::{Bitboard, CastlingMode, Color, Game, Position, Variant};
 use proptest::prelude::*;
 
 fn random_game(choices: &[u32]) -> Game {
@@ -179,4 +179,55 @@ fn the_player_beats_the_baseline() {
         }
     }
     assert_eq!(wins, 4, "the engine won {wins} of 4");
+}
+
+/// A reduced Hard, king guard on: few samples and nodes, since the guard
+/// does not depend on them.
+fn guarded_settings() -> FogSettings {
+    FogSettings { samples: 2, depth: 2, nodes_per_sample: 2_000, belief_cap: 64, ..Level::Hard.fog_settings() }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Hard never puts or leaves its king where a piece of some position
+    /// its belief holds could take it, unless every move does.
+    #[test]
+    fn hard_keeps_its_king_out_of_reach(choices in prop::collection::vec(any::<u32>(), 6..60), seed in any::<u64>()) {
+        let game = random_game(&choices);
+        prop_assume!(game.outcome().is_none());
+        let color = game.position().turn();
+        let obs = FogObservation::from_game(&game, color);
+        let settings = guarded_settings();
+        let limits = FogLimits { settings, movetime: None, seed };
+        let report = best_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
+        let belief = Belief::track(&obs, settings.belief_cap, seed).unwrap();
+        let live: Vec<Position> = belief
+            .particles()
+            .iter()
+            .copied()
+            .filter(|p| Color::ALL.iter().all(|&c| p.board().king_of(c).is_some()))
+            .collect();
+        // Whether each of our moves (in UCI) leaves our king capturable in
+        // some candidate.
+        let exposed = |uci: &str| {
+            live.iter().any(|pos| {
+                let Some(m) = pos.legal_moves().into_iter().find(|m| m.to_uci(CastlingMode::Standard).to_string() == uci)
+                else {
+                    return false;
+                };
+                let (after, _) = pos.play(m).unwrap();
+                let board = after.board();
+                board.king_of(color).is_some_and(|king| board.attackers(king, !color, board.occupied()).any())
+            })
+        };
+        let ours: Vec<String> =
+            game.position().legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect();
+        let chosen = report.best.to_string();
+        let takes_king = game.position().parse_uci(&report.best).unwrap().capture() == Some(fogblast_rules::Role::King);
+        if !takes_king && exposed(&chosen) {
+            let safe: Vec<&String> = ours.iter().filter(|uci| !exposed(uci)).collect();
+            prop_assert!(safe.is_empty(), "{} exposes the king though {:?} do not, in {}", chosen, safe, game.position().fen());
+        }
+    }
 }

@@ -6,7 +6,9 @@
 //! referee's cut of the game), never the position, and either side may be
 //! the `baseline`: a random capture among those in sight, else a random
 //! move. Fog games are played to node budgets rather than times unless a
-//! clock is given, so a match gives the same result on a busy machine.
+//! clock is given, so a match gives the same result on a busy machine. In
+//! atomic and standard chess either side may be the `newcomer`: it blows up
+//! the enemy king when it can, else plays a random move (Easy's yardstick).
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,15 +18,32 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use clap::Args;
 use fogblast_engine::fog::{baseline_move, FogObservation};
-use fogblast_engine::{best_fog_move, Clock, Level, Searcher};
+use fogblast_engine::{best_fog_move, newcomer_move, Clock, FogLimits, FogSettings, Level, Searcher, TimeBudget};
 use fogblast_rules::{CastlingMode, Color, Game, Position, Variant};
 
-/// One side of a match: a level, or (fog of war only) the baseline.
+/// One side of a match: a level, (fog of war only) the baseline, or
+/// (atomic and standard only) the newcomer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Player {
     Level(Level),
     Baseline,
+    Newcomer,
+    /// Fog of war only: Hard as it was before its king guard (12 samples,
+    /// king care by share of candidates only), to measure the guard by.
+    OldHard,
 }
+
+/// [`Player::OldHard`]'s settings.
+const OLD_FOG_HARD: FogSettings = FogSettings {
+    belief_cap: 256,
+    samples: 12,
+    depth: 3,
+    nodes_per_sample: 60_000,
+    max_time: Duration::from_secs(1),
+    noise: 0,
+    king_care: 100,
+    king_guard: false,
+};
 
 impl std::str::FromStr for Player {
     type Err = String;
@@ -33,8 +52,18 @@ impl std::str::FromStr for Player {
         if s.eq_ignore_ascii_case("baseline") {
             return Ok(Player::Baseline);
         }
+        if s.eq_ignore_ascii_case("newcomer") {
+            return Ok(Player::Newcomer);
+        }
+        if s.eq_ignore_ascii_case("old-hard") {
+            return Ok(Player::OldHard);
+        }
         s.parse().map(Player::Level).map_err(|err: fogblast_engine::ParseLevelError| {
-            format!("{err}, or baseline (fog of war: a random visible capture, else a random move)")
+            format!(
+                "{err}, baseline (fog of war: a random visible capture, else a random move) \
+                 newcomer (a king explosion if any, else a random move) or old-hard (fog of war: \
+                 Hard before its king guard)"
+            )
         })
     }
 }
@@ -44,6 +73,8 @@ impl std::fmt::Display for Player {
         match self {
             Player::Level(level) => level.fmt(f),
             Player::Baseline => f.write_str("baseline"),
+            Player::Newcomer => f.write_str("newcomer"),
+            Player::OldHard => f.write_str("old-hard"),
         }
     }
 }
@@ -132,9 +163,6 @@ fn play_game(
     if args.variant == Variant::Fog {
         return play_fog_game(args, white, black, index);
     }
-    let (Player::Level(white), Player::Level(black)) = (white, black) else {
-        anyhow::bail!("the baseline plays fog of war only");
-    };
     let clock = args.clock.as_deref().map(parse_clock).transpose()?;
     let mut game = opening(args.variant, args.opening_plies, mix(args.seed ^ (index as u64 / 2)));
     let mut searchers = [Searcher::new(16), Searcher::new(16)];
@@ -149,12 +177,22 @@ fn play_game(
         }
         let pos = *game.position();
         let side = pos.turn();
-        let level = if side == Color::White { white } else { black };
-        let side_clock =
-            clock.map(|(_, increment)| Clock { remaining: remaining[side.index()], increment, moves_to_go: None });
-        let limits = level.limits(side_clock, None, mix(args.seed ^ index as u64 ^ (game.ply() as u64) << 20));
+        let player = if side == Color::White { white } else { black };
+        let seed = mix(args.seed ^ index as u64 ^ (game.ply() as u64) << 20);
         let started = Instant::now();
-        let report = searchers[side.index()].search(&pos, game.history_keys(), &limits, &stop, &mut |_| {});
+        let best = match player {
+            Player::Level(level) => {
+                let side_clock = clock.map(|(_, increment)| Clock {
+                    remaining: remaining[side.index()],
+                    increment,
+                    moves_to_go: None,
+                });
+                let limits = level.limits(side_clock, None, seed);
+                searchers[side.index()].search(&pos, game.history_keys(), &limits, &stop, &mut |_| {}).best
+            }
+            Player::Newcomer => newcomer_move(&pos, seed),
+            Player::Baseline | Player::OldHard => anyhow::bail!("{player} plays fog of war only"),
+        };
         let spent = started.elapsed();
         if let Some((_, increment)) = clock {
             let left = &mut remaining[side.index()];
@@ -163,7 +201,7 @@ fn play_game(
             }
             *left = *left - spent + increment;
         }
-        let m = report.best.context("a position with moves gave no best move")?;
+        let m = best.context("a position with moves gave no best move")?;
         game.play(m)?;
     }
 }
@@ -195,14 +233,21 @@ fn play_fog_game(
         let started = Instant::now();
         let m = match player {
             Player::Baseline => baseline_move(&pos.legal_moves(), seed).context("no move in a game not over")?,
-            Player::Level(level) => {
-                let limits = match clock {
-                    Some((_, increment)) => {
+            Player::Newcomer => anyhow::bail!("the newcomer plays atomic and standard chess only"),
+            Player::Level(_) | Player::OldHard => {
+                let limits = match (clock, player) {
+                    (Some((_, increment)), Player::Level(level)) => {
                         let side_clock = Clock { remaining: remaining[side.index()], increment, moves_to_go: None };
                         level.fog_limits(Some(side_clock), None, seed)
                     }
+                    (Some((_, increment)), _) => {
+                        let side_clock = Clock { remaining: remaining[side.index()], increment, moves_to_go: None };
+                        let movetime = TimeBudget::from_clock(&side_clock, 0).hard.min(OLD_FOG_HARD.max_time);
+                        FogLimits { settings: OLD_FOG_HARD, movetime: Some(movetime), seed }
+                    }
                     // Calibration: node and sample budgets only.
-                    None => fogblast_engine::FogLimits { settings: level.fog_settings(), movetime: None, seed },
+                    (None, Player::Level(level)) => FogLimits { settings: level.fog_settings(), movetime: None, seed },
+                    (None, _) => FogLimits { settings: OLD_FOG_HARD, movetime: None, seed },
                 };
                 let report = best_fog_move(&views[side.index()], &limits, &stop)?;
                 let uci = report.best;
@@ -226,8 +271,13 @@ fn play_fog_game(
 }
 
 pub fn run(args: &SelfplayArgs) -> anyhow::Result<()> {
-    if args.variant != Variant::Fog && [args.first, args.second].contains(&Player::Baseline) {
-        anyhow::bail!("the baseline plays fog of war only");
+    for fog_only in [Player::Baseline, Player::OldHard] {
+        if args.variant != Variant::Fog && [args.first, args.second].contains(&fog_only) {
+            anyhow::bail!("{fog_only} plays fog of war only");
+        }
+    }
+    if args.variant == Variant::Fog && [args.first, args.second].contains(&Player::Newcomer) {
+        anyhow::bail!("the newcomer plays atomic and standard chess only");
     }
     let games = args.games.div_ceil(2) * 2;
     let next = AtomicUsize::new(0);
@@ -270,7 +320,8 @@ pub fn run(args: &SelfplayArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{} {} vs {}: games {played} first wins {} second wins {} draws {} score {:.1}% elo {elo:+.0} plies {} time {:.0}s",
+        "{} {} vs {}: games {played} first wins {} second wins {} draws {} score {:.1}% elo {elo:+.0} plies {} \
+         moves per game {:.1} time {:.0}s",
         args.variant,
         args.first,
         args.second,
@@ -279,6 +330,7 @@ pub fn run(args: &SelfplayArgs) -> anyhow::Result<()> {
         t.draws,
         score * 100.0,
         plies.load(Ordering::Relaxed),
+        plies.load(Ordering::Relaxed) as f64 / played as f64 / 2.0,
         started.elapsed().as_secs_f64(),
     )?;
     Ok(())

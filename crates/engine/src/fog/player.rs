@@ -8,10 +8,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use fogblast_rules::{CastlingMode, Color, Move, MoveList, Position, Role, Uci};
+use fogblast_rules::{Bitboard, CastlingMode, Color, Move, MoveList, Position, Role, Uci};
 
 use super::belief::{moves_position, Belief, BeliefError};
-use super::observation::{FogObservation, ObservedPly};
+use super::observation::{FogObservation, ObservedPly, Sight};
 use super::rng::Rng;
 use crate::clock::Instant;
 use crate::eval::{evaluate, piece_value};
@@ -48,6 +48,10 @@ pub struct FogSettings {
     /// Percent of a king's worth charged for each move by the share of
     /// candidate positions in which it leaves our king open to capture.
     pub king_care: i32,
+    /// Never play a move that puts or leaves our king where a piece the
+    /// belief allows for (any candidate's piece on any fogged square, or a
+    /// piece in sight) could take it, unless every move does.
+    pub king_guard: bool,
 }
 
 impl Level {
@@ -62,6 +66,7 @@ impl Level {
                 max_time: Duration::from_millis(300),
                 noise: 120,
                 king_care: 0,
+                king_guard: false,
             },
             Level::Medium => FogSettings {
                 belief_cap: 128,
@@ -71,6 +76,7 @@ impl Level {
                 max_time: Duration::from_millis(600),
                 noise: 60,
                 king_care: 0,
+                king_guard: false,
             },
             Level::Hard => FogSettings {
                 belief_cap: 256,
@@ -80,6 +86,7 @@ impl Level {
                 max_time: Duration::from_secs(1),
                 noise: 0,
                 king_care: 100,
+                king_guard: true,
             },
         }
     }
@@ -199,6 +206,22 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         }
     }
     let risk: Vec<i64> = exposed.iter().map(|&n| n * i64::from(KING_STAKE) / live.len() as i64).collect();
+    // The guard ranks moves by danger: 2 when some candidate has our king
+    // taken after it, 1 when only a piece the belief allows for somewhere in
+    // the fog could take it, 0 when safe. Only the least dangerous rank
+    // present is played.
+    let danger: Vec<u8> = if settings.king_guard {
+        let mover = mover.unwrap_or(samples[0]);
+        let threats = FogThreats::new(sight, &live, color);
+        root_moves
+            .iter()
+            .zip(&exposed)
+            .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.exposes(&mover, m)) })
+            .collect()
+    } else {
+        vec![0; root_moves.len()]
+    };
+    let least_danger = danger.iter().copied().min().unwrap_or(0);
     let mut totals = vec![0i64; root_moves.len()];
     let mut searched = 0usize;
     let mut min_depth = u32::MAX;
@@ -216,6 +239,9 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     let searched_n = searched.max(1) as i64;
     let mut best = (i64::MIN, 0usize);
     for (i, total) in totals.iter().enumerate() {
+        if danger[i] > least_danger {
+            continue;
+        }
         let mut score = total / searched_n - risk[i] * i64::from(settings.king_care) / 100;
         if settings.noise > 0 {
             let spread = 2 * settings.noise as u64 + 1;
@@ -237,6 +263,49 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         &belief,
         started,
     ))
+}
+
+/// Every enemy piece our belief allows for: the ones in sight, and on each
+/// fogged square whatever any candidate puts there. Wider than any one
+/// candidate, so a belief that has lost the real position (sampling keeps a
+/// few hundred of many) still warns of what the fog might hide.
+struct FogThreats {
+    /// Squares we see; what stands on them after our move is known.
+    visible: Bitboard,
+    /// By role, the fogged squares some candidate puts an enemy piece on.
+    fogged: [Bitboard; 6],
+    color: Color,
+}
+
+impl FogThreats {
+    fn new(sight: Option<&Sight>, live: &[Position], color: Color) -> FogThreats {
+        // Before any ply the whole start position is known.
+        let visible = sight.map_or(Bitboard::FULL, Sight::visible);
+        let mut fogged = [Bitboard::EMPTY; 6];
+        for pos in live {
+            for role in Role::ALL {
+                fogged[role.index()] |= pos.board().by_piece(role.of(!color)) - visible;
+            }
+        }
+        FogThreats { visible, fogged, color }
+    }
+
+    /// Whether after `m` in `mover` (our moves, from what we see) one of
+    /// these pieces could take our king. Fogged squares count as empty, so
+    /// a line through the fog is open: the careful reading.
+    fn exposes(&self, mover: &Position, m: Move) -> bool {
+        let mut after = *mover;
+        after.play_unchecked(m);
+        let board = after.board();
+        let Some(king) = board.king_of(self.color) else { return true };
+        let occupied = board.occupied();
+        let ours = board.by_color(self.color);
+        Role::ALL.into_iter().any(|role| {
+            let in_sight = board.by_piece(role.of(!self.color)) & self.visible;
+            let attackers = in_sight | (self.fogged[role.index()] - ours);
+            (attacks::attacks(role, self.color, king, occupied) & attackers).any()
+        })
+    }
 }
 
 fn report(
