@@ -33,17 +33,8 @@ pub enum Player {
     OldHard,
 }
 
-/// [`Player::OldHard`]'s settings.
-const OLD_FOG_HARD: FogSettings = FogSettings {
-    belief_cap: 256,
-    samples: 12,
-    depth: 3,
-    nodes_per_sample: 60_000,
-    max_time: Duration::from_secs(1),
-    noise: 0,
-    king_care: 100,
-    king_guard: false,
-};
+/// [`Player::OldHard`]'s settings: Hard's, without the king guard.
+const OLD_FOG_HARD: FogSettings = FogSettings { king_guard: false, ..Level::Hard.fog_settings() };
 
 impl std::str::FromStr for Player {
     type Err = String;
