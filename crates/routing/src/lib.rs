@@ -4,8 +4,9 @@
 //! through it. A `NOT_OWNER` answer names the owner, and the call goes
 //! there; while a shard fails over (its lease has yet to run out) calls are
 //! retried until the route timeout, so players see a pause rather than an
-//! error.
+//! error. [`games`] has one typed method per call of the game service.
 
+pub mod games;
 pub mod membership;
 pub mod placement;
 
@@ -23,6 +24,31 @@ use rand::Rng;
 use tokio::time::Instant;
 use tonic::transport::{Channel, Endpoint};
 use tracing::warn;
+
+/// Which failures a call is sent again after, until the route timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// Reads, watches and reports that say the same thing again: sending
+    /// them twice changes nothing, so any failure that may pass (the shard
+    /// is not the owner, or did not answer) is retried.
+    Read,
+    /// Commands that change a game. They are retried on the same failures
+    /// as reads, because a player must not see an error while a shard fails
+    /// over; an answer lost after the command was applied therefore sends
+    /// it again (docs/game-service.md, "Routing and retries").
+    Command,
+}
+
+impl Retry {
+    pub const READ: Retry = Retry::Read;
+    pub const COMMAND: Retry = Retry::Command;
+
+    fn retries(self, code: ErrorCode) -> bool {
+        match self {
+            Retry::Read | Retry::Command => matches!(code, ErrorCode::NotOwner | ErrorCode::Unavailable),
+        }
+    }
+}
 
 #[derive(Debug)]
 pub struct Router {
@@ -94,7 +120,7 @@ impl Router {
 
     /// Calls the owner of `game`; `game` `None` lets any shard answer
     /// first (creating a game, finding one by code) and follows its redirect.
-    pub async fn call<T, F, Fut>(&self, game: Option<&GameId>, mut call: F) -> Result<T, ServiceError>
+    async fn call_with<T, F, Fut>(&self, game: Option<&GameId>, retry: Retry, mut call: F) -> Result<T, ServiceError>
     where
         F: FnMut(GameClient<Channel>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
@@ -118,7 +144,7 @@ impl Router {
             };
             let error = match result {
                 Ok(answer) => return Ok(answer),
-                Err(error) if matches!(error.code, ErrorCode::NotOwner | ErrorCode::Unavailable) => error,
+                Err(error) if retry.retries(error.code) => error,
                 Err(error) => return Err(error),
             };
             if Instant::now() + backoff > deadline {
@@ -134,6 +160,22 @@ impl Router {
                     backoff = (backoff * 2).min(Duration::from_millis(500));
                     self.refresh().await;
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_failures_that_may_pass_are_retried() {
+        for retry in [Retry::READ, Retry::COMMAND] {
+            assert!(retry.retries(ErrorCode::NotOwner));
+            assert!(retry.retries(ErrorCode::Unavailable));
+            for code in [ErrorCode::IllegalMove, ErrorCode::Conflict, ErrorCode::GameOver, ErrorCode::NotFound] {
+                assert!(!retry.retries(code), "{code:?} is an answer, not a failure");
             }
         }
     }

@@ -228,12 +228,7 @@ impl Feeds {
                     break;
                 }
                 let request = PresenceRequest { game_id: game.to_string(), player_id: player.to_string(), connected };
-                let result = router
-                    .call(Some(&game), |mut client| {
-                        let request = request.clone();
-                        async move { client.report_presence(request).await }
-                    })
-                    .await;
+                let result = router.report_presence(request).await;
                 if let Err(error) = result {
                     if error.code != ErrorCode::GameOver {
                         debug!(game = %game, %error, "presence not reported");
@@ -256,12 +251,7 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
         let Some(router) = feeds.upgrade().map(|f| f.router.clone()) else { return };
         let after = feed.state.lock().expect("feed lock").last;
         let request = WatchRequest { game_id: feed.game.to_string(), after_version: after };
-        let opened = router
-            .call(Some(&feed.game), |mut client| {
-                let request = request.clone();
-                async move { client.watch(request).await }
-            })
-            .await;
+        let opened = router.watch(request).await;
         let mut stream = match opened {
             Ok(stream) => stream,
             Err(error) if error.code == ErrorCode::NotFound => {

@@ -107,13 +107,7 @@ async fn game(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Re
         Err(e) => return error_response(&ServiceError::new(ErrorCode::BadRequest, e.to_string())),
     };
     let request = GetStateRequest { game_id: game.to_string(), player_id: String::new() };
-    let state = gateway
-        .router
-        .call(Some(&game), |mut client| {
-            let request = request.clone();
-            async move { client.get_state(request).await }
-        })
-        .await;
+    let state = gateway.router.get_state(request).await;
     match state {
         Ok(state) => Json(ServerFrame::State(Box::new(frames::state(&state)))).into_response(),
         // Finished games leave the game service after a while; the archive keeps them.

@@ -195,12 +195,7 @@ impl Session {
                     return Err(bad("code must be a join code"));
                 }
                 let request = JoinGameRequest { player_id: player.to_string(), player_name: self.name.clone(), code };
-                let joined = router
-                    .call(None, |mut client| {
-                        let request = request.clone();
-                        async move { client.join_game(request).await }
-                    })
-                    .await?;
+                let joined = router.join_game(request).await?;
                 let color = color(joined.color());
                 self.send(&ServerFrame::Joined { game: joined.game_id.clone(), color, id: id.cloned() });
                 self.gateway.matchmaker.close_board(&joined.game_id);
@@ -243,27 +238,16 @@ impl Session {
                 // The move's trace starts here; the move itself stays out
                 // (in fog of war it is hidden from the opponent).
                 let span = tracing::info_span!("gateway.move", game = %game, ply = m.ply);
-                let call = router.call(Some(&game), |mut client| {
-                    let request = fogblast_telemetry::traced(request.clone());
-                    async move { client.make_move(request).await }
-                });
-                tracing::Instrument::instrument(call, span).await?;
+                tracing::Instrument::instrument(router.make_move(request), span).await?;
                 Ok(())
             }
-            ClientFrame::Resign(r) => self.command(&r.game, |mut c, req| async move { c.resign(req).await }).await,
-            ClientFrame::Abort(r) => self.command(&r.game, |mut c, req| async move { c.abort(req).await }).await,
-            ClientFrame::ClaimVictory(r) => {
-                self.command(&r.game, |mut c, req| async move { c.claim_victory(req).await }).await
-            }
+            ClientFrame::Resign(r) => router.resign(self.command(&r.game)?).await.map(drop),
+            ClientFrame::Abort(r) => router.abort(self.command(&r.game)?).await.map(drop),
+            ClientFrame::ClaimVictory(r) => router.claim_victory(self.command(&r.game)?).await.map(drop),
             ClientFrame::Rematch(r) => {
                 let game = game_id(&r.game)?;
                 let request = GameCommand { game_id: game.to_string(), player_id: player.to_string() };
-                let answer = router
-                    .call(Some(&game), |mut client| {
-                        let request = request.clone();
-                        async move { client.rematch(request).await }
-                    })
-                    .await?;
+                let answer = router.rematch(request).await?;
                 if !answer.new_game_id.is_empty() {
                     self.follow(&game_id(&answer.new_game_id)?, id).await?;
                 }
@@ -348,14 +332,7 @@ impl Session {
             level: level as i32,
             rated: create.rated.unwrap_or(false),
         };
-        let created = self
-            .gateway
-            .router
-            .call(None, |mut client| {
-                let request = request.clone();
-                async move { client.create_game(request).await }
-            })
-            .await?;
+        let created = self.gateway.router.create_game(request.clone()).await?;
         let code = Some(created.code.clone()).filter(|code| !code.is_empty());
         self.send(&ServerFrame::Created {
             game: created.game_id.clone(),
@@ -387,13 +364,7 @@ impl Session {
             game_id: game.to_string(),
             player_id: self.player.as_ref().map(ToString::to_string).unwrap_or_default(),
         };
-        self.gateway
-            .router
-            .call(Some(game), |mut client| {
-                let request = request.clone();
-                async move { client.get_state(request).await }
-            })
-            .await
+        self.gateway.router.get_state(request).await
     }
 
     /// Sends the game's state and follows it from there.
@@ -412,35 +383,21 @@ impl Session {
         self.gateway.feeds.subscribe(game, &self.conn, seat, self.player.clone(), state.version);
     }
 
-    async fn command<F, Fut>(&self, game: &str, call: F) -> Result<(), ServiceError>
-    where
-        F: Fn(fogblast_proto::game::game_client::GameClient<tonic::transport::Channel>, GameCommand) -> Fut,
-        Fut:
-            std::future::Future<Output = Result<tonic::Response<fogblast_proto::game::CommandResponse>, tonic::Status>>,
-    {
+    /// The command `game` names, by this socket's player.
+    fn command(&self, game: &str) -> Result<GameCommand, ServiceError> {
         let game = game_id(game)?;
-        let request = GameCommand { game_id: game.to_string(), player_id: self.player()?.to_string() };
-        self.gateway.router.call(Some(&game), |client| call(client, request.clone())).await?;
-        Ok(())
+        Ok(GameCommand { game_id: game.to_string(), player_id: self.player()?.to_string() })
     }
 
     async fn offer(&self, game: &str, action: OfferAction, takeback: bool) -> Result<(), ServiceError> {
         let game = game_id(game)?;
         let request =
             OfferRequest { game_id: game.to_string(), player_id: self.player()?.to_string(), action: action as i32 };
-        self.gateway
-            .router
-            .call(Some(&game), |mut client| {
-                let request = request.clone();
-                async move {
-                    if takeback {
-                        client.takeback(request).await
-                    } else {
-                        client.draw(request).await
-                    }
-                }
-            })
-            .await?;
+        if takeback {
+            self.gateway.router.takeback(request).await?;
+        } else {
+            self.gateway.router.draw(request).await?;
+        }
         Ok(())
     }
 

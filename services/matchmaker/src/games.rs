@@ -4,20 +4,16 @@
 //! over gRPC with `fogblast-routing`, which finds each game's owner and
 //! follows redirects and failovers as it does for the gateways.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
     CreateGameRequest, CreateGameResponse, GameCommand, GameState, GetStateRequest, JoinGameRequest, JoinGameResponse,
 };
-use fogblast_proto::ids::GameId;
 use fogblast_routing::Membership;
 use fogblast_routing::Router;
-use tonic::transport::Channel;
 
 /// What the matchmaker asks of the game service.
 #[async_trait]
@@ -43,58 +39,25 @@ impl ShardRouter {
         router.keep_fresh(Duration::from_secs(1));
         Arc::new(ShardRouter { router })
     }
-
-    async fn call<T, F, Fut>(&self, game: Option<&GameId>, call: F) -> Result<T, ServiceError>
-    where
-        F: FnMut(GameClient<Channel>) -> Fut,
-        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
-    {
-        self.router.call(game, call).await
-    }
-}
-
-fn game_id(game: &str) -> Result<GameId, ServiceError> {
-    GameId::parse(game).map_err(|e| ServiceError::new(ErrorCode::BadRequest, e.to_string()))
 }
 
 #[async_trait]
 impl Games for ShardRouter {
     async fn create(&self, request: CreateGameRequest) -> Result<CreateGameResponse, ServiceError> {
-        self.call(None, |mut client| {
-            let request = request.clone();
-            async move { client.create_game(fogblast_telemetry::traced(request)).await }
-        })
-        .await
+        self.router.create_game(request).await
     }
 
     async fn join(&self, request: JoinGameRequest) -> Result<JoinGameResponse, ServiceError> {
         // Any shard resolves the code; the owner seats the player.
-        self.call(None, |mut client| {
-            let request = request.clone();
-            async move { client.join_game(fogblast_telemetry::traced(request)).await }
-        })
-        .await
+        self.router.join_game(request).await
     }
 
     async fn state(&self, game: &str, player: &str) -> Result<GameState, ServiceError> {
-        let id = game_id(game)?;
-        let request = GetStateRequest { game_id: game.to_owned(), player_id: player.to_owned() };
-        self.call(Some(&id), |mut client| {
-            let request = request.clone();
-            async move { client.get_state(fogblast_telemetry::traced(request)).await }
-        })
-        .await
+        self.router.get_state(GetStateRequest { game_id: game.to_owned(), player_id: player.to_owned() }).await
     }
 
     async fn abort(&self, game: &str, player: &str) -> Result<(), ServiceError> {
-        let id = game_id(game)?;
-        let request = GameCommand { game_id: game.to_owned(), player_id: player.to_owned() };
-        self.call(Some(&id), |mut client| {
-            let request = request.clone();
-            async move { client.abort(fogblast_telemetry::traced(request)).await }
-        })
-        .await
-        .map(drop)
+        self.router.abort(GameCommand { game_id: game.to_owned(), player_id: player.to_owned() }).await.map(drop)
     }
 }
 
