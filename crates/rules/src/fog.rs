@@ -9,6 +9,7 @@ use crate::bitboard::Bitboard;
 use crate::board::Board;
 use crate::color::Color;
 use crate::position::{ep_captured_square, Position};
+use crate::setup::Setup;
 use crate::square::{Rank, Square};
 
 /// One side's view of a position: only the pieces on visible squares,
@@ -27,6 +28,27 @@ pub struct FogView {
     /// take there.
     pub ep_square: Option<Square>,
     pub fullmoves: u32,
+}
+
+/// The view as a position a FEN can describe: the fogged squares empty,
+/// the halfmove clock zero (the view does not tell it).
+impl From<&FogView> for Setup {
+    fn from(view: &FogView) -> Setup {
+        Setup {
+            board: view.board,
+            turn: view.turn,
+            castling_rooks: view.castling_rooks,
+            ep_square: view.ep_square,
+            halfmoves: 0,
+            fullmoves: view.fullmoves,
+        }
+    }
+}
+
+impl From<FogView> for Setup {
+    fn from(view: FogView) -> Setup {
+        Setup::from(&view)
+    }
 }
 
 impl FogView {

@@ -7,8 +7,8 @@
 //! generator on positions from seeded random play.
 
 use fogblast_rules::{
-    Bitboard, CastlingMode, Color, DrawReason, Game, GameError, Move, Outcome, Position, Rank, Role, Square, Variant,
-    WinReason, STARTING_FEN,
+    Bitboard, CastlingMode, Color, DrawReason, Fen, Game, GameError, Move, Outcome, Position, Rank, Role, Setup,
+    Square, Variant, WinReason, STARTING_FEN,
 };
 
 fn fog(fen: &str) -> Position {
@@ -504,4 +504,13 @@ fn views_agree_with_the_move_generator_on_random_games() {
     assert!(positions > 10_000, "only {positions} positions");
     assert!(king_captures > 20, "only {king_captures} king captures");
     assert!(en_passant > 0, "no en passant position reached");
+}
+
+#[test]
+fn a_fog_view_as_a_setup_keeps_only_what_the_side_sees() {
+    let start = Position::new(Variant::Fog);
+    let view = start.fog_view(Color::White);
+    let fen = Fen(Setup::from(&view)).to_string();
+    assert_eq!(fen, "8/8/8/8/8/8/PPPPPPPP/RNBQKBNR w KQ - 0 1");
+    assert_eq!(Setup::from(view.clone()), Setup::from(&view));
 }

@@ -257,14 +257,7 @@ fn describe_fog(game: &Game, last: Option<LastMove>, spec: &GameSpec, viewer: &s
     let color = if viewer == "black" { Color::Black } else { Color::White };
     let position = game.position();
     let view = position.fog_view(color);
-    let setup = Setup {
-        board: view.board,
-        turn: view.turn,
-        castling_rooks: view.castling_rooks,
-        ep_square: view.ep_square,
-        halfmoves: 0,
-        fullmoves: view.fullmoves,
-    };
+    let setup = Setup::from(&view);
     let legal: Vec<String> = if position.turn() == color {
         position.legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect()
     } else {

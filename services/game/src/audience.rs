@@ -49,14 +49,7 @@ fn board_view(position: &Position, viewer: Viewer, fog: bool) -> (String, Vec<St
     match viewer {
         Viewer::Seat(color) => {
             let view = position.fog_view(color);
-            let setup = Setup {
-                board: view.board,
-                turn: view.turn,
-                castling_rooks: view.castling_rooks,
-                ep_square: view.ep_square,
-                halfmoves: 0,
-                fullmoves: view.fullmoves,
-            };
+            let setup = Setup::from(&view);
             (Fen(setup).to_string(), square_names(view.visible))
         }
         Viewer::Spectator => {

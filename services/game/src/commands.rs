@@ -1,9 +1,8 @@
 //! What each command does to a game, decided without I/O: given the live
-//! game, the store's time and the command, either a refusal with its code,
-//! or the new record and the events it makes. The shard commits the result;
+//! game, the store's time and the command, either a refusal
+//! ([`CommandError`]), or the new record and the events it makes. The shard commits the result;
 //! nothing here can half-apply.
 
-use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{ClockState, EndReason, OfferAction, Status};
 use fogblast_proto::ids::PlayerId;
 use fogblast_proto::record::GameRecord;
@@ -12,6 +11,7 @@ use fogblast_rules::{CastlingMode, Color, MoveEffects, Position};
 use crate::clock::{self, LagPolicy};
 use crate::config::Timeouts;
 use crate::record::{color_from_wire, color_to_wire, end_reason, result_for, wire_color_or_none, LiveGame};
+use crate::refusal::CommandError;
 
 /// How long the computer's turn may pass without a move before another
 /// shard's sweep asks the engine again.
@@ -108,7 +108,7 @@ pub struct Applied {
     /// Committed with the events, then returned to the caller: a move that
     /// arrived after its player's flag fell ends the game on time and is
     /// still refused.
-    pub refusal: Option<ServiceError>,
+    pub refusal: Option<CommandError>,
     /// Both sides agreed to a rematch: this game must be created first.
     pub rematch: bool,
 }
@@ -124,12 +124,8 @@ pub enum Outcome {
     Unchanged,
 }
 
-fn refuse<T>(code: ErrorCode, message: impl Into<String>) -> Result<T, ServiceError> {
-    Err(ServiceError::new(code, message))
-}
-
 /// Applies `command` at store time `now_ms`.
-pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts) -> Result<Outcome, ServiceError> {
+pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts) -> Result<Outcome, CommandError> {
     let mut next = Next { live: live.clone(), events: Vec::new(), now_ms, refusal: None, rematch: false };
     let changed = match command {
         Command::Join { player, name } => next.join(player, name)?,
@@ -181,7 +177,7 @@ struct Next {
     live: LiveGame,
     events: Vec<Event>,
     now_ms: u64,
-    refusal: Option<ServiceError>,
+    refusal: Option<CommandError>,
     rematch: bool,
 }
 
@@ -190,31 +186,29 @@ impl Next {
         &mut self.live.record
     }
 
-    fn seated_color(&self, player: &PlayerId) -> Result<Color, ServiceError> {
-        self.live
-            .color_of(player)
-            .map_or_else(|| refuse(ErrorCode::NotYourGame, "you do not hold a seat in this game"), Ok)
+    fn seated_color(&self, player: &PlayerId) -> Result<Color, CommandError> {
+        self.live.color_of(player).map_or_else(|| Err(CommandError::NotSeated), Ok)
     }
 
-    fn require_playing(&self) -> Result<(), ServiceError> {
+    fn require_playing(&self) -> Result<(), CommandError> {
         match self.live.status() {
             Status::Playing => Ok(()),
-            Status::Ended => refuse(ErrorCode::GameOver, "the game is over"),
-            _ => refuse(ErrorCode::Conflict, "the game has not started: a seat is free"),
+            Status::Ended => Err(CommandError::GameOver),
+            _ => Err(CommandError::NotStarted),
         }
     }
 
-    fn join(&mut self, player: PlayerId, name: String) -> Result<bool, ServiceError> {
+    fn join(&mut self, player: PlayerId, name: String) -> Result<bool, CommandError> {
         if self.live.status() != Status::Waiting {
-            return refuse(ErrorCode::Conflict, "this game has no free seat");
+            return Err(CommandError::NoFreeSeat);
         }
         if self.live.color_of(&player).is_some() {
-            return refuse(ErrorCode::Conflict, "you cannot join your own game");
+            return Err(CommandError::OwnGame);
         }
         let color = Color::ALL
             .into_iter()
             .find(|&c| self.live.player_id(c).is_empty() && !self.live.is_computer(c))
-            .map_or_else(|| refuse(ErrorCode::Conflict, "this game has no free seat"), Ok)?;
+            .map_or_else(|| Err(CommandError::NoFreeSeat), Ok)?;
         let seat_player = self.live.seat_mut(color).player.get_or_insert_with(Default::default);
         seat_player.id = player.into_string();
         seat_player.name = name;
@@ -227,7 +221,7 @@ impl Next {
         Ok(true)
     }
 
-    fn check_ply(&self, color: Color, uci: &str, ply: u32) -> Result<PlyCheck, ServiceError> {
+    fn check_ply(&self, color: Color, uci: &str, ply: u32) -> Result<PlyCheck, CommandError> {
         let played = self.live.ply();
         let ply = ply as usize;
         if ply < played {
@@ -237,24 +231,25 @@ impl Next {
             if mover == color && same {
                 return Ok(PlyCheck::Resend);
             }
-            return refuse(ErrorCode::StalePly, format!("ply {ply} was already played; the game is at ply {played}"));
+            return Err(CommandError::PlyPlayed { ply, played });
         }
         if ply > played {
-            return refuse(ErrorCode::StalePly, format!("the game is at ply {played}, not {ply}"));
+            return Err(CommandError::PlyAhead { ply, played });
         }
         Ok(PlyCheck::Fresh)
     }
 
-    fn play(&mut self, color: Color, uci: &str, lag_ms: u64) -> Result<bool, ServiceError> {
+    fn play(&mut self, color: Color, uci: &str, lag_ms: u64) -> Result<bool, CommandError> {
         self.require_playing()?;
         if self.live.game.position().turn() != color {
-            return refuse(ErrorCode::NotYourTurn, "it is not your turn");
+            return Err(CommandError::NotYourTurn);
         }
         let position = *self.live.game.position();
-        let parsed: fogblast_rules::Uci =
-            uci.parse().map_err(|e| ServiceError::new(ErrorCode::BadRequest, format!("{uci:?} is not UCI: {e}")))?;
+        let parsed: fogblast_rules::Uci = uci.parse().map_err(|e: fogblast_rules::ParseUciError| {
+            CommandError::NotUci { uci: uci.to_owned(), reason: e.to_string() }
+        })?;
         let Some(m) = position.parse_uci(&parsed) else {
-            return refuse(ErrorCode::IllegalMove, format!("{uci} is not a legal move here"));
+            return Err(CommandError::IllegalMove { uci: uci.to_owned() });
         };
         // Settle the mover's clock first: a move after the flag fell loses on time.
         if self.live.clock_running() {
@@ -264,8 +259,7 @@ impl Next {
             let time = clock::time_spent(now.saturating_sub(started), lag_ms, seat.lag_quota_ms);
             if time.spent_ms >= seat.remaining_ms {
                 self.flag(color);
-                self.refusal =
-                    Some(ServiceError::new(ErrorCode::GameOver, "your time ran out before the move arrived"));
+                self.refusal = Some(CommandError::FlagFell);
                 return Ok(true);
             }
             let settings = self.live.record.clock.unwrap_or_default();
@@ -275,7 +269,7 @@ impl Next {
             seat.lag_quota_ms = clock::next_quota(&policy, seat.lag_quota_ms, time.compensated_ms);
         }
         let san = position.san(m);
-        let effects = self.live.game.play(m).map_err(|e| ServiceError::new(ErrorCode::IllegalMove, e.to_string()))?;
+        let effects = self.live.game.play(m).map_err(|_| CommandError::IllegalMove { uci: uci.to_owned() })?;
         let uci_text = m.to_uci(castling_mode(&self.live)).to_string();
         let remaining = self.live.seat(color).remaining_ms;
         let now = self.now_ms;
@@ -337,12 +331,12 @@ impl Next {
         self.live.clock_at(self.now_ms)
     }
 
-    fn abort(&mut self, player: &PlayerId) -> Result<bool, ServiceError> {
+    fn abort(&mut self, player: &PlayerId) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         match self.live.status() {
-            Status::Ended => return refuse(ErrorCode::GameOver, "the game is over"),
+            Status::Ended => return Err(CommandError::GameOver),
             Status::Playing if self.moves_by(color) > 0 && self.moves_by(!color) > 0 => {
-                return refuse(ErrorCode::Conflict, "both sides have moved: resign or offer a draw instead");
+                return Err(CommandError::TooLateToAbort);
             }
             _ => {}
         }
@@ -359,15 +353,13 @@ impl Next {
         }
     }
 
-    fn draw(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, ServiceError> {
+    fn draw(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         self.require_playing()?;
         let standing = color_from_wire(self.live.record.draw_offer());
         match action {
             OfferAction::Offer if standing == Some(!color) => self.agree_draw(color),
-            OfferAction::Offer if standing == Some(color) => {
-                refuse(ErrorCode::Conflict, "your draw offer already stands")
-            }
+            OfferAction::Offer if standing == Some(color) => Err(CommandError::DrawOfferStands),
             OfferAction::Offer => {
                 self.events.push(Event::Offer { takeback: false, action, by: color });
                 if self.live.is_computer(!color) {
@@ -384,29 +376,27 @@ impl Next {
                 self.events.push(Event::Offer { takeback: false, action, by: color });
                 Ok(true)
             }
-            OfferAction::Accept | OfferAction::Decline => {
-                refuse(ErrorCode::Conflict, "there is no draw offer to answer")
-            }
-            OfferAction::Unspecified => refuse(ErrorCode::BadRequest, "action must be offer, accept or decline"),
+            OfferAction::Accept | OfferAction::Decline => Err(CommandError::NoDrawOffer),
+            OfferAction::Unspecified => Err(CommandError::UnknownDrawAction),
         }
     }
 
-    fn agree_draw(&mut self, color: Color) -> Result<bool, ServiceError> {
+    fn agree_draw(&mut self, color: Color) -> Result<bool, CommandError> {
         self.events.push(Event::Offer { takeback: false, action: OfferAction::Accept, by: color });
         Ok(self.end(None, EndReason::Agreement))
     }
 
-    fn takeback(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, ServiceError> {
+    fn takeback(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         self.require_playing()?;
         let standing = color_from_wire(self.live.record.takeback_offer());
         match action {
             OfferAction::Offer => {
                 if self.moves_by(color) == 0 {
-                    return refuse(ErrorCode::Conflict, "you have no move to take back");
+                    return Err(CommandError::NothingToTakeBack);
                 }
                 if standing == Some(color) {
-                    return refuse(ErrorCode::Conflict, "your takeback request already stands");
+                    return Err(CommandError::TakebackRequestStands);
                 }
                 self.events.push(Event::Offer { takeback: true, action, by: color });
                 if standing == Some(!color) {
@@ -431,10 +421,8 @@ impl Next {
                 self.events.push(Event::Offer { takeback: true, action, by: color });
                 Ok(true)
             }
-            OfferAction::Accept | OfferAction::Decline => {
-                refuse(ErrorCode::Conflict, "there is no takeback request to answer")
-            }
-            OfferAction::Unspecified => refuse(ErrorCode::BadRequest, "action must be request, accept or decline"),
+            OfferAction::Accept | OfferAction::Decline => Err(CommandError::NoTakebackRequest),
+            OfferAction::Unspecified => Err(CommandError::UnknownTakebackAction),
         }
     }
 
@@ -455,16 +443,16 @@ impl Next {
         self.events.push(Event::Reset);
     }
 
-    fn claim_victory(&mut self, player: &PlayerId, timeouts: &Timeouts) -> Result<bool, ServiceError> {
+    fn claim_victory(&mut self, player: &PlayerId, timeouts: &Timeouts) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         self.require_playing()?;
         let gone_since = self.live.seat(!color).gone_since_ms;
         if gone_since == 0 {
-            return refuse(ErrorCode::Conflict, "your opponent is still here");
+            return Err(CommandError::OpponentPresent);
         }
         let claim_at = gone_since + timeouts.claim_after_ms;
         if self.now_ms < claim_at {
-            return refuse(ErrorCode::Conflict, format!("you may claim in {} ms", claim_at - self.now_ms));
+            return Err(CommandError::ClaimTooEarly { wait_ms: claim_at - self.now_ms });
         }
         if self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0 {
             return Ok(self.end(None, EndReason::Aborted));
@@ -472,17 +460,17 @@ impl Next {
         Ok(self.end(Some(color), EndReason::Abandoned))
     }
 
-    fn rematch(&mut self, player: &PlayerId, new_game: String) -> Result<bool, ServiceError> {
+    fn rematch(&mut self, player: &PlayerId, new_game: String) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         if self.live.status() != Status::Ended {
-            return refuse(ErrorCode::Conflict, "a rematch is offered once the game is over");
+            return Err(CommandError::RematchBeforeEnd);
         }
         if !self.live.record.rematch_game_id.is_empty() {
-            return refuse(ErrorCode::Conflict, "the rematch has started");
+            return Err(CommandError::RematchStarted);
         }
         let standing = color_from_wire(self.live.record.rematch_offer());
         if standing == Some(color) {
-            return refuse(ErrorCode::Conflict, "your rematch offer already stands");
+            return Err(CommandError::RematchOfferStands);
         }
         if standing == Some(!color) || self.live.is_computer(!color) {
             self.live.record.rematch_game_id = new_game.clone();

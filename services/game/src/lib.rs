@@ -37,6 +37,7 @@ mod metrics;
 mod ownership;
 mod publisher;
 pub mod record;
+pub mod refusal;
 mod service;
 mod shard;
 mod watch_stream;

@@ -275,7 +275,7 @@ impl Shard {
                     self.after_commit(game, &applied.live, events, due, now);
                     drop(slot);
                     if let Some(refusal) = applied.refusal {
-                        return Err(refusal);
+                        return Err(refusal.into());
                     }
                     return Ok(Done { version, live: applied.live });
                 }

@@ -5,6 +5,7 @@
 
 use fogblast_game_service::commands::{apply, next_due, Command, Event, Outcome};
 use fogblast_game_service::create::{new_record, NewGame};
+use fogblast_game_service::refusal::CommandError;
 use fogblast_game_service::{LiveGame, Timeouts};
 use fogblast_proto::error::ErrorCode;
 use fogblast_proto::game::{ClockSettings, ColorChoice, EndReason, OfferAction, Status};
@@ -45,7 +46,7 @@ fn game(variant: Variant, clock: Option<(u32, u32)>) -> LiveGame {
     ))
 }
 
-fn applied(outcome: Result<Outcome, fogblast_proto::error::ServiceError>) -> LiveGame {
+fn applied(outcome: Result<Outcome, CommandError>) -> LiveGame {
     match outcome.expect("the command is accepted") {
         Outcome::Applied(applied) => {
             assert!(applied.refusal.is_none(), "refused: {:?}", applied.refusal);
@@ -105,7 +106,8 @@ fn a_move_after_the_flag_fell_ends_the_game_on_time_and_is_refused() {
     let Outcome::Applied(result) = apply(&live, late, START + 61_000 + 1_200, &timeouts()).unwrap() else {
         panic!("the flag is recorded")
     };
-    assert_eq!(result.refusal.as_ref().map(|e| e.code), Some(ErrorCode::GameOver));
+    assert_eq!(result.refusal, Some(CommandError::FlagFell));
+    assert_eq!(CommandError::FlagFell.error_code(), ErrorCode::GameOver);
     assert_eq!(result.live.status(), Status::Ended);
     assert_eq!(result.live.record.reason(), EndReason::Timeout);
     assert_eq!(result.live.record.result, "0-1");
@@ -165,7 +167,8 @@ fn a_gone_opponent_can_be_claimed_against_only_after_the_announced_time() {
     let again = apply(&live, Command::Presence { player: id("b"), connected: false }, START + 2_000, &timeouts());
     assert!(matches!(again, Ok(Outcome::Unchanged)));
     let early = apply(&live, Command::ClaimVictory { player: id("w") }, START + 20_999, &timeouts()).unwrap_err();
-    assert_eq!(early.code, ErrorCode::Conflict);
+    assert_eq!(early, CommandError::ClaimTooEarly { wait_ms: 1 });
+    assert_eq!(early.error_code(), ErrorCode::Conflict);
     let won = applied(apply(&live, Command::ClaimVictory { player: id("w") }, START + 21_000, &timeouts()));
     assert_eq!((won.record.result.as_str(), won.record.reason()), ("1-0", EndReason::Abandoned));
 }
