@@ -10,7 +10,7 @@ use fogblast_rules::{CastlingMode, Color, MoveEffects, Position};
 
 use crate::clock::{self, LagPolicy};
 use crate::config::Timeouts;
-use crate::record::{color_from_wire, color_to_wire, end_reason, result_for, wire_color_or_none, LiveGame};
+use crate::record::{color_to_wire, end_reason, result_for, LiveGame};
 use crate::refusal::CommandError;
 
 /// How long the computer's turn may pass without a move before another
@@ -278,10 +278,10 @@ impl Next {
         record.clock_ms.push(remaining);
         record.turn_started_ms = now;
         // A move answers any offer the opponent left standing.
-        if record.draw_offer != wire_color_or_none(Some(color)) {
-            record.draw_offer = wire_color_or_none(None);
+        if self.live.draw_offer() != Some(color) {
+            self.live.set_draw_offer(None);
         }
-        record.takeback_offer = wire_color_or_none(None);
+        self.live.set_takeback_offer(None);
         let ply = self.live.ply() as u32 - 1;
         let after = *self.live.game.position();
         let clock = self.clock_state();
@@ -309,8 +309,8 @@ impl Next {
         record.set_reason(reason);
         record.ended_at_ms = now;
         record.turn_started_ms = 0;
-        record.draw_offer = wire_color_or_none(None);
-        record.takeback_offer = wire_color_or_none(None);
+        self.live.set_draw_offer(None);
+        self.live.set_takeback_offer(None);
         let clock = self.clock_state();
         self.events.push(Event::Ended { clock });
         true
@@ -356,7 +356,7 @@ impl Next {
     fn draw(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         self.require_playing()?;
-        let standing = color_from_wire(self.live.record.draw_offer());
+        let standing = self.live.draw_offer();
         match action {
             OfferAction::Offer if standing == Some(!color) => self.agree_draw(color),
             OfferAction::Offer if standing == Some(color) => Err(CommandError::DrawOfferStands),
@@ -366,13 +366,13 @@ impl Next {
                     // The computer plays every game out.
                     self.events.push(Event::Offer { takeback: false, action: OfferAction::Decline, by: !color });
                 } else {
-                    self.live.record.draw_offer = wire_color_or_none(Some(color));
+                    self.live.set_draw_offer(Some(color));
                 }
                 Ok(true)
             }
             OfferAction::Accept if standing == Some(!color) => self.agree_draw(color),
             OfferAction::Decline if standing == Some(!color) => {
-                self.live.record.draw_offer = wire_color_or_none(None);
+                self.live.set_draw_offer(None);
                 self.events.push(Event::Offer { takeback: false, action, by: color });
                 Ok(true)
             }
@@ -389,7 +389,7 @@ impl Next {
     fn takeback(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         self.require_playing()?;
-        let standing = color_from_wire(self.live.record.takeback_offer());
+        let standing = self.live.takeback_offer();
         match action {
             OfferAction::Offer => {
                 if self.moves_by(color) == 0 {
@@ -407,7 +407,7 @@ impl Next {
                     self.events.push(Event::Offer { takeback: true, action: OfferAction::Accept, by: !color });
                     self.take_back_for(color);
                 } else {
-                    self.live.record.takeback_offer = wire_color_or_none(Some(color));
+                    self.live.set_takeback_offer(Some(color));
                 }
                 Ok(true)
             }
@@ -417,7 +417,7 @@ impl Next {
                 Ok(true)
             }
             OfferAction::Decline if standing == Some(!color) => {
-                self.live.record.takeback_offer = wire_color_or_none(None);
+                self.live.set_takeback_offer(None);
                 self.events.push(Event::Offer { takeback: true, action, by: color });
                 Ok(true)
             }
@@ -438,8 +438,8 @@ impl Next {
         record.moves.truncate(keep);
         record.clock_ms.truncate(keep);
         record.turn_started_ms = now;
-        record.takeback_offer = wire_color_or_none(None);
-        record.draw_offer = wire_color_or_none(None);
+        self.live.set_takeback_offer(None);
+        self.live.set_draw_offer(None);
         self.events.push(Event::Reset);
     }
 
@@ -468,7 +468,7 @@ impl Next {
         if !self.live.record.rematch_game_id.is_empty() {
             return Err(CommandError::RematchStarted);
         }
-        let standing = color_from_wire(self.live.record.rematch_offer());
+        let standing = self.live.rematch_offer();
         if standing == Some(color) {
             return Err(CommandError::RematchOfferStands);
         }
@@ -477,7 +477,7 @@ impl Next {
             self.rematch = true;
             self.events.push(Event::Rematch { by: color, game_id: new_game });
         } else {
-            self.live.record.rematch_offer = wire_color_or_none(Some(color));
+            self.live.set_rematch_offer(Some(color));
             self.events.push(Event::Rematch { by: color, game_id: String::new() });
         }
         Ok(true)

@@ -47,6 +47,33 @@ impl LiveGame {
         self.record.status()
     }
 
+    /// The side whose draw offer stands.
+    pub fn draw_offer(&self) -> Option<Color> {
+        color_from_wire(self.record.draw_offer())
+    }
+
+    pub fn set_draw_offer(&mut self, by: Option<Color>) {
+        self.record.draw_offer = wire_color_or_none(by);
+    }
+
+    /// The side whose takeback request stands.
+    pub fn takeback_offer(&self) -> Option<Color> {
+        color_from_wire(self.record.takeback_offer())
+    }
+
+    pub fn set_takeback_offer(&mut self, by: Option<Color>) {
+        self.record.takeback_offer = wire_color_or_none(by);
+    }
+
+    /// The side whose rematch offer stands.
+    pub fn rematch_offer(&self) -> Option<Color> {
+        color_from_wire(self.record.rematch_offer())
+    }
+
+    pub fn set_rematch_offer(&mut self, by: Option<Color>) {
+        self.record.rematch_offer = wire_color_or_none(by);
+    }
+
     pub fn seat(&self, color: Color) -> &Seat {
         let seat = match color {
             Color::White => &self.record.white,

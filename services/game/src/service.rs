@@ -14,11 +14,9 @@ use fogblast_proto::game::{
 use fogblast_proto::ids::{GameId, PlayerId};
 use tonic::{Request, Response, Status};
 
-use crate::audience::{self, Viewer};
 use crate::commands::Command;
 use crate::create;
-use crate::record::color_to_wire;
-use crate::shard::{unavailable, Shard};
+use crate::shard::Shard;
 use crate::watch_stream::{self, WatchStream};
 
 /// The longest UCI move: `e7e8q`.
@@ -93,26 +91,7 @@ impl Game for GameService {
             if request.player_name.len() > create::MAX_NAME_BYTES {
                 return Err(bad(format!("names are at most {} bytes", create::MAX_NAME_BYTES)));
             }
-            let store = &self.shard.store;
-            let game = store
-                .resolve_code(&code)
-                .await
-                .map_err(unavailable)?
-                .ok_or_else(|| ServiceError::new(ErrorCode::NotFound, "no open game has that code"))?;
-            let done =
-                self.shard.execute(&game, Command::Join { player: player.clone(), name: request.player_name }).await?;
-            store.release_code(&code).await.map_err(unavailable)?;
-            let color =
-                done.live.color_of(&player).ok_or_else(|| ServiceError::new(ErrorCode::Internal, "seat lost"))?;
-            let now = store.now_ms().await.map_err(unavailable)?;
-            let state = audience::state_for(
-                &done.live,
-                done.version,
-                Viewer::Seat(color),
-                now,
-                &self.shard.config.settings.timeouts,
-            );
-            Ok(JoinGameResponse { game_id: game.to_string(), color: color_to_wire(color) as i32, state: Some(state) })
+            self.shard.join(&code, player, request.player_name).await
         })
         .await
     }

@@ -5,17 +5,23 @@
 //! decided again, or refused with `NOT_OWNER`. After each commit the shard
 //! pushes the events to its watchers, arms the game's timer, asks the
 //! engine for the computer's move, or publishes the finished game.
+//!
+//! The commit loop lives here; the parts it drives each have a module:
+//! `cache` (the games held in memory), `watchers` (live events for the
+//! Watch streams), `timers` (each game's next deadline), `computer_turn`
+//! (the engine's moves) and `sweep` (the periodic pass and publishing).
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fogblast_bus::EventBus;
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::game::{watch_event, CreateGameRequest, CreateGameResponse, GameState, Status, WatchEvent};
+use fogblast_proto::game::{
+    watch_event, CreateGameRequest, CreateGameResponse, GameState, JoinGameResponse, Status, WatchEvent,
+};
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::record::GameRecord;
-use fogblast_store::{Commit, CommitError, EventsAfter, GameStore, StoreError};
+use fogblast_store::{Commit, CommitError, EventsAfter, GameStore};
 use prost::Message;
 use tokio::sync::broadcast;
 use tracing::{debug, info, warn};
@@ -29,22 +35,19 @@ use crate::metrics::Metrics;
 use crate::ownership::Ownership;
 use crate::record::{color_to_wire, LiveGame};
 
+mod cache;
+mod computer_turn;
+mod sweep;
+mod timers;
+mod watchers;
+
+use cache::{Cached, GameCache, Slot};
+use sweep::InFlight;
+use timers::Timers;
+use watchers::Watchers;
+
 /// Attempts at a command when other writers keep getting there first.
 const COMMIT_ATTEMPTS: usize = 4;
-/// Live events buffered per game for slow watchers before they re-read the store.
-const WATCH_BUFFER: usize = 256;
-
-/// A game as this shard holds it.
-#[derive(Debug, Default)]
-struct Slot {
-    cached: Option<Cached>,
-}
-
-#[derive(Debug, Clone)]
-struct Cached {
-    live: LiveGame,
-    version: u64,
-}
 
 /// What a command did, for its caller.
 #[derive(Debug)]
@@ -61,12 +64,13 @@ pub struct Shard {
     pub config: GameConfig,
     pub metrics: Arc<Metrics>,
     engines: EnginePool,
-    slots: Mutex<HashMap<GameId, Arc<tokio::sync::Mutex<Slot>>>>,
-    watchers: Mutex<HashMap<GameId, broadcast::Sender<Arc<WatchEvent>>>>,
-    /// The generation of each game's pending timer.
-    timers: Mutex<HashMap<GameId, u64>>,
-    thinking: Mutex<HashSet<GameId>>,
-    publishing: Mutex<HashSet<GameId>>,
+    games: GameCache,
+    watchers: Watchers,
+    timers: Timers,
+    /// Games whose computer move the engine is being asked for.
+    thinking: InFlight,
+    /// Finished games being published to the stream.
+    publishing: InFlight,
 }
 
 pub fn unavailable(error: impl std::fmt::Display) -> ServiceError {
@@ -93,18 +97,17 @@ impl Shard {
             config,
             metrics,
             engines,
-            slots: Mutex::default(),
-            watchers: Mutex::default(),
-            timers: Mutex::default(),
-            thinking: Mutex::default(),
-            publishing: Mutex::default(),
+            games: GameCache::default(),
+            watchers: Watchers::default(),
+            timers: Timers::default(),
+            thinking: InFlight::default(),
+            publishing: InFlight::default(),
         }
     }
 
     fn slot(&self, game: &GameId) -> Arc<tokio::sync::Mutex<Slot>> {
-        let mut slots = self.slots.lock().expect("slots lock");
-        let slot = slots.entry(game.clone()).or_default().clone();
-        self.metrics.games_cached.set(slots.len() as i64);
+        let (slot, held) = self.games.slot(game);
+        self.metrics.games_cached.set(held as i64);
         slot
     }
 
@@ -169,6 +172,28 @@ impl Shard {
             color: color_to_wire(color) as i32,
             state: Some(state),
         })
+    }
+
+    /// Seats `player` in the open game `code` names; the code is spent.
+    pub async fn join(
+        self: &Arc<Self>,
+        code: &str,
+        player: PlayerId,
+        name: String,
+    ) -> Result<JoinGameResponse, ServiceError> {
+        let game = self
+            .store
+            .resolve_code(code)
+            .await
+            .map_err(unavailable)?
+            .ok_or_else(|| ServiceError::new(ErrorCode::NotFound, "no open game has that code"))?;
+        let done = self.execute(&game, Command::Join { player: player.clone(), name }).await?;
+        self.store.release_code(code).await.map_err(unavailable)?;
+        let color = done.live.color_of(&player).ok_or_else(|| ServiceError::new(ErrorCode::Internal, "seat lost"))?;
+        let now = self.store.now_ms().await.map_err(unavailable)?;
+        let state =
+            audience::state_for(&done.live, done.version, Viewer::Seat(color), now, &self.config.settings.timeouts);
+        Ok(JoinGameResponse { game_id: game.to_string(), color: color_to_wire(color) as i32, state: Some(state) })
     }
 
     async fn claim_code(&self, game: &GameId, first: String) -> Result<String, ServiceError> {
@@ -343,11 +368,7 @@ impl Shard {
         due: Option<u64>,
         now: u64,
     ) {
-        if let Some(sender) = self.watchers.lock().expect("watchers lock").get(game) {
-            for event in events {
-                let _ = sender.send(Arc::new(event));
-            }
-        }
+        self.watchers.send(game, events);
         if let Some(due) = due {
             self.arm_timer(game.clone(), due.saturating_sub(now));
         }
@@ -380,170 +401,17 @@ impl Shard {
                     Ok(_) => return,
                     Err(_) => continue,
                 };
-                let Some(sender) = shard.watchers.lock().expect("watchers lock").get(&game).cloned() else { return };
-                for (_, bytes) in events {
-                    if let Ok(event) = WatchEvent::decode(bytes.as_slice()) {
-                        let _ = sender.send(Arc::new(event));
-                    }
+                if shard.watchers.watched(&game) {
+                    let decoded = events.iter().filter_map(|(_, bytes)| WatchEvent::decode(bytes.as_slice()).ok());
+                    shard.watchers.send(&game, decoded);
                 }
                 return;
             }
         });
-    }
-
-    /// Sets the game's one timer; a timer set earlier for the game finds
-    /// itself replaced when it wakes and does nothing.
-    fn arm_timer(self: &Arc<Self>, game: GameId, delay_ms: u64) {
-        let generation = {
-            let mut timers = self.timers.lock().expect("timers lock");
-            let generation = timers.get(&game).map_or(0, |g| g + 1);
-            timers.insert(game.clone(), generation);
-            generation
-        };
-        let shard = Arc::downgrade(self);
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-            let Some(shard) = shard.upgrade() else { return };
-            let current = {
-                let mut timers = shard.timers.lock().expect("timers lock");
-                let current = timers.get(&game) == Some(&generation);
-                if current {
-                    timers.remove(&game);
-                }
-                current
-            };
-            if current {
-                shard.on_due(&game).await;
-            }
-        });
-    }
-
-    /// Whatever fell due for a game: a flag, an abort, the computer's turn.
-    pub async fn on_due(self: &Arc<Self>, game: &GameId) {
-        if !self.ownership.owns(game) {
-            return;
-        }
-        match self.execute(game, Command::Tick).await {
-            Ok(done) => {
-                let live = done.live;
-                if live.status() == Status::Playing && live.is_computer(live.game.position().turn()) {
-                    self.spawn_think(game.clone());
-                }
-            }
-            Err(error) if error.code == ErrorCode::NotOwner || error.code == ErrorCode::NotFound => {}
-            Err(error) => warn!(game = %game, %error, "deadline not handled; the sweep will try again"),
-        }
-    }
-
-    /// Asks the engine for the computer's move, unless already asking.
-    fn spawn_think(self: &Arc<Self>, game: GameId) {
-        if !self.thinking.lock().expect("thinking lock").insert(game.clone()) {
-            return;
-        }
-        let shard = self.clone();
-        // A child of whatever set it off (the opponent's move), so the
-        // engine's work joins that move's trace.
-        let span = tracing::info_span!("game.think", game = %game, variant = tracing::field::Empty);
-        tokio::spawn(tracing::Instrument::instrument(
-            async move {
-                shard.think(&game).await;
-                shard.thinking.lock().expect("thinking lock").remove(&game);
-            },
-            span,
-        ));
-    }
-
-    async fn think(self: &Arc<Self>, game: &GameId) {
-        let mut backoff = Duration::from_millis(200);
-        loop {
-            let Ok((live, _)) = self.current(game).await else { return };
-            let turn = live.game.position().turn();
-            if !self.ownership.owns(game) || live.status() != Status::Playing || !live.is_computer(turn) {
-                return;
-            }
-            let Ok(now) = self.store.now_ms().await else { return };
-            tracing::Span::current().record("variant", live.variant().name());
-            match self.engines.best_move(&live, now).await {
-                Ok(uci) => {
-                    let ply = live.ply() as u32;
-                    if let Err(error) = self.execute(game, Command::ComputerMove { uci: uci.clone(), ply }).await {
-                        warn!(game = %game, uci, %error, "the computer's move was not applied");
-                    }
-                    return;
-                }
-                Err(error) => {
-                    warn!(game = %game, %error, "no engine answered; trying again");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                }
-            }
-        }
-    }
-
-    fn spawn_publish(self: &Arc<Self>, game: GameId) {
-        if !self.publishing.lock().expect("publishing lock").insert(game.clone()) {
-            return;
-        }
-        let shard = self.clone();
-        let span = tracing::info_span!("game.publish_finished", game = %game, otel.kind = "producer");
-        tokio::spawn(tracing::Instrument::instrument(
-            async move {
-                if let Err(error) = crate::publisher::publish(&shard, &game).await {
-                    warn!(game = %game, %error, "finished game not published yet; the sweep will retry");
-                }
-                shard.publishing.lock().expect("publishing lock").remove(&game);
-            },
-            span,
-        ));
-    }
-
-    /// One pass over the deadlines and the outbox: handles the due games
-    /// and unpublished finished games this shard owns now, including those
-    /// whose timers died with another shard.
-    pub async fn sweep(self: &Arc<Self>) -> Result<(), StoreError> {
-        let now = self.store.now_ms().await?;
-        for (game, _) in self.store.due_games(now, 500).await? {
-            if self.ownership.owns(&game) {
-                let shard = self.clone();
-                tokio::spawn(async move { shard.on_due(&game).await });
-            }
-        }
-        for game in self.store.unpublished(500).await? {
-            if self.ownership.owns(&game) {
-                self.spawn_publish(game);
-            }
-        }
-        self.evict();
-        Ok(())
-    }
-
-    /// Drops games this shard no longer owns, and finished games nobody
-    /// watches, from memory; the store keeps them.
-    fn evict(&self) {
-        let watched: HashSet<GameId> = {
-            let mut watchers = self.watchers.lock().expect("watchers lock");
-            watchers.retain(|_, sender| sender.receiver_count() > 0);
-            watchers.keys().cloned().collect()
-        };
-        let mut slots = self.slots.lock().expect("slots lock");
-        slots.retain(|game, slot| {
-            if !self.ownership.owns(game) {
-                return false;
-            }
-            match slot.try_lock() {
-                Ok(slot) => match &slot.cached {
-                    Some(cached) => cached.live.status() != Status::Ended || watched.contains(game),
-                    None => false,
-                },
-                Err(_) => true,
-            }
-        });
-        self.metrics.games_cached.set(slots.len() as i64);
     }
 
     /// A receiver of the game's live events, created on first use.
     pub fn subscribe(&self, game: &GameId) -> broadcast::Receiver<Arc<WatchEvent>> {
-        let mut watchers = self.watchers.lock().expect("watchers lock");
-        watchers.entry(game.clone()).or_insert_with(|| broadcast::channel(WATCH_BUFFER).0).subscribe()
+        self.watchers.subscribe(game)
     }
 }
