@@ -8,14 +8,12 @@
 //! shard killed the same way costs the players nothing either: the
 //! gateways find the game's new owner while the players stay connected.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::support::{api_game, find_line, move_frame, play, shared_cluster, start_game, strings, t, Client};
 use fogblast_rules::{Variant, WinReason};
 use serde_json::{json, Value};
-use support::{api_game, find_line, move_frame, play, shared_cluster, start_game, strings, t, Client};
 
 /// The frames of `game` in `log` with a version above `after`.
 fn after(log: &[Value], game: &str, after: u64) -> Vec<Value> {
@@ -256,8 +254,8 @@ async fn a_gateway_killed_mid_game_loses_no_move() {
 }
 
 /// The value of an unlabelled metric on a process's `/metrics`.
-fn metric(proc: &support::Proc, name: &str) -> f64 {
-    let (_, body) = support::http_get(proc.http, "/metrics").expect("metrics answer");
+fn metric(proc: &crate::support::Proc, name: &str) -> f64 {
+    let (_, body) = crate::support::http_get(proc.http, "/metrics").expect("metrics answer");
     body.lines()
         .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
         .and_then(|v| v.trim().parse().ok())
@@ -266,7 +264,7 @@ fn metric(proc: &support::Proc, name: &str) -> f64 {
 
 #[tokio::test]
 async fn a_game_shard_killed_mid_game_fails_over_under_the_players() {
-    let cluster = support::Cluster::start("failover", 2, 2);
+    let cluster = crate::support::Cluster::start("failover", 2, 2);
     let line = find_line(Variant::Atomic, WinReason::KingExploded, 12, 60);
     let mut white = Client::join("white", cluster.gateway(0), None).await;
     let mut black = Client::join("black", cluster.gateway(1), None).await;

@@ -4,12 +4,10 @@
 //! a human opponent shows in the lobby of a watching socket and leaves it
 //! when taken.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{Client, Cluster};
 use serde_json::json;
-use support::{Client, Cluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seekers_are_paired_and_the_lobby_shows_open_boards() {

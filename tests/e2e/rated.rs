@@ -3,12 +3,10 @@
 //! database and NATS stream. Both players receive the `rating` message, and
 //! the gateway serves the new ratings, the archived game and its PGN.
 
-mod support;
-
+use crate::support::{api_game, find_line, http_get, play, Client, Cluster};
 use fogblast_rules::{Variant, WinReason};
 use serde_json::json;
 use sqlx::Connection;
-use support::{api_game, find_line, http_get, play, Client, Cluster};
 
 fn postgres_base() -> String {
     std::env::var("FOGBLAST_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())

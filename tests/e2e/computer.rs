@@ -4,13 +4,11 @@
 //! with a legal one, grant a takeback at once, and the game must end when
 //! the player resigns (or earlier, by the rules).
 
-mod support;
-
+use crate::support::{move_frame, t, Client, Cluster};
 use fogblast_rules::{Fen, Game, Position, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
-use support::{move_frame, t, Client, Cluster};
 
 #[tokio::test]
 async fn the_computer_answers_every_move_through_the_engine_pool() {
@@ -84,7 +82,7 @@ async fn the_computer_answers_every_move_through_the_engine_pool() {
     };
     let played: Vec<String> =
         game.moves().iter().map(|m| m.to_uci(fogblast_rules::CastlingMode::Standard).to_string()).collect();
-    assert_eq!(support::strings(&end["moves"]), played, "{end}");
+    assert_eq!(crate::support::strings(&end["moves"]), played, "{end}");
     assert!(human.log.iter().all(|f| t(f) != "error"), "{:?}", human.log);
     cluster.assert_healthy();
 }

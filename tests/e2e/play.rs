@@ -7,11 +7,9 @@
 //! the end lifts the fog. The lines are found with the rules crate, which
 //! also says what every frame must show.
 
-mod support;
-
+use crate::support::{find_line, fog_view, pieces, play, positions, shared_cluster, start_game, strings, t, Client};
 use fogblast_rules::{Color, Fen, Variant, WinReason};
 use serde_json::{json, Value};
-use support::{find_line, fog_view, pieces, play, positions, shared_cluster, start_game, strings, t, Client};
 
 /// The versions of `frames` rise strictly.
 fn assert_rising(name: &str, frames: &[Value]) {
@@ -153,7 +151,7 @@ async fn fog_game_to_a_king_capture_under_watch() {
     }
 
     // Once over, the game shows everything to anyone.
-    let (status, state) = support::api_game(cluster.gateway(1), &game).await;
+    let (status, state) = crate::support::api_game(cluster.gateway(1), &game).await;
     assert_eq!(status, 200, "{state}");
     assert_eq!(state["status"], "ended", "{state}");
     assert_eq!(strings(&state["moves"]), line.moves, "{state}");

@@ -1,7 +1,8 @@
-//! `fogblast chaos`: the promise "never lose a move, never leak the fog,
+//! `fogblast-tools chaos`: the promise "never lose a move, never leak the fog,
 //! rate exactly once", shown under load while processes die.
 //!
-//! It starts a whole deployment as child processes of this executable on
+//! It starts a whole deployment as child processes of the `fogblast` server
+//! binary (the one beside this executable, or `--server-bin`) on
 //! loopback (engine replicas, game shards, matchmakers, the rating service
 //! and gateways) over the real Redis, NATS and Postgres, each under names
 //! of the run's own (a key prefix, a stream and subject prefix, a fresh
@@ -19,17 +20,19 @@
 //! long games took to resume after the shard was killed. The command fails
 //! if any line of the verdict does.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
+use fogblast_client::protocol::{
+    ClientFrame, ColorChoice, Create, GameRef, Hello, Level, Opponent, Variant as ProtocolVariant,
+};
+use fogblast_client::Client;
 use fogblast_rules::Variant;
-use futures::{SinkExt, StreamExt};
-use serde_json::{json, Value};
 use sqlx::Connection;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use tokio_tungstenite::tungstenite::Message;
 
 mod bot;
 mod procs;
@@ -92,6 +95,9 @@ pub struct ChaosArgs {
     /// Seed of the bots' choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The `fogblast` server binary the cluster runs [default: the one beside this executable].
+    #[arg(long)]
+    server_bin: Option<PathBuf>,
 }
 
 pub fn run(args: &ChaosArgs) -> anyhow::Result<()> {
@@ -151,6 +157,8 @@ fn busiest(before: &[(usize, u64)], now: &[(usize, u64)]) -> Option<(usize, u64)
 
 async fn main(args: &ChaosArgs) -> anyhow::Result<()> {
     let think_ms = crate::loadtest::parse_think(&args.think_ms)?;
+    // Before anything is made that would have to be removed again.
+    let server_bin = crate::server_bin::locate(args.server_bin.as_deref())?;
     ensure!(args.lease_ms >= 300, "--lease-ms must be at least 300");
     let run = format!("{:08x}", rand::random::<u32>());
     let database = format!("fogblast_chaos_{run}");
@@ -168,7 +176,7 @@ async fn main(args: &ChaosArgs) -> anyhow::Result<()> {
     };
     let layout = Layout { engines: 2, shards: 3, matchmakers: 2, gateways: 2, lease_ms: args.lease_ms, database_url };
     let log_dir = std::env::temp_dir().join(format!("fogblast-chaos-{run}"));
-    let outcome = match Cluster::plan(backends.clone(), &layout, log_dir.clone()) {
+    let outcome = match Cluster::plan(server_bin, backends.clone(), &layout, log_dir.clone()) {
         Ok(mut cluster) => {
             // SIGINT or SIGTERM ends the run early, but the cluster is
             // still stopped and everything the run made removed.
@@ -420,34 +428,30 @@ async fn watch_over(cluster: &mut Cluster, shared: &Shared, span: Duration) {
 /// Whether the server takes a computer seat in fog of war: one `create`
 /// asks, and the game is aborted at once if it was made.
 async fn fog_computer_offered(url: &str) -> anyhow::Result<bool> {
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.context("connecting to a gateway")?;
-    let frames = [
-        json!({ "t": "hello", "name": "chaos-probe" }),
-        json!({ "t": "create", "variant": "fog", "color": "white", "clock": null, "opponent": "computer", "level": "easy", "id": 1 }),
-    ];
-    for frame in frames {
-        ws.send(Message::text(frame.to_string())).await?;
-    }
-    let answer = tokio::time::timeout(Duration::from_secs(15), async {
-        while let Some(Ok(message)) = ws.next().await {
-            let Message::Text(text) = message else { continue };
-            let frame: Value = serde_json::from_str(&text).unwrap_or_default();
-            if frame["id"] == 1 && (frame["t"] == "created" || frame["t"] == "error") {
-                return Some(frame);
-            }
-        }
-        None
-    })
-    .await
-    .ok()
-    .flatten()
-    .context("no answer to a fog-of-war computer game")?;
-    let offered = answer["t"] == "created";
-    if offered {
-        ws.send(Message::text(json!({ "t": "abort", "game": answer["game"] }).to_string())).await?;
+    let mut client = Client::connect(url).await.context("connecting to a gateway")?;
+    let limit = Duration::from_secs(15);
+    client.hello(Hello { token: None, name: Some("chaos-probe".into()) }, limit).await?;
+    let create = Create {
+        variant: ProtocolVariant::Fog,
+        color: ColorChoice::White,
+        clock: None,
+        opponent: Opponent::Computer,
+        level: Some(Level::Easy),
+        rated: None,
+        chess960: None,
+    };
+    client.send_with_id(ClientFrame::Create(create), 1).await?;
+    let answer = client
+        .wait_for("answer to a fog-of-war computer game", limit, |f| {
+            f.json()["id"] == 1 && matches!(f.kind(), "created" | "error")
+        })
+        .await?;
+    let offered = answer.kind() == "created";
+    if let (true, Some(game)) = (offered, answer.json()["game"].as_str()) {
+        client.send(ClientFrame::Abort(GameRef { game: game.to_owned() })).await?;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    let _ = ws.close(None).await;
+    client.close(Duration::from_secs(2)).await;
     Ok(offered)
 }
 

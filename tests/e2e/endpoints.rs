@@ -2,9 +2,7 @@
 //! text format with the service's own metrics, `/healthz` and `/readyz`.
 //! One test per service, each a real `fogblast` process.
 
-mod support;
-
-use support::{http_get, Cluster, Proc};
+use crate::support::{http_get, Cluster, Proc};
 
 /// `/metrics` lists `metric` (a metric that exists from the start) among
 /// the service's metrics, and the process is live and ready.

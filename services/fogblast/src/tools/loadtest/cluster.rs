@@ -1,5 +1,5 @@
 //! `fogblast loadtest --spawn`: a local cluster for the bots to drive, made
-//! of child processes of this very executable (`fogblast game` shards and
+//! of child processes of the server binary (`fogblast game` shards and
 //! `fogblast gateway`s) on free loopback ports, sharing a Redis under a
 //! fresh key prefix and a NATS server under a fresh JetStream stream. The
 //! gateways allow any number of connections, games and messages from one
@@ -20,8 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-
-use super::http::HttpConn;
+use fogblast_client::Http;
 
 /// How long the children get to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -38,6 +37,8 @@ pub struct ClusterSpec {
     pub nats_url: Option<String>,
     /// How long finished games stay in Redis (they must outlive the run).
     pub finished_ttl_ms: u64,
+    /// The `fogblast` server binary the children run.
+    pub server_bin: PathBuf,
 }
 
 #[derive(Debug)]
@@ -70,7 +71,7 @@ fn free_port() -> anyhow::Result<SocketAddr> {
 impl Cluster {
     /// Starts the shards, then the gateways, and waits until all are ready.
     pub async fn start(spec: &ClusterSpec) -> anyhow::Result<Cluster> {
-        let exe = std::env::current_exe().context("finding this executable")?;
+        let exe = spec.server_bin.clone();
         let run = format!("{:08x}", rand::random::<u32>());
         let log_dir = std::env::temp_dir().join(format!("fogblast-loadtest-{run}"));
         std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
@@ -151,8 +152,8 @@ impl Cluster {
                 if let Some(status) = proc.child.try_wait()? {
                     bail!("{} exited ({status}) while starting:\n{}", proc.name, tail(&proc.log));
                 }
-                let mut conn = HttpConn::new(&proc.probe.to_string());
-                if !matches!(conn.get("/readyz").await, Ok((200, _))) {
+                let ready = Http::for_addr(proc.probe).readyz().await;
+                if !matches!(ready, Ok(answer) if answer.status == 200) {
                     still.push(index);
                 }
             }

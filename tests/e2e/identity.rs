@@ -8,15 +8,13 @@
 //! time; and a player whose last socket closes, and only then, is reported
 //! to its opponent, wherever its tabs are.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
-use fogblast_rules::{Variant, WinReason};
-use serde_json::{json, Value};
-use support::{
+use crate::support::{
     api_game, find_line, move_frame, pieces, play, shared_cluster, start_game, strings, t, Client, DRAIN_MS, WAIT,
 };
+use fogblast_rules::{Variant, WinReason};
+use serde_json::{json, Value};
 
 #[tokio::test]
 async fn tokens_name_players_and_forgeries_are_refused() {
@@ -150,7 +148,7 @@ async fn flooding_is_refused_then_closed() {
     assert!(pongs >= 99, "the first 100 messages (hello and 99 pings) are all answered, got {pongs}");
     assert!(limited >= 50, "then messages are refused: {limited} rate_limited");
     assert_eq!(closed.code(), Some(1008), "{closed:?}");
-    assert!(matches!(&closed, support::Closed::Frame { reason, .. } if !reason.is_empty()), "{closed:?}");
+    assert!(matches!(&closed, crate::support::Closed::Frame { reason, .. } if !reason.is_empty()), "{closed:?}");
 
     // A blast in one write, nothing read until the end: closed all the
     // same. The gateway closes its socket with the rest of the blast unread,

@@ -4,10 +4,9 @@
 //! the matchmaker and see open boards in the lobby. Every service's settings
 //! reach `up` with the same flags as the service's own command.
 
-mod support;
-
+use crate::support::{http_get, Client, Cluster, Proc};
+use fogblast_client::Connection;
 use serde_json::json;
-use support::{http_get, Client, Cluster, Proc};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_process_plays_the_computer_and_archives_the_game() {
@@ -57,7 +56,7 @@ async fn on_redis_the_embedded_matchmaker_keeps_its_state_there() {
     let cluster = Cluster::start("up-redis", 0, 0);
     let up = cluster.spawn_up("up-redis");
     pairs_seekers_and_lists_open_boards(&up).await;
-    let mut redis = redis::Client::open(support::redis_url()).unwrap().get_connection().unwrap();
+    let mut redis = redis::Client::open(crate::support::redis_url()).unwrap().get_connection().unwrap();
     let keys: Vec<String> =
         redis::cmd("KEYS").arg(format!("{}mm:*", cluster.names.redis_prefix)).query(&mut redis).unwrap();
     let pools = format!("{}mm:pools", cluster.names.redis_prefix);
@@ -126,9 +125,9 @@ async fn up_applies_the_services_flags() {
     let url = format!("ws://{}/ws", up.http);
     let mut sockets = Vec::new();
     for batch in 0..10 {
-        let connects = (0..100).map(|_| tokio_tungstenite::connect_async(url.clone()));
+        let connects = (0..100).map(|_| Connection::connect(&url));
         for (i, result) in futures::future::join_all(connects).await.into_iter().enumerate() {
-            let (ws, _) = result.unwrap_or_else(|e| panic!("socket {} refused: {e}", batch * 100 + i + 1));
+            let ws = result.unwrap_or_else(|e| panic!("socket {} refused: {e}", batch * 100 + i + 1));
             sockets.push(ws);
         }
     }
@@ -151,9 +150,9 @@ async fn up_applies_the_services_flags() {
     let url = format!("ws://{}/ws", defaults.http);
     let mut held = Vec::new();
     for _ in 0..64 {
-        held.push(tokio_tungstenite::connect_async(url.clone()).await.expect("within the default limit").0);
+        held.push(Connection::connect(&url).await.expect("within the default limit"));
     }
-    let refused = tokio_tungstenite::connect_async(url.clone()).await.expect_err("the 65th socket is refused");
+    let refused = Connection::connect(&url).await.expect_err("the 65th socket is refused");
     assert!(refused.to_string().contains("429"), "{refused}");
 }
 
@@ -169,7 +168,7 @@ async fn a_game_against_the_computer_waits_for_the_first_move() {
     let game = player.expect("created").await["game"].as_str().unwrap().to_owned();
     let state = player.expect("state").await;
     assert!(state.get("first_move_in_ms").is_none(), "no countdown against the computer: {state}");
-    let early_end = player.find(std::time::Duration::from_millis(1_500), |f| support::t(f) == "end").await;
+    let early_end = player.find(std::time::Duration::from_millis(1_500), |f| crate::support::t(f) == "end").await;
     assert!(early_end.is_none(), "the game was ended while the human read the board: {early_end:?}");
     player.send(json!({ "t": "move", "game": game, "uci": "g1f3", "ply": 0 })).await;
     player.expect_move(0).await;

@@ -1,7 +1,8 @@
 //! What every end-to-end test shares: a cluster of real `fogblast`
 //! processes (game shards, gateways, engine pools) on loopback, over the
 //! real Redis and NATS JetStream under names of the cluster's own; a
-//! WebSocket client that speaks the protocol of `docs/ws-protocol.md`; and
+//! WebSocket client on the client crate that speaks the protocol of
+//! `docs/ws-protocol.md`; and
 //! lines of play, found with the rules crate, that end the way a test wants.
 //!
 //! Processes are started on port 0 and their bound addresses read from
@@ -9,23 +10,21 @@
 //! process is killed when its handle drops, also when a test panics, and a
 //! failing test prints the last lines each process logged.
 
-#![allow(dead_code)]
-
-use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use fogblast_client::protocol::{ClientFrame, ColorChoice, Create, Hello, Join, Opponent};
+use fogblast_client::tungstenite::Message;
+pub use fogblast_client::Closed;
+use fogblast_client::Http;
 use fogblast_rules::{CastlingMode, Color, Fen, Game, Outcome, Position, Variant, WinReason};
-use futures::{SinkExt, StreamExt};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// The binary under test, built by Cargo for this test target.
 pub const BIN: &str = env!("CARGO_BIN_EXE_fogblast");
@@ -240,39 +239,17 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     line.split_whitespace().find_map(|word| word.strip_prefix(key))
 }
 
-/// A plain HTTP/1.1 GET: the status and the body.
+/// A GET from blocking code (starting processes, polling readiness):
+/// the status and the body, `None` when there is no answer.
 pub fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
-    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.split_whitespace().nth(1)?.parse().ok()?;
-    let (head, body) = response.split_once("\r\n\r\n")?;
-    let body =
-        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { unchunk(body) } else { body.to_owned() };
-    Some((status, body))
+    let answer = fogblast_client::get_blocking(addr, path, Duration::from_secs(10)).ok()?;
+    Some((answer.status, answer.text()))
 }
 
-fn unchunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
-        if size == 0 || rest.len() < size {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = rest[size..].trim_start_matches("\r\n");
-    }
-    out
-}
-
-/// `GET /api/games/{id}` on a gateway, read on a blocking thread.
+/// `GET /api/games/{id}` on a gateway; `Null` for a body that is not JSON.
 pub async fn api_game(gateway: SocketAddr, game: &str) -> (u16, Value) {
-    let path = format!("/api/games/{game}");
-    let (status, body) =
-        tokio::task::spawn_blocking(move || http_get(gateway, &path)).await.unwrap().expect("the gateway answers");
-    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    let answer = Http::for_addr(gateway).game(game).await.expect("the gateway answers");
+    (answer.status, answer.json().unwrap_or(Value::Null))
 }
 
 /// Game shards and gateways sharing one Redis prefix, stream and token
@@ -463,34 +440,18 @@ pub fn shared_cluster(test: &str) -> Arc<Cluster> {
 // The WebSocket client
 // ---------------------------------------------------------------------------
 
-/// How a connection ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Closed {
-    /// A close frame, with its code and reason.
-    Frame { code: u16, reason: String },
-    /// The socket ended without a close frame (reset, end of stream).
-    Dropped(String),
-}
-
-impl Closed {
-    pub fn code(&self) -> Option<u16> {
-        match self {
-            Closed::Frame { code, .. } => Some(*code),
-            Closed::Dropped(_) => None,
-        }
-    }
-}
-
-/// A bot on one WebSocket: sends frames, and keeps every frame it receives
-/// both in `log` (all, in order) and in a queue the `expect` calls take from.
+/// A bot on one WebSocket, on the client crate's [`fogblast_client::Client`]:
+/// every frame it receives is kept both in `log` (all, in order, as JSON,
+/// so tests see fields the types do not know) and in a queue the `expect`
+/// calls take from. Anything unexpected fails the test with what came.
 pub struct Client {
     pub name: String,
     /// The gateway it is connected to.
     pub gateway: SocketAddr,
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    pending: VecDeque<Value>,
+    inner: fogblast_client::Client,
+    /// How much of the inner client's log is already in `log`.
+    seen: usize,
     pub log: Vec<Value>,
-    pub closed: Option<Closed>,
     pub player: String,
     pub token: String,
 }
@@ -508,17 +469,16 @@ pub fn t(frame: &Value) -> &str {
 impl Client {
     pub async fn connect(name: &str, gateway: SocketAddr) -> Client {
         let url = format!("ws://{gateway}/ws");
-        let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(&url))
+        let inner = tokio::time::timeout(WAIT, fogblast_client::Client::connect(&url))
             .await
             .unwrap_or_else(|_| panic!("{name}: connecting to {url} timed out"))
-            .unwrap_or_else(|e| panic!("{name}: connecting to {url}: {e}"));
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         Client {
             name: name.to_owned(),
             gateway,
-            ws,
-            pending: VecDeque::new(),
+            inner,
+            seen: 0,
             log: Vec::new(),
-            closed: None,
             player: String::new(),
             token: String::new(),
         }
@@ -533,97 +493,66 @@ impl Client {
 
     /// `hello`; returns the `welcome` and keeps its player and token.
     pub async fn hello(&mut self, token: Option<&str>) -> Value {
-        let mut frame = json!({ "t": "hello", "name": self.name });
-        if let Some(token) = token {
-            frame["token"] = token.into();
-        }
-        self.send(frame).await;
+        let hello = Hello { token: token.map(str::to_owned), name: Some(self.name.clone()) };
+        self.send_frame(ClientFrame::Hello(hello)).await;
         let welcome = self.expect("welcome").await;
         self.player = welcome["player"].as_str().expect("welcome has a player").to_owned();
         self.token = welcome["token"].as_str().expect("welcome has a token").to_owned();
         welcome
     }
 
+    /// Sends a frame the protocol's types describe.
+    pub async fn send_frame(&mut self, frame: ClientFrame) {
+        let sent = tokio::time::timeout(WAIT, self.inner.send(frame.clone())).await;
+        assert!(matches!(sent, Ok(Ok(()))), "{}: could not send {frame:?}", self.name);
+    }
+
+    /// Sends a frame written as JSON, as the test spells it.
     pub async fn send(&mut self, frame: Value) {
-        let sent = self.send_message(Message::Text(frame.to_string().into())).await;
+        let sent = self.send_text(frame.to_string()).await;
         assert!(sent, "{}: could not send {frame}", self.name);
     }
 
     /// Sends any message; `false` when the connection is gone.
     pub async fn send_message(&mut self, message: Message) -> bool {
-        matches!(tokio::time::timeout(WAIT, self.ws.send(message)).await, Ok(Ok(())))
+        matches!(tokio::time::timeout(WAIT, self.inner.send_message(message)).await, Ok(Ok(())))
     }
 
     /// Sends every frame in one write; `false` when the connection is gone.
     pub async fn blast(&mut self, frames: impl IntoIterator<Item = String>) -> bool {
+        let connection = self.inner.connection();
         for frame in frames {
-            if self.ws.feed(Message::Text(frame.into())).await.is_err() {
+            if connection.feed_text(frame).await.is_err() {
                 return false;
             }
         }
-        self.ws.flush().await.is_ok()
+        connection.flush().await.is_ok()
     }
 
     pub async fn send_text(&mut self, text: impl Into<String>) -> bool {
-        self.send_message(Message::Text(text.into().into())).await
+        matches!(tokio::time::timeout(WAIT, self.inner.send_text(text)).await, Ok(Ok(())))
     }
 
-    /// Reads one frame from the socket into the queue; `false` on timeout
-    /// or when the connection ended.
-    async fn read_one(&mut self, deadline: tokio::time::Instant) -> bool {
-        if self.closed.is_some() {
-            return false;
-        }
-        loop {
-            let message = match tokio::time::timeout_at(deadline, self.ws.next()).await {
-                Err(_) => return false,
-                Ok(message) => message,
-            };
-            match message {
-                Some(Ok(Message::Text(text))) => {
-                    let frame: Value = serde_json::from_str(text.as_str()).unwrap_or_else(|e| {
-                        panic!("{}: the server sent a frame that is not JSON ({e}): {text}", self.name)
-                    });
-                    self.log.push(frame.clone());
-                    self.pending.push_back(frame);
-                    return true;
-                }
-                Some(Ok(Message::Binary(data))) => panic!("{}: the server sent a binary frame: {data:?}", self.name),
-                Some(Ok(Message::Close(frame))) => {
-                    self.closed = Some(match frame {
-                        Some(frame) => Closed::Frame { code: u16::from(frame.code), reason: frame.reason.to_string() },
-                        None => Closed::Frame { code: 1005, reason: String::new() },
-                    });
-                    return false;
-                }
-                Some(Ok(_)) => {}
-                Some(Err(error)) => {
-                    self.closed = Some(Closed::Dropped(error.to_string()));
-                    return false;
-                }
-                None => {
-                    self.closed = Some(Closed::Dropped("end of stream".into()));
-                    return false;
-                }
-            }
-        }
+    /// Copies what the inner client received since the last look into `log`.
+    fn catch_up(&mut self) {
+        let fresh = &self.inner.log()[self.seen..];
+        self.log.extend(fresh.iter().map(|f| f.json().clone()));
+        self.seen = self.inner.log().len();
+    }
+
+    /// How the connection ended, once it did.
+    pub fn closed(&self) -> Option<Closed> {
+        self.inner.closed().cloned()
     }
 
     /// The first queued or arriving frame that `matches`, taken from the
     /// queue (the others stay); `None` after `limit` or when the
     /// connection ended.
     pub async fn find(&mut self, limit: Duration, matches: impl Fn(&Value) -> bool) -> Option<Value> {
-        let deadline = tokio::time::Instant::now() + limit;
-        let mut checked = 0;
-        loop {
-            if let Some(i) = self.pending.iter().skip(checked).position(&matches) {
-                return self.pending.remove(checked + i);
-            }
-            checked = self.pending.len();
-            if !self.read_one(deadline).await {
-                return None;
-            }
-        }
+        let found = self.inner.find(limit, |f| matches(f.json())).await;
+        self.catch_up();
+        let found = found.unwrap_or_else(|e| panic!("{}: {e}", self.name));
+        found.map(|f| f.json().clone())
     }
 
     /// The next frame of type `kind` (others stay queued); fails the test
@@ -638,7 +567,7 @@ impl Client {
             None => panic!(
                 "{}: no {what} within {WAIT:?}; closed: {:?}; received:\n{}",
                 self.name,
-                self.closed,
+                self.closed(),
                 self.log.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")
             ),
         }
@@ -656,38 +585,33 @@ impl Client {
 
     /// Everything that arrives within `window`, plus what was queued.
     pub async fn drain(&mut self, window: Duration) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + window;
-        while self.read_one(deadline).await {}
-        self.pending.drain(..).collect()
+        let drained = self.inner.drain(window).await;
+        self.catch_up();
+        let drained = drained.unwrap_or_else(|e| panic!("{}: {e}", self.name));
+        drained.iter().map(|f| f.json().clone()).collect()
     }
 
     /// Sends a ping with `id` and returns every frame that came before its pong.
     pub async fn sync(&mut self, id: &str) -> Vec<Value> {
-        self.send(json!({ "t": "ping", "id": id })).await;
+        let sent = self.inner.send_with_id(ClientFrame::Ping, id).await;
+        assert!(sent.is_ok(), "{}: could not send a ping: {sent:?}", self.name);
         self.expect_where(&format!("pong {id}"), |f| t(f) == "pong" && f["id"] == id).await;
-        let mut before = Vec::new();
-        while let Some(frame) = self.pending.pop_front() {
-            before.push(frame);
-        }
-        before
+        self.inner.take_pending().iter().map(|f| f.json().clone()).collect()
     }
 
     /// Reads until the connection ends; fails the test after `limit`.
     pub async fn wait_closed(&mut self, limit: Duration) -> Closed {
-        let deadline = tokio::time::Instant::now() + limit;
-        while self.closed.is_none() {
-            if !self.read_one(deadline).await && self.closed.is_none() {
-                panic!("{}: still open after {limit:?}", self.name);
-            }
+        let closed = self.inner.wait_closed(limit).await;
+        self.catch_up();
+        match closed.unwrap_or_else(|e| panic!("{}: {e}", self.name)) {
+            Some(closed) => closed,
+            None => panic!("{}: still open after {limit:?}", self.name),
         }
-        self.closed.clone().unwrap()
     }
 
     /// Closes the socket cleanly.
-    pub async fn close(mut self) {
-        let _ = tokio::time::timeout(Duration::from_secs(2), self.ws.close(None)).await;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
-        while self.read_one(deadline).await {}
+    pub async fn close(self) {
+        self.inner.close(Duration::from_secs(2)).await;
     }
 
     /// The highest version among the frames received.
@@ -708,9 +632,16 @@ pub fn move_frame(game: &str, uci: &str, ply: usize) -> Value {
 /// `white` creates a game of `variant` as white and `black` joins it by its
 /// code; returns the game id once both have its state.
 pub async fn start_game(white: &mut Client, black: &mut Client, variant: &str) -> String {
-    white
-        .send(json!({ "t": "create", "variant": variant, "color": "white", "clock": null, "opponent": "human" }))
-        .await;
+    let create = Create {
+        variant: serde_json::from_value(json!(variant)).expect("a variant of the protocol"),
+        color: ColorChoice::White,
+        clock: None,
+        opponent: Opponent::Human,
+        level: None,
+        rated: None,
+        chess960: None,
+    };
+    white.send_frame(ClientFrame::Create(create)).await;
     let created = white.expect("created").await;
     assert_eq!(created["color"], "white");
     let game = created["game"].as_str().expect("created has a game").to_owned();
@@ -718,7 +649,7 @@ pub async fn start_game(white: &mut Client, black: &mut Client, variant: &str) -
     assert_eq!(created["invite"], format!("/g/{code}"));
     let state = white.expect("state").await;
     assert_eq!((state["game"].as_str(), state["you"].as_str()), (Some(game.as_str()), Some("white")));
-    black.send(json!({ "t": "join", "code": code })).await;
+    black.send_frame(ClientFrame::Join(Join { code: code.clone() })).await;
     let joined = black.expect("joined").await;
     assert_eq!((joined["game"].as_str(), joined["color"].as_str()), (Some(game.as_str()), Some("black")));
     let state = black.expect("state").await;

@@ -10,11 +10,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use fogblast_client::Http;
 use fogblast_rules::Variant;
 use serde_json::Value;
 
 use super::bot::PlayedGame;
-use super::http::{authority, HttpConn};
 
 /// Mismatches quoted in full in the report; the rest are only counted.
 const QUOTED: usize = 10;
@@ -55,7 +55,7 @@ pub async fn verify(games: Vec<PlayedGame>, concurrency: usize) -> Verdict {
         .map(|_| {
             let (games, next, verdict) = (games.clone(), next.clone(), verdict.clone());
             tokio::spawn(async move {
-                let mut conns: HashMap<String, HttpConn> = HashMap::new();
+                let mut conns: HashMap<String, Http> = HashMap::new();
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some(game) = games.get(index) else { break };
@@ -105,11 +105,12 @@ enum Problem {
     Unreadable(String),
 }
 
-async fn read_and_check(game: &PlayedGame, conns: &mut HashMap<String, HttpConn>) -> Result<Checked, Problem> {
-    let addr = authority(&game.http).map_err(|e| Problem::Unreadable(e.to_string()))?;
-    let conn = conns.entry(addr.to_owned()).or_insert_with(|| HttpConn::new(addr));
-    let path = format!("/api/games/{}", game.id);
-    let (status, body) = conn.get(&path).await.map_err(|e| Problem::Unreadable(format!("game {}: {e:#}", game.id)))?;
+async fn read_and_check(game: &PlayedGame, conns: &mut HashMap<String, Http>) -> Result<Checked, Problem> {
+    // One client per gateway keeps its connections alive between games, so
+    // thousands of games are read over a few sockets.
+    let http = conns.entry(game.http.clone()).or_insert_with(|| Http::new(&game.http));
+    let answer = http.game(&game.id).await.map_err(|e| Problem::Unreadable(format!("game {}: {e}", game.id)))?;
+    let (status, body) = (answer.status, answer.body);
     if status != 200 {
         let text = String::from_utf8_lossy(&body);
         let shown: String = text.chars().take(200).collect();

@@ -9,18 +9,16 @@
 //! next. And a finished game's trace goes on over NATS: the rating
 //! service's consumption is a child of the shard's publication.
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::{move_frame, Client, Cluster};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
 use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use serde_json::json;
-use support::{move_frame, Client, Cluster};
 use tokio::net::TcpListener;
 
 /// A span as received, with the service that sent it.

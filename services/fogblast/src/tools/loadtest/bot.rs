@@ -16,22 +16,19 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use fogblast_client::protocol::{
+    self as wire, ClientFrame, ColorChoice, Create, GameRef, Hello, Join, Opponent, Request, TimeControl,
+};
+use fogblast_client::tungstenite::{self, Utf8Bytes};
+use fogblast_client::{Connection, ConnectionOptions, Error as ClientError};
 use fogblast_rules::{CastlingMode, Color, Game, Move, Position, Variant};
-use futures::{SinkExt, StreamExt};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Deserialize;
-use serde_json::{json, Value};
-use tokio::net::TcpStream;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::{sleep_until, timeout, Instant};
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::{self, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::stats::Stats;
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// How long a bot waits for an answer before it counts a timeout.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
@@ -90,7 +87,10 @@ pub struct PlayedGame {
     pub ended: bool,
 }
 
-/// The fields of a server frame the bots read; the rest is skipped.
+/// The fields of a server frame the bots read; the rest is skipped. One
+/// borrowed parse of only these, rather than the whole
+/// [`ServerFrame`](fogblast_client::protocol::ServerFrame), keeps the
+/// relay latency measured close to the socket's.
 #[derive(Debug, Deserialize)]
 struct Frame<'a> {
     #[serde(borrow)]
@@ -181,7 +181,7 @@ impl Phase {
 struct Broken(&'static str);
 
 enum Event {
-    Frame(usize, Option<Result<Message, tungstenite::Error>>),
+    Frame(usize, Result<Utf8Bytes, ClientError>),
     Wake,
     Stop,
 }
@@ -230,7 +230,7 @@ pub async fn run_pair(spec: PairSpec, shared: Arc<Shared>, mut stop: watch::Rece
 }
 
 /// Connects and says hello; `None` after the last failed attempt.
-async fn open(url: &str, shared: &Shared) -> Option<Ws> {
+async fn open(url: &str, shared: &Shared) -> Option<Connection> {
     let stats = &shared.stats;
     for attempt in 1..=shared.settings.connect_attempts {
         let permit = shared.handshakes.acquire().await.ok()?;
@@ -254,32 +254,23 @@ async fn open(url: &str, shared: &Shared) -> Option<Ws> {
     None
 }
 
-async fn greet(url: &str) -> Result<Ws, String> {
+async fn greet(url: &str) -> Result<Connection, String> {
     // The library zeroes its whole read buffer (128 KiB by default) on every
     // read; the server's frames are small.
-    let config = WebSocketConfig::default().read_buffer_size(READ_BUFFER);
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
-        .await
-        .map_err(|e| describe("connect", &e))?;
-    ws.send(Message::text(r#"{"t":"hello","name":"loadtest"}"#)).await.map_err(|e| describe("hello", &e))?;
-    loop {
-        match ws.next().await {
-            Some(Ok(Message::Text(text))) => match serde_json::from_str::<Frame<'_>>(&text) {
-                Ok(frame) if frame.t == "welcome" => return Ok(ws),
-                Ok(frame) if frame.t == "error" => {
-                    return Err(format!("hello: error {}", frame.code.as_deref().unwrap_or("without a code")))
-                }
-                _ => {}
-            },
-            Some(Ok(Message::Close(_))) | None => return Err("hello: closed".into()),
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(describe("hello", &e)),
-        }
-    }
+    let options = ConnectionOptions { read_buffer: Some(READ_BUFFER) };
+    let mut ws = Connection::connect_with(url, options).await.map_err(|e| describe("connect", &e))?;
+    ws.hello(Hello { token: None, name: Some("loadtest".into()) }).await.map_err(|e| describe("hello", &e))?;
+    Ok(ws)
 }
 
 /// A short name for a connection failure, for the error counts.
-fn describe(stage: &str, error: &tungstenite::Error) -> String {
+fn describe(stage: &str, error: &ClientError) -> String {
+    let error = match error {
+        ClientError::Connect { source, .. } | ClientError::Send(source) => source,
+        ClientError::Closed(_) => return format!("{stage}: closed"),
+        ClientError::Refused { code, .. } => return format!("{stage}: error {code}"),
+        other => return format!("{stage}: {}", other.to_string().chars().take(60).collect::<String>()),
+    };
     match error {
         tungstenite::Error::Io(io) if io.raw_os_error().is_some_and(|e| OUT_OF_FILES.contains(&e)) => {
             format!("{stage}: too many open files")
@@ -293,18 +284,13 @@ fn describe(stage: &str, error: &tungstenite::Error) -> String {
 }
 
 /// Closes a connection politely, waiting briefly for the server's close.
-async fn close(mut ws: Ws, stats: &Stats) {
-    let _ = timeout(Duration::from_secs(2), async {
-        if ws.close(None).await.is_ok() {
-            while let Some(Ok(_)) = ws.next().await {}
-        }
-    })
-    .await;
+async fn close(ws: Connection, stats: &Stats) {
+    ws.close(Duration::from_secs(2)).await;
     stats.disconnected();
 }
 
 struct Pair {
-    socks: [Ws; 2],
+    socks: [Connection; 2],
     open: [bool; 2],
     rng: StdRng,
     spec: PairSpec,
@@ -341,8 +327,8 @@ impl Pair {
             let event = {
                 let [first, second] = &mut self.socks;
                 tokio::select! {
-                    message = first.next() => Event::Frame(0, message),
-                    message = second.next() => Event::Frame(1, message),
+                    message = first.recv() => Event::Frame(0, message),
+                    message = second.recv() => Event::Frame(1, message),
                     _ = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => Event::Wake,
                     _ = stop.changed(), if !self.stopping => Event::Stop,
                 }
@@ -368,8 +354,8 @@ impl Pair {
         self.next_id
     }
 
-    async fn send(&mut self, side: usize, frame: Value) -> Result<(), Broken> {
-        match self.socks[side].send(Message::text(frame.to_string())).await {
+    async fn send(&mut self, side: usize, frame: ClientFrame, id: u64) -> Result<(), Broken> {
+        match self.socks[side].send_request(&Request { frame, id: Some(id.into()) }).await {
             Ok(()) => Ok(()),
             Err(_) => {
                 self.open[side] = false;
@@ -379,19 +365,15 @@ impl Pair {
         }
     }
 
-    async fn on_message(
-        &mut self,
-        side: usize,
-        message: Option<Result<Message, tungstenite::Error>>,
-    ) -> Result<(), Broken> {
+    async fn on_message(&mut self, side: usize, message: Result<Utf8Bytes, ClientError>) -> Result<(), Broken> {
         let text = match message {
-            Some(Ok(Message::Text(text))) => text,
-            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
+            Ok(text) => text,
+            Err(ClientError::Binary(_)) => return Ok(()),
+            Err(_) => {
                 self.open[side] = false;
                 self.stats().disconnected();
                 return Err(Broken("connection closed by the server"));
             }
-            Some(Ok(_)) => return Ok(()),
         };
         let received = Instant::now();
         let frame = match serde_json::from_str::<Frame<'_>>(&text) {
@@ -461,14 +443,18 @@ impl Pair {
         let settings = &self.shared.settings;
         let variant = settings.variants[self.rng.random_range(0..settings.variants.len())];
         let clock = settings.clocks[self.rng.random_range(0..settings.clocks.len())];
-        let clock = clock
-            .map_or(Value::Null, |(initial, increment)| json!({ "initial_ms": initial, "increment_ms": increment }));
+        let clock = clock.map(|(initial_ms, increment_ms)| TimeControl { initial_ms, increment_ms });
         let create_id = self.id();
-        let frame = json!({
-            "t": "create", "variant": variant.name(), "color": "random", "clock": clock, "opponent": "human",
-            "id": create_id,
-        });
-        self.send(0, frame).await?;
+        let create = Create {
+            variant: variant.into(),
+            color: ColorChoice::Random,
+            clock,
+            opponent: Opponent::Human,
+            level: None,
+            rated: None,
+            chess960: None,
+        };
+        self.send(0, ClientFrame::Create(create), create_id).await?;
         self.game = Some(Current {
             id: String::new(),
             variant,
@@ -505,10 +491,10 @@ impl Pair {
         game.colors[0] = color(frame.color.as_deref());
         self.next_id += 1;
         game.join_id = self.next_id;
-        let join = json!({ "t": "join", "code": code, "id": game.join_id });
+        let (join, join_id) = (ClientFrame::Join(Join { code: code.to_owned() }), game.join_id);
         self.phase = Phase::Joining;
         self.deadline = Some(Instant::now() + ANSWER_TIMEOUT);
-        self.send(1, join).await
+        self.send(1, join, join_id).await
     }
 
     async fn on_joined(&mut self, side: usize, frame: &Frame<'_>) -> Result<(), Broken> {
@@ -566,9 +552,9 @@ impl Pair {
         let uci = mv.to_uci(CastlingMode::Standard).to_string();
         self.next_id += 1;
         let id = self.next_id;
-        let frame = json!({ "t": "move", "game": game.id, "uci": uci, "ply": ply, "id": id });
+        let frame = ClientFrame::Move(wire::Move { game: game.id.clone(), uci: uci.clone(), ply: ply as u32 });
         let sent = Instant::now();
-        self.send(mover, frame).await?;
+        self.send(mover, frame, id).await?;
         if let Some(game) = self.game.as_mut() {
             game.pending = Some(Pending { id, ply, uci, mv, mover, sent, acked: false, relayed: false });
         }
@@ -730,11 +716,12 @@ impl Pair {
         game.ending = Some(how);
         game.end_id = id;
         game.end_tries += 1;
-        let frame = json!({ "t": how, "game": game.id, "id": id });
+        let game_ref = GameRef { game: game.id.clone() };
+        let frame = if how == "abort" { ClientFrame::Abort(game_ref) } else { ClientFrame::Resign(game_ref) };
         self.phase = Phase::Ending;
         self.timer = None;
         self.deadline = Some(Instant::now() + ANSWER_TIMEOUT);
-        self.send(0, frame).await
+        self.send(0, frame, id).await
     }
 
     /// Records the game and goes on to the next, or stops.

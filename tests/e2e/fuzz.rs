@@ -11,19 +11,17 @@
 //! The junk is random: a failure prints its seed, and `FOGBLAST_E2E_SEED`
 //! replays it.
 
-mod support;
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::support::{find_line, move_frame, play, start_game, strings, t, Client, Cluster};
+use fogblast_client::tungstenite::protocol::frame::coding::{Data, OpCode};
+use fogblast_client::tungstenite::protocol::frame::Frame;
+use fogblast_client::tungstenite::Message;
 use fogblast_rules::{Variant, WinReason};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use support::{find_line, move_frame, play, start_game, strings, t, Client, Cluster};
-use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
-use tokio_tungstenite::tungstenite::protocol::frame::Frame;
-use tokio_tungstenite::tungstenite::Message;
 
 /// One junk frame and the error codes it may get.
 #[derive(Clone, Debug)]

@@ -1,5 +1,5 @@
 //! The chaos cluster: every service of a deployment as a child process of
-//! this executable, on fixed loopback ports chosen at the start so that a
+//! the `fogblast` server binary, on fixed loopback ports chosen at the start so that a
 //! process killed and started again comes back at the same address. Each
 //! start of a process (an incarnation) logs to a file of its own; the
 //! scenario kills (`SIGKILL`), pauses (`SIGSTOP`), resumes (`SIGCONT`) and
@@ -15,9 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use fogblast_client::Http;
 use tokio::time::Instant;
-
-use crate::loadtest::http::HttpConn;
 
 /// How long a process gets to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -141,8 +140,7 @@ fn signal(pid: u32, name: &str) -> anyhow::Result<()> {
 
 impl Cluster {
     /// Lays the cluster out on fresh ports; nothing runs yet.
-    pub fn plan(backends: Backends, layout: &Layout, log_dir: PathBuf) -> anyhow::Result<Cluster> {
-        let exe = std::env::current_exe().context("finding this executable")?;
+    pub fn plan(exe: PathBuf, backends: Backends, layout: &Layout, log_dir: PathBuf) -> anyhow::Result<Cluster> {
         let secret: String = (0..4).map(|_| format!("{:016x}", rand::random::<u64>())).collect();
         let mut procs = Vec::new();
         let mut taken = HashSet::new();
@@ -283,8 +281,8 @@ impl Cluster {
                     tail(&proc.incarnations.last().expect("started").log)
                 );
             }
-            let mut conn = HttpConn::new(&proc.probe.to_string());
-            if matches!(conn.get(path).await, Ok((200, _))) {
+            let answer = Http::for_addr(proc.probe).get(path).await;
+            if matches!(answer, Ok(answer) if answer.status == 200) {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -416,8 +414,8 @@ impl Cluster {
     /// A counter or gauge off process `i`'s `/metrics`.
     pub async fn metric(&self, i: usize, name: &str) -> Option<f64> {
         let proc = &self.procs[i];
-        let Ok((200, body)) = HttpConn::new(&proc.probe.to_string()).get("/metrics").await else { return None };
-        let text = String::from_utf8_lossy(&body);
+        let answer = Http::for_addr(proc.probe).metrics().await.ok().filter(|a| a.status == 200)?;
+        let text = answer.text();
         text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse::<f64>().ok())
     }
 

@@ -4,13 +4,11 @@
 //! The player never sees the computer's moves while the game runs; the game
 //! is played to its end, and the moves shown then replay by the rules.
 
-mod support;
-
+use crate::support::{move_frame, t, Client, Cluster};
 use fogblast_rules::{Game, Position, Variant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
-use support::{move_frame, t, Client, Cluster};
 
 #[tokio::test]
 async fn the_computer_plays_fog_of_war_to_the_end_through_the_engine_pool() {
@@ -29,7 +27,7 @@ async fn the_computer_plays_fog_of_war_to_the_end_through_the_engine_pool() {
     assert_eq!(state["players"]["black"]["computer"].as_bool(), Some(true), "{state}");
 
     let mut rng = StdRng::seed_from_u64(0xf09);
-    let mut legal = support::strings(&state["legal"]);
+    let mut legal = crate::support::strings(&state["legal"]);
     let mut ply = 0;
     let end = loop {
         assert!(ply < 300, "the game did not end");
@@ -49,7 +47,7 @@ async fn the_computer_plays_fog_of_war_to_the_end_through_the_engine_pool() {
             break reply;
         }
         assert!(reply.get("uci").is_none_or(|u| u.is_null()), "the computer's move is hidden: {reply}");
-        legal = support::strings(&reply["legal"]);
+        legal = crate::support::strings(&reply["legal"]);
         if legal.is_empty() {
             // The computer's move ended the game (a king taken, or a draw).
             break human.expect("end").await;
@@ -59,7 +57,7 @@ async fn the_computer_plays_fog_of_war_to_the_end_through_the_engine_pool() {
     assert!(["1-0", "0-1", "1/2-1/2"].contains(&end["result"].as_str().unwrap_or("")), "{end}");
     // The fog lifts: every move is shown, and they replay by the rules to
     // the game's end.
-    let moves = support::strings(&end["moves"]);
+    let moves = crate::support::strings(&end["moves"]);
     assert!(moves.len() >= 2, "{end}");
     println!("fog game against the computer: {} plies, {} by {}", moves.len(), end["result"], end["reason"]);
     let mut game = Game::new(Position::new(Variant::Fog));

@@ -21,18 +21,20 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use fogblast_client::protocol::{
+    self as wire, ClientFrame, ColorChoice, Create, GameRef, Hello, Join, Level, Opponent, Request, Resume, Seek,
+    TimeControl,
+};
+use fogblast_client::{Connection, Error as ClientError};
 use fogblast_rules::{CastlingMode, Color, Position, Variant};
-use futures::{SinkExt, StreamExt};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde_json::{json, Value};
-use tokio::net::TcpStream;
+use serde_json::Value;
 use tokio::sync::watch;
 use tokio::time::{sleep_until, timeout, Instant};
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+/// The clock of every rated game and seek: 5+2.
+const RATED_CLOCK: TimeControl = TimeControl { initial_ms: 300_000, increment_ms: 2_000 };
 
 /// A move without its acknowledgement after this long is sent again.
 const RESEND_AFTER: Duration = Duration::from_secs(3);
@@ -266,7 +268,7 @@ pub struct Bot {
     shared: Arc<Shared>,
     rng: StdRng,
     gateway: usize,
-    ws: Option<Ws>,
+    ws: Option<Connection>,
     token: Option<String>,
     stage: Stage,
     stage_since: Instant,
@@ -360,7 +362,7 @@ impl Bot {
             let wake = self.next_wake();
             let ws = self.ws.as_mut().expect("connected");
             let event = tokio::select! {
-                message = ws.next() => Some(message),
+                message = ws.recv() => Some(message),
                 _ = sleep_until(wake) => None,
                 _ = stop.changed(), if !self.stopping => {
                     self.stopping = true;
@@ -369,23 +371,23 @@ impl Bot {
                 }
             };
             match event {
-                Some(Some(Ok(Message::Text(text)))) => {
+                Some(Ok(text)) => {
                     if let Ok(frame) = serde_json::from_str::<Value>(&text) {
                         self.on_frame(frame).await;
                     } else {
                         self.problem("a frame that is not JSON", text.chars().take(80).collect());
                     }
                 }
-                Some(Some(Ok(Message::Close(_)))) | Some(None) | Some(Some(Err(_))) => {
+                Some(Err(ClientError::Binary(_))) => {}
+                Some(Err(_)) => {
                     self.note("connection lost");
                     self.ws = None;
                 }
-                Some(Some(Ok(_))) => {}
                 None => self.on_wake().await,
             }
         }
-        if let Some(mut ws) = self.ws.take() {
-            let _ = timeout(Duration::from_secs(2), ws.close(None)).await;
+        if let Some(ws) = self.ws.take() {
+            ws.close(Duration::from_secs(2)).await;
         }
     }
 
@@ -444,7 +446,7 @@ impl Bot {
                 if let Some(invite) = self.joining.clone() {
                     let mut play = Play::new(invite.game.clone(), Variant::Standard);
                     play.request_id = self.id();
-                    let frame = json!({ "t": "watch", "game": invite.game, "id": play.request_id });
+                    let frame = request(ClientFrame::Watch(GameRef { game: invite.game.clone() }), play.request_id);
                     self.game = Some(play);
                     self.set_stage(Stage::Opening);
                     self.send(frame).await;
@@ -461,13 +463,13 @@ impl Bot {
             let (id, v) = (game.id.clone(), game.last_v);
             let resend = game.pending.as_ref().map(|p| (p.ply, p.uci.clone()));
             if v > 0 {
-                self.send(json!({ "t": "resume", "game": id, "v": v })).await;
+                self.send(Request { frame: ClientFrame::Resume(Resume { game: id, v }), id: None }).await;
             } else if self.stage != Stage::Opening {
                 let request = self.id();
                 if let Some(game) = self.game.as_mut() {
                     game.request_id = request;
                 }
-                self.send(json!({ "t": "watch", "game": id, "id": request })).await;
+                self.send(self::request(ClientFrame::Watch(GameRef { game: id }), request)).await;
             }
             if let Some((ply, uci)) = resend {
                 self.note("unacknowledged move sent again after a reconnect");
@@ -481,9 +483,9 @@ impl Bot {
         true
     }
 
-    async fn send(&mut self, frame: Value) {
+    async fn send(&mut self, frame: Request) {
         let Some(ws) = self.ws.as_mut() else { return };
-        if ws.send(Message::text(frame.to_string())).await.is_err() {
+        if ws.send_request(&frame).await.is_err() {
             self.note("connection lost while sending");
             self.ws = None;
         }
@@ -493,7 +495,7 @@ impl Bot {
         match self.stage {
             Stage::Idle => self.set_stage(Stage::Done),
             Stage::Seeking => {
-                self.send(json!({ "t": "cancel_seek" })).await;
+                self.send(Request { frame: ClientFrame::CancelSeek, id: None }).await;
                 // A pairing may still come: wait for it briefly.
                 self.set_stage(Stage::Seeking);
             }
@@ -566,7 +568,7 @@ impl Bot {
         let request = self.id();
         let Some(game) = self.game.as_mut() else { return };
         game.request_id = request;
-        let frame = json!({ "t": "watch", "game": game.id, "id": request });
+        let frame = self::request(ClientFrame::Watch(GameRef { game: game.id.clone() }), request);
         self.send(frame).await;
     }
 
@@ -586,12 +588,8 @@ impl Bot {
                 let variant =
                     if fog { Variant::Fog } else { [Variant::Standard, Variant::Atomic][self.rng.random_range(0..2)] };
                 let rated = self.rng.random_bool(0.5);
-                let clock = if rated || self.rng.random_bool(0.5) {
-                    json!({ "initial_ms": 300_000, "increment_ms": 2_000 })
-                } else {
-                    Value::Null
-                };
-                self.create(variant, json!({ "opponent": "human", "rated": rated, "clock": clock })).await;
+                let clock = (rated || self.rng.random_bool(0.5)).then_some(RATED_CLOCK);
+                self.create(variant, Opponent::Human, Some(rated), clock).await;
             }
             Role::Computer => {
                 let mut variants = vec![Variant::Standard, Variant::Atomic];
@@ -599,7 +597,7 @@ impl Bot {
                     variants.push(Variant::Fog);
                 }
                 let variant = variants[self.rng.random_range(0..variants.len())];
-                self.create(variant, json!({ "opponent": "computer", "level": "easy", "clock": null })).await;
+                self.create(variant, Opponent::Computer, None, None).await;
             }
             Role::Joiner => {
                 let invite = self.shared.invites.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
@@ -608,7 +606,7 @@ impl Bot {
                     return;
                 };
                 self.request_id = self.id();
-                let frame = json!({ "t": "join", "code": invite.code, "id": self.request_id });
+                let frame = request(ClientFrame::Join(Join { code: invite.code.clone() }), self.request_id);
                 self.joining = Some(invite);
                 self.set_stage(Stage::Joining);
                 self.send(frame).await;
@@ -625,7 +623,7 @@ impl Bot {
                 let mut play = Play::new(id.clone(), Variant::Standard);
                 play.spectator = true;
                 play.request_id = self.id();
-                let frame = json!({ "t": "watch", "game": id, "id": play.request_id });
+                let frame = request(ClientFrame::Watch(GameRef { game: id }), play.request_id);
                 self.game = Some(play);
                 self.set_stage(Stage::Opening);
                 self.send(frame).await;
@@ -636,19 +634,26 @@ impl Bot {
     async fn seek(&mut self) {
         let Role::Seeker(variant) = self.role else { return };
         self.request_id = self.id();
-        let frame = json!({
-            "t": "seek", "variant": variant.name(), "rated": true,
-            "clock": { "initial_ms": 300_000, "increment_ms": 2_000 }, "id": self.request_id,
-        });
+        let seek = Seek { variant: variant.into(), clock: Some(RATED_CLOCK), rated: Some(true), range: None };
+        let frame = request(ClientFrame::Seek(seek), self.request_id);
         self.send(frame).await;
     }
 
-    async fn create(&mut self, variant: Variant, extra: Value) {
+    /// A game of `variant` at a random colour; against the computer it
+    /// plays Easy.
+    async fn create(&mut self, variant: Variant, opponent: Opponent, rated: Option<bool>, clock: Option<TimeControl>) {
         self.request_id = self.id();
-        let mut frame = json!({ "t": "create", "variant": variant.name(), "color": "random", "id": self.request_id });
-        if let (Some(frame), Some(extra)) = (frame.as_object_mut(), extra.as_object()) {
-            frame.extend(extra.clone());
-        }
+        let level = (opponent == Opponent::Computer).then_some(Level::Easy);
+        let create = Create {
+            variant: variant.into(),
+            color: ColorChoice::Random,
+            clock,
+            opponent,
+            level,
+            rated,
+            chess960: None,
+        };
+        let frame = request(ClientFrame::Create(create), self.request_id);
         let mut play = Play::new(String::new(), variant);
         play.request_id = self.request_id;
         self.game = Some(play);
@@ -668,7 +673,9 @@ impl Bot {
         }
         game.end_id = id;
         game.think_until = None;
-        let frame = json!({ "t": how, "game": game.id, "id": id });
+        let game_ref = GameRef { game: game.id.clone() };
+        let frame =
+            request(if how == "abort" { ClientFrame::Abort(game_ref) } else { ClientFrame::Resign(game_ref) }, id);
         self.set_stage(Stage::Ending);
         self.send(frame).await;
     }
@@ -707,7 +714,8 @@ impl Bot {
         let id = self.id();
         let Some(game) = self.game.as_mut() else { return };
         let now = Instant::now();
-        let frame = json!({ "t": "move", "game": game.id, "uci": uci, "ply": ply, "id": id });
+        let frame =
+            request(ClientFrame::Move(wire::Move { game: game.id.clone(), uci: uci.clone(), ply: ply as u32 }), id);
         match &mut game.pending {
             Some(pending) if pending.ply == ply && pending.uci == uci => {
                 pending.id = id;
@@ -754,8 +762,8 @@ impl Bot {
             "error" => self.on_error(&frame).await,
             "reconnect" => {
                 self.note("told to reconnect");
-                if let Some(mut ws) = self.ws.take() {
-                    let _ = timeout(Duration::from_secs(1), ws.close(None)).await;
+                if let Some(ws) = self.ws.take() {
+                    ws.close(Duration::from_secs(1)).await;
                 }
             }
             "rating" => self.note("rating frame"),
@@ -835,7 +843,7 @@ impl Bot {
         let request = play.request_id;
         self.game = Some(play);
         self.set_stage(Stage::Opening);
-        self.send(json!({ "t": "watch", "game": id, "id": request })).await;
+        self.send(self::request(ClientFrame::Watch(GameRef { game: id }), request)).await;
     }
 
     async fn on_state(&mut self, frame: &Value) {
@@ -1283,32 +1291,16 @@ fn compress(board: &[char]) -> String {
     out
 }
 
-/// Connects and says hello; returns the socket and the token.
-async fn greet(url: &str, name: &str, token: Option<&str>) -> anyhow::Result<(Ws, String)> {
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await?;
-    let mut hello = json!({ "t": "hello", "name": name });
-    if let Some(token) = token {
-        hello["token"] = token.into();
-    }
-    ws.send(Message::text(hello.to_string())).await?;
-    while let Some(message) = ws.next().await {
-        if let Message::Text(text) = message? {
-            let frame: Value = serde_json::from_str(&text)?;
-            match frame["t"].as_str() {
-                Some("welcome") => {
-                    let token = text_field(&frame, "token")?;
-                    return Ok((ws, token));
-                }
-                Some("error") => anyhow::bail!("hello refused: {frame}"),
-                _ => {}
-            }
-        }
-    }
-    anyhow::bail!("closed before welcome")
+/// A frame with the `id` its answer echoes.
+fn request(frame: ClientFrame, id: u64) -> Request {
+    Request { frame, id: Some(id.into()) }
 }
 
-fn text_field(frame: &Value, key: &str) -> anyhow::Result<String> {
-    text(frame, key).ok_or_else(|| anyhow::anyhow!("no {key} in {frame}"))
+/// Connects and says hello; returns the socket and the token.
+async fn greet(url: &str, name: &str, token: Option<&str>) -> anyhow::Result<(Connection, String)> {
+    let mut ws = Connection::connect(url).await?;
+    let welcome = ws.hello(Hello { token: token.map(str::to_owned), name: Some(name.to_owned()) }).await?;
+    Ok((ws, welcome.token))
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `fogblast loadtest`: many pairs of bots playing random legal moves
+//! `fogblast-tools loadtest`: many pairs of bots playing random legal moves
 //! through one or more gateways, to measure what a deployment holds:
 //! connections, moves per second, and the relay latency of a move from
 //! the mover's send to the opponent's receipt. It checks its own work at
@@ -7,22 +7,23 @@
 //! fails.
 //!
 //! With `--spawn` it starts a local cluster first (shards and gateways as
-//! child processes of this executable, on Redis and NATS) and stops it
+//! child processes of the `fogblast` server binary, on Redis and NATS) and stops it
 //! afterwards; otherwise it drives the gateways named by `--gateways`,
 //! whose per-address limits must then allow the load.
 
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context};
+use fogblast_client::Http;
 use fogblast_rules::Variant;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::{sleep_until, Instant};
 
 mod bot;
 mod cluster;
-pub(crate) mod http;
 mod stats;
 mod verify;
 
@@ -35,9 +36,12 @@ pub struct LoadtestArgs {
     /// The gateways' WebSocket URLs (ws://host:port/ws), comma separated.
     #[arg(long, value_delimiter = ',', required_unless_present = "spawn", conflicts_with = "spawn")]
     gateways: Vec<String>,
-    /// Start a local cluster (game shards and gateways, as child processes of this executable) and drive it.
+    /// Start a local cluster (game shards and gateways, as child processes of the `fogblast` binary) and drive it.
     #[arg(long)]
     spawn: bool,
+    /// With --spawn: the `fogblast` server binary [default: the one beside this executable].
+    #[arg(long)]
+    server_bin: Option<PathBuf>,
     /// With --spawn: game shards to start.
     #[arg(long, default_value_t = 2)]
     spawn_shards: u32,
@@ -122,6 +126,7 @@ async fn main(args: &LoadtestArgs) -> anyhow::Result<()> {
             redis_url: args.redis_url.clone(),
             nats_url: (!args.no_nats).then(|| args.nats_url.clone()),
             finished_ttl_ms: (args.duration_s + 3600) * 1000,
+            server_bin: crate::server_bin::locate(args.server_bin.as_deref())?,
         };
         println!(
             "starting {} game shard(s) and {} gateway(s) on {}{}",
@@ -289,10 +294,13 @@ fn machine_busy_ticks() -> Option<u64> {
     Some(total - fields.get(3)? - fields.get(4)?)
 }
 
-/// Reads the named gauges off a Prometheus `/metrics` page at `addr`.
-async fn gauges(addr: &str, names: &[&str]) -> Vec<String> {
-    let Ok((200, body)) = http::HttpConn::new(addr).get("/metrics").await else { return Vec::new() };
-    let text = String::from_utf8_lossy(&body);
+/// Reads the named gauges off a Prometheus `/metrics` page at `base`.
+async fn gauges(base: &str, names: &[&str]) -> Vec<String> {
+    let Ok(answer) = Http::new(base).metrics().await else { return Vec::new() };
+    if answer.status != 200 {
+        return Vec::new();
+    }
+    let text = answer.text();
     names
         .iter()
         .filter_map(|name| {
@@ -307,14 +315,15 @@ async fn gauges(addr: &str, names: &[&str]) -> Vec<String> {
 async fn server_gauges(bases: &[String], cluster: Option<&Cluster>) -> Vec<String> {
     let mut lines = Vec::new();
     for base in bases {
-        let Ok(addr) = http::authority(base) else { continue };
-        let found = gauges(addr, &["fogblast_gateway_connections", "fogblast_gateway_game_feeds"]).await;
+        let addr = base.trim_start_matches("http://");
+        let found = gauges(base, &["fogblast_gateway_connections", "fogblast_gateway_game_feeds"]).await;
         if !found.is_empty() {
             lines.push(format!("gateway {addr}: {}", found.join(", ")));
         }
     }
     for (name, addr) in cluster.map(Cluster::shard_metrics).unwrap_or_default() {
-        let found = gauges(&addr, &["fogblast_game_watch_streams", "fogblast_game_games_cached"]).await;
+        let found =
+            gauges(&format!("http://{addr}"), &["fogblast_game_watch_streams", "fogblast_game_games_cached"]).await;
         if !found.is_empty() {
             lines.push(format!("{name}: {}", found.join(", ")));
         }
