@@ -1,4 +1,4 @@
-//! `fogblast bench`: leaf nodes per second of the move generator on fixed
+//! `fogblast-tools bench`: leaf nodes per second of the move generator on fixed
 //! positions, each count checked against its known value.
 
 use std::io::Write as _;

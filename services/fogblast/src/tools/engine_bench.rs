@@ -1,4 +1,4 @@
-//! `fogblast engine-bench`: search speed (nodes per second) on a fixed set
+//! `fogblast-tools engine-bench`: search speed (nodes per second) on a fixed set
 //! of positions at a fixed depth, and the time each level takes to move;
 //! for fog of war, each level's time per move and the size of its belief
 //! (candidate positions) over whole games against the baseline.

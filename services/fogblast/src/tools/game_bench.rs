@@ -1,4 +1,4 @@
-//! `fogblast game-bench`: one game shard on a real Redis, driven over gRPC
+//! `fogblast-tools game-bench`: one game shard on a real Redis, driven over gRPC
 //! by many concurrent games of random legal moves. Prints moves applied
 //! per second and the MakeMove latency percentiles. It checks the work it
 //! timed: every game's move list, read back from the shard, must hold

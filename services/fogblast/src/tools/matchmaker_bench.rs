@@ -1,4 +1,4 @@
-//! `fogblast matchmaker-bench`: the time of one pairing wave over many
+//! `fogblast-tools matchmaker-bench`: the time of one pairing wave over many
 //! waiting seekers (10,000 by default) in one pool on the Redis at
 //! `REDIS_URL`: the wave's atomic read, the pairing rules, and the locked,
 //! fenced commit of every pair. Games are only pretended (no game service),

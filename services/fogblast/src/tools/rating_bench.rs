@@ -1,4 +1,4 @@
-//! `fogblast rating-bench`: how many finished games per second the rating
+//! `fogblast-tools rating-bench`: how many finished games per second the rating
 //! service archives and rates. It publishes rated games to a stream of its
 //! own on NATS JetStream, runs the service on a fresh Postgres database,
 //! and times until every game is in. It checks the work it timed: every

@@ -1,4 +1,4 @@
-//! `fogblast selfplay`: matches between two engine levels, used to
+//! `fogblast-tools selfplay`: matches between two engine levels, used to
 //! calibrate the levels. Openings are random but seeded, and each is played
 //! twice with colours swapped so neither level gets the better side of it.
 //!

@@ -1,4 +1,4 @@
-//! `fogblast wasm-bench`: the browser engine's speed against the native
+//! `fogblast-tools wasm-bench`: the browser engine's speed against the native
 //! engine's on the same positions at the same depth. The wasm build is the
 //! one the gateway embeds, run under Node.js; both builds must search the
 //! same tree (same move, score and node count), so a fast wrong answer fails.

@@ -1,4 +1,4 @@
-//! `fogblast loadtest --spawn`: a local cluster for the bots to drive, made
+//! `fogblast-tools loadtest --spawn`: a local cluster for the bots to drive, made
 //! of child processes of the server binary (`fogblast game` shards and
 //! `fogblast gateway`s) on free loopback ports, sharing a Redis under a
 //! fresh key prefix and a NATS server under a fresh JetStream stream. The
