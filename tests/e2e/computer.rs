@@ -1,18 +1,20 @@
-//! A game against the computer across every tier, as real processes: a
-//! player on a gateway, game shards whose computer seats ask an engine pool
-//! (`fogblast engine`) for their moves. The computer must answer each move
+//! A game against the computer across every tier, in an in-process
+//! sandbox: a player on a gateway, game shards whose computer seats ask an
+//! engine pool for their moves over gRPC. The computer must answer each move
 //! with a legal one, grant a takeback at once, and the game must end when
 //! the player resigns (or earlier, by the rules).
 
-use crate::support::{move_frame, t, Client, Cluster};
+use crate::support::{move_frame, t, Client};
 use fogblast_rules::{Fen, Game, Position, Variant};
+use fogblast_sandbox::Sandbox;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
 #[tokio::test]
 async fn the_computer_answers_every_move_through_the_engine_pool() {
-    let cluster = Cluster::start_with_engines("computer", 1, 2, 1);
+    let cluster =
+        Sandbox::builder().engines(1).shards(2).gateways(1).embedded().start().await.expect("the sandbox starts");
     let mut human = Client::join("human", cluster.gateway(0), None).await;
     human
         .send(json!({
@@ -84,5 +86,5 @@ async fn the_computer_answers_every_move_through_the_engine_pool() {
         game.moves().iter().map(|m| m.to_uci(fogblast_rules::CastlingMode::Standard).to_string()).collect();
     assert_eq!(crate::support::strings(&end["moves"]), played, "{end}");
     assert!(human.log.iter().all(|f| t(f) != "error"), "{:?}", human.log);
-    cluster.assert_healthy();
+    cluster.check().await.expect("every service still serves");
 }

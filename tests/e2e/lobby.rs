@@ -1,24 +1,24 @@
-//! Quick pairing and the lobby through the gateway, with a real matchmaker,
-//! game shard and gateway: two seekers are told `seeking`, then `paired`
+//! Quick pairing and the lobby through the gateway, with a matchmaker, a
+//! game shard and a gateway in an in-process sandbox: two seekers are told `seeking`, then `paired`
 //! with opposite colours in a game where both are seated; a game created for
 //! a human opponent shows in the lobby of a watching socket and leaves it
 //! when taken.
 
 use std::time::Duration;
 
-use crate::support::{Client, Cluster};
+use crate::support::Client;
+use fogblast_sandbox::Sandbox;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seekers_are_paired_and_the_lobby_shows_open_boards() {
-    let cluster = Cluster::start("lobby", 1, 0);
-    let matchmaker = cluster.spawn_matchmaker("matchmaker");
-    let matchmaker_addr = format!("http://{}", matchmaker.grpc.expect("the matchmaker logs its gRPC address"));
-    let gateway = cluster.spawn_gateway_with("gateway", &["--matchmaker-addr", &matchmaker_addr]);
+    let sandbox =
+        Sandbox::builder().shards(1).gateways(1).matchmaker().embedded().start().await.expect("the sandbox starts");
+    let gateway = sandbox.gateway(0);
 
-    let mut alice = Client::connect("alice", gateway.http).await;
-    let mut bob = Client::connect("bob", gateway.http).await;
-    let mut watcher = Client::connect("watcher", gateway.http).await;
+    let mut alice = Client::connect("alice", gateway).await;
+    let mut bob = Client::connect("bob", gateway).await;
+    let mut watcher = Client::connect("watcher", gateway).await;
     alice.hello(None).await;
     bob.hello(None).await;
     watcher.hello(None).await;

@@ -2,7 +2,10 @@
 //! engine pools, matchmakers, rating services, `fogblast up`) on loopback,
 //! over the real Redis, NATS JetStream and Postgres, driven through the
 //! client crate as players would. One module per area; `support` starts
-//! the processes and holds the test client and the lines of play.
+//! the processes and holds the test client and the lines of play. Areas
+//! that only play through the protocol (`play`, `lobby`, `computer`) run
+//! on the in-process sandbox (`fogblast-sandbox`) instead, which starts in
+//! milliseconds; those that kill, pause or signal processes keep them real.
 //!
 //! One binary rather than one per area, so the support code is built once
 //! and tests of different areas share the machine's cores evenly: Cargo

@@ -1,14 +1,15 @@
-//! Whole games through real processes: two game shards and two gateways of
-//! the `fogblast` binary on loopback, over the real Redis and NATS, with
-//! players on different gateways. An atomic game is played to an explosion
+//! Whole games through an in-process sandbox: two game shards and two
+//! gateways, the services' own `run()` on loopback, with players on
+//! different gateways. An atomic game is played to an explosion
 //! and every player must see every move and the end; a fog-of-war game is
 //! played to a king capture while spectators watch, and no frame may show
 //! a seat a piece it cannot see, or a spectator any piece or move, until
 //! the end lifts the fog. The lines are found with the rules crate, which
 //! also says what every frame must show.
 
-use crate::support::{find_line, fog_view, pieces, play, positions, shared_cluster, start_game, strings, t, Client};
+use crate::support::{find_line, fog_view, pieces, play, positions, start_game, strings, t, Client};
 use fogblast_rules::{Color, Fen, Variant, WinReason};
+use fogblast_sandbox::Sandbox;
 use serde_json::{json, Value};
 
 /// The versions of `frames` rise strictly.
@@ -19,7 +20,7 @@ fn assert_rising(name: &str, frames: &[Value]) {
 
 #[tokio::test]
 async fn atomic_game_to_an_explosion() {
-    let cluster = shared_cluster("play");
+    let cluster = Sandbox::builder().shards(2).gateways(2).embedded().start().await.expect("the sandbox starts");
     let line = find_line(Variant::Atomic, WinReason::KingExploded, 6, 40);
     let boards = positions(Variant::Atomic, &line.moves);
     let mut white = Client::join("white", cluster.gateway(0), None).await;
@@ -75,7 +76,7 @@ async fn atomic_game_to_an_explosion() {
 
 #[tokio::test]
 async fn fog_game_to_a_king_capture_under_watch() {
-    let cluster = shared_cluster("play");
+    let cluster = Sandbox::builder().shards(2).gateways(2).embedded().start().await.expect("the sandbox starts");
     let line = find_line(Variant::Fog, WinReason::KingCaptured, 10, 80);
     let boards = positions(Variant::Fog, &line.moves);
     let mut white = Client::join("white", cluster.gateway(0), None).await;
