@@ -37,6 +37,9 @@ use tokio::task::JoinHandle;
 
 /// How long `start` waits for every service to say it is ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
+/// Every service's drain on stop: a test's clients are gone or do not
+/// matter by then, and a test should not wait out production's drain.
+const DRAIN_MS: u64 = 500;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -108,7 +111,7 @@ impl SandboxBuilder {
         let mut engine_addrs = Vec::new();
         for i in 0..self.engines {
             let settings = EngineSettings { workers: 1, hash_mb: 4, ..EngineSettings::default() };
-            let config = EngineConfig { settings, ..EngineConfig::default() };
+            let config = EngineConfig { settings, drain_ms: DRAIN_MS, ..EngineConfig::default() };
             let (grpc, http) = (loopback().await?, loopback().await?);
             engine_addrs.push(format!("http://{}", addr_of(&grpc)?));
             let task = tokio::spawn(fogblast_engine_service::run(config, grpc, http, on_stop(&stop)));
@@ -123,6 +126,7 @@ impl SandboxBuilder {
             let config = GameConfig {
                 engine_addrs: engine_addrs.clone(),
                 shard_id: Some(format!("sandbox-{run}-{i}")),
+                drain_ms: DRAIN_MS,
                 settings,
                 ..GameConfig::default()
             };
@@ -142,7 +146,7 @@ impl SandboxBuilder {
         let mut rating_addr = None;
         if self.rating {
             let settings = RatingSettings { database_url: "sqlite::memory:".into(), ..RatingSettings::default() };
-            let config = RatingConfig { settings, ..RatingConfig::default() };
+            let config = RatingConfig { settings, drain_ms: DRAIN_MS, ..RatingConfig::default() };
             let (grpc, http) = (loopback().await?, loopback().await?);
             rating_addr = Some(format!("http://{}", addr_of(&grpc)?));
             sandbox.probes.push(("rating".into(), addr_of(&http)?));
@@ -153,7 +157,12 @@ impl SandboxBuilder {
         let mut matchmaker_addr = None;
         if self.matchmaker {
             let settings = MatchmakerSettings { wave_ms: 300, lobby_publish_ms: 50, ..MatchmakerSettings::default() };
-            let config = MatchmakerConfig { rating_addr: rating_addr.clone(), settings, ..MatchmakerConfig::default() };
+            let config = MatchmakerConfig {
+                rating_addr: rating_addr.clone(),
+                drain_ms: DRAIN_MS,
+                settings,
+                ..MatchmakerConfig::default()
+            };
             let membership: Arc<dyn Membership> = store.clone();
             let games = ShardRouter::new(membership, config.settings.route_timeout()).await;
             let (grpc, http) = (loopback().await?, loopback().await?);
@@ -179,6 +188,7 @@ impl SandboxBuilder {
             let settings = GatewaySettings {
                 token_secret: Some(secret.clone()),
                 membership_refresh_ms: 200,
+                drain_ms: DRAIN_MS,
                 ..GatewaySettings::default()
             };
             let config = GatewayConfig {
