@@ -1,8 +1,8 @@
 //! What every end-to-end test shares: a cluster of real `fogblast`
 //! processes (game shards, gateways, engine pools) on loopback, over the
-//! real Redis and NATS JetStream under names of the cluster's own; a
-//! WebSocket client on the client crate that speaks the protocol of
-//! `docs/ws-protocol.md`; and
+//! real Redis and NATS JetStream under names of the cluster's own; a test
+//! client on the client crate that speaks the protocol of
+//! `docs/ws-protocol.md` and fails the test on what it did not expect; and
 //! lines of play, found with the rules crate, that end the way a test wants.
 //!
 //! Processes are started on port 0 and their bound addresses read from
