@@ -1,4 +1,4 @@
-//! `fogblast chaos` at a reduced size: the whole cluster (2 gateways, 3
+//! `fogblast-tools chaos` at a reduced size: the whole cluster (2 gateways, 3
 //! game shards, 2 engine replicas, 2 matchmakers, the rating service) on
 //! the real Redis, NATS and Postgres, bots of every kind playing while a
 //! shard, a gateway, the rating service and an engine replica are killed
@@ -12,7 +12,8 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_fogblast");
+/// The tools binary; the chaos run finds the server binary beside it.
+const BIN: &str = env!("CARGO_BIN_EXE_fogblast-tools");
 /// The run takes about a minute; this is the limit before it counts as hung.
 const LIMIT: Duration = Duration::from_secs(300);
 
@@ -46,7 +47,7 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("fogblast chaos starts");
+        .expect("fogblast-tools chaos starts");
     let mut stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
     let out = std::thread::spawn(move || {
@@ -61,7 +62,7 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
     });
     let started = Instant::now();
     let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for fogblast chaos") {
+        if let Some(status) = child.try_wait().expect("waiting for fogblast-tools chaos") {
             break status;
         }
         if started.elapsed() > LIMIT {
@@ -70,14 +71,14 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
             std::thread::sleep(Duration::from_secs(20));
             let _ = child.kill();
             let _ = child.wait();
-            panic!("fogblast chaos still running after {LIMIT:?}:\n{}", out.join().unwrap());
+            panic!("fogblast-tools chaos still running after {LIMIT:?}:\n{}", out.join().unwrap());
         }
         std::thread::sleep(Duration::from_millis(200));
     };
     let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
     println!("{stdout}");
     eprintln!("{stderr}");
-    assert!(status.success(), "fogblast chaos failed ({status}):\n{stdout}\n{stderr}");
+    assert!(status.success(), "fogblast-tools chaos failed ({status}):\n{stdout}\n{stderr}");
 
     for promise in PROMISES {
         let line =

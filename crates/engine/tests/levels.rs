@@ -2,7 +2,7 @@
 //! king whenever it can and otherwise moves at random, Easy wins more often
 //! than not, loses a fair share, and the games last. A small fixed-seed
 //! sample (the games repeat exactly: Easy is node-capped); the documented
-//! calibration plays many more with `fogblast selfplay`.
+//! calibration plays many more with `fogblast-tools selfplay`.
 
 use std::sync::atomic::AtomicBool;
 

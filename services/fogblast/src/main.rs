@@ -1,29 +1,24 @@
-//! `fogblast`: the single entry point for the server and its tools.
+//! `fogblast`: the server's single entry point: every service, one at a
+//! time or all in one process (`up`), the schema migration, and the two
+//! small tools a deployment or a chess GUI uses (`perft`, `uci`). The load
+//! test, the chaos run and the benchmarks are in `fogblast-tools`
+//! (`src/tools/`), so that what runs in production carries none of them.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use fogblast::signals;
 
 mod backends;
-mod bench;
-mod chaos;
-mod engine_bench;
 mod engine_pool;
-mod game_bench;
 mod game_shard;
 mod gateway;
-mod loadtest;
 mod matchmaker;
-mod matchmaker_bench;
 mod migrate;
 mod perft;
 mod rating;
-mod rating_bench;
-mod selfplay;
-mod signals;
 mod uci;
 mod up;
-mod wasm_bench;
 
 #[derive(Debug, Parser)]
 #[command(name = "fogblast", version, about = "Atomic and fog-of-war chess server")]
@@ -38,14 +33,6 @@ enum Command {
     Up(up::UpArgs),
     /// Count the leaves of the legal move tree of a position.
     Perft(perft::PerftArgs),
-    /// Measure move generation speed on fixed positions (leaf nodes per second).
-    Bench(bench::BenchArgs),
-    /// Measure search speed (nodes per second) and each level's time to move.
-    EngineBench(engine_bench::EngineBenchArgs),
-    /// Compare the browser engine (WebAssembly, under Node.js) with the native one: nodes per second on the same searches.
-    WasmBench(wasm_bench::WasmBenchArgs),
-    /// Play a match between two computer levels.
-    Selfplay(selfplay::SelfplayArgs),
     /// Play as a UCI engine on stdin and stdout, for chess GUIs and match tools.
     Uci,
     /// Run the engine pool service: computer moves over gRPC, metrics over HTTP.
@@ -58,18 +45,8 @@ enum Command {
     Rating(rating::RatingArgs),
     /// Run one matchmaker replica: seeks paired by rating in waves, and the lobby of open boards, kept in Redis.
     Matchmaker(matchmaker::MatchmakerArgs),
-    /// Measure one pairing wave over many waiting seekers on Redis; checks nobody was paired twice or left out.
-    MatchmakerBench(matchmaker_bench::MatchmakerBenchArgs),
     /// Bring the archive database's schema up to date and exit (what the rating service also does when it starts).
     Migrate(migrate::MigrateArgs),
-    /// Measure the rating service on Postgres and NATS: finished games applied per second.
-    RatingBench(rating_bench::RatingBenchArgs),
-    /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
-    GameBench(game_bench::GameBenchArgs),
-    /// Drive gateways with pairs of bots playing random moves: connections, moves/s, relay latency; verifies every game.
-    Loadtest(loadtest::LoadtestArgs),
-    /// Run a whole cluster under bots while killing, restarting and pausing its processes; judges every game and fails if any promise broke.
-    Chaos(chaos::ChaosArgs),
 }
 
 fn main() -> ExitCode {
@@ -80,22 +57,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Up(args) => up::run(args),
         Command::Perft(args) => perft::run(&args),
-        Command::Bench(args) => bench::run(&args),
-        Command::EngineBench(args) => engine_bench::run(&args),
-        Command::WasmBench(args) => wasm_bench::run(&args),
-        Command::Selfplay(args) => selfplay::run(&args),
         Command::Uci => uci::run(),
         Command::Engine(config) => engine_pool::run(config),
         Command::Game(args) => game_shard::run(args),
-        Command::GameBench(args) => game_bench::run(&args),
         Command::Gateway(args) => gateway::run(args),
         Command::Rating(args) => rating::run(args),
-        Command::RatingBench(args) => rating_bench::run(&args),
         Command::Matchmaker(args) => matchmaker::run(args),
-        Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
         Command::Migrate(args) => migrate::run(args),
-        Command::Loadtest(args) => loadtest::run(&args),
-        Command::Chaos(args) => chaos::run(&args),
     };
     // Export the spans still buffered before the process goes.
     fogblast_telemetry::shutdown();

@@ -1,0 +1,339 @@
+//! A whole Fogblast cluster inside the test's own process: game shards,
+//! gateways and, when asked for, engine pools, the rating service and the
+//! matchmaker, each the service's own `run()` (what `fogblast up` wires,
+//! and what each `fogblast <service>` process runs) on loopback port 0,
+//! sharing the in-process store and bus. Tests get typed clients to the
+//! gateways and stop everything by dropping the sandbox.
+//!
+//! In-process clusters start in milliseconds and cost no process per
+//! service, so tests that only play through the protocol use them; tests
+//! that kill, pause or signal a process need real processes and keep the
+//! end-to-end support's process cluster.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), fogblast_sandbox::SandboxError> {
+//! let sandbox = fogblast_sandbox::Sandbox::builder().shards(2).gateways(2).embedded().start().await?;
+//! let mut alice = sandbox.client(0).await?;
+//! # Ok(()) }
+//! ```
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fogblast_bus::{EventBus, MemoryBus};
+use fogblast_client::{Client, Http};
+use fogblast_engine_service::{EngineConfig, EngineSettings};
+use fogblast_game_service::{GameConfig, GameSettings};
+use fogblast_gateway::{GatewayConfig, GatewaySettings};
+use fogblast_matchmaker::{MatchStore, MatchmakerConfig, MatchmakerSettings, ShardRouter};
+use fogblast_rating::{RatingConfig, RatingSettings};
+use fogblast_store::{GameStore, Membership, MemoryStore};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// How long `start` waits for every service to say it is ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(20);
+/// Every service's drain on stop: a test's clients are gone or do not
+/// matter by then, and a test should not wait out production's drain.
+const DRAIN_MS: u64 = 500;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("binding a loopback port: {0}")]
+    Bind(#[source] std::io::Error),
+    #[error("{name} did not become ready within {READY_TIMEOUT:?}")]
+    NotReady { name: String },
+    #[error("{name} failed: {message}")]
+    Service { name: String, message: String },
+    #[error(transparent)]
+    Client(#[from] fogblast_client::Error),
+}
+
+/// What to start; [`Sandbox::builder`] makes one.
+#[derive(Clone, Debug)]
+pub struct SandboxBuilder {
+    shards: usize,
+    gateways: usize,
+    engines: usize,
+    rating: bool,
+    matchmaker: bool,
+}
+
+impl SandboxBuilder {
+    pub fn shards(mut self, shards: usize) -> SandboxBuilder {
+        self.shards = shards;
+        self
+    }
+
+    pub fn gateways(mut self, gateways: usize) -> SandboxBuilder {
+        self.gateways = gateways;
+        self
+    }
+
+    /// Engine pools of one search thread each, for games against the computer.
+    pub fn engines(mut self, engines: usize) -> SandboxBuilder {
+        self.engines = engines;
+        self
+    }
+
+    /// The rating service, on an SQLite archive in memory.
+    pub fn rating(mut self) -> SandboxBuilder {
+        self.rating = true;
+        self
+    }
+
+    /// A matchmaker, pairing in waves every 300 ms, with its state in memory.
+    pub fn matchmaker(mut self) -> SandboxBuilder {
+        self.matchmaker = true;
+        self
+    }
+
+    /// Every service on the in-process store and bus, as `fogblast up`
+    /// runs without `REDIS_URL` and `NATS_URL`: nothing outside the process
+    /// is touched, so nothing needs removing afterwards. The only backends
+    /// a sandbox has today; the call says so where the sandbox is built.
+    pub fn embedded(self) -> SandboxBuilder {
+        self
+    }
+
+    /// Starts everything on the current runtime and waits until each
+    /// shard and gateway answers `/readyz`.
+    pub async fn start(self) -> Result<Sandbox, SandboxError> {
+        let store: Arc<dyn GameStore> = Arc::new(MemoryStore::new());
+        let bus: Arc<dyn EventBus> = Arc::new(MemoryBus::new());
+        let (stop_tx, stop) = watch::channel(false);
+        let mut sandbox = Sandbox { stop: stop_tx, tasks: Vec::new(), gateways: Vec::new(), probes: Vec::new() };
+
+        let mut engine_addrs = Vec::new();
+        for i in 0..self.engines {
+            let settings = EngineSettings { workers: 1, hash_mb: 4, ..EngineSettings::default() };
+            let config = EngineConfig { settings, drain_ms: DRAIN_MS, ..EngineConfig::default() };
+            let (grpc, http) = (loopback().await?, loopback().await?);
+            engine_addrs.push(format!("http://{}", addr_of(&grpc)?));
+            let task = tokio::spawn(fogblast_engine_service::run(config, grpc, http, on_stop(&stop)));
+            sandbox.watch(format!("engine-{i}"), task);
+        }
+
+        let run = format!("{:08x}", rand_id());
+        for i in 0..self.shards {
+            // Short leases, as the process tests use, so a shard that stops
+            // is replaced quickly.
+            let settings = GameSettings { lease_ms: 900, sweep_ms: 200, ..GameSettings::default() };
+            let config = GameConfig {
+                engine_addrs: engine_addrs.clone(),
+                shard_id: Some(format!("sandbox-{run}-{i}")),
+                drain_ms: DRAIN_MS,
+                settings,
+                ..GameConfig::default()
+            };
+            let (grpc, http) = (loopback().await?, loopback().await?);
+            sandbox.probes.push((format!("shard-{i}"), addr_of(&http)?));
+            let task = tokio::spawn(fogblast_game_service::run(
+                config,
+                store.clone(),
+                bus.clone(),
+                grpc,
+                http,
+                on_stop(&stop),
+            ));
+            sandbox.watch(format!("shard-{i}"), task);
+        }
+
+        let mut rating_addr = None;
+        if self.rating {
+            let settings = RatingSettings { database_url: "sqlite::memory:".into(), ..RatingSettings::default() };
+            let config = RatingConfig { settings, drain_ms: DRAIN_MS, ..RatingConfig::default() };
+            let (grpc, http) = (loopback().await?, loopback().await?);
+            rating_addr = Some(format!("http://{}", addr_of(&grpc)?));
+            sandbox.probes.push(("rating".into(), addr_of(&http)?));
+            let task = tokio::spawn(fogblast_rating::run(config, bus.clone(), grpc, http, on_stop(&stop)));
+            sandbox.watch("rating".into(), task);
+        }
+
+        let mut matchmaker_addr = None;
+        if self.matchmaker {
+            let settings = MatchmakerSettings { wave_ms: 300, lobby_publish_ms: 50, ..MatchmakerSettings::default() };
+            let config = MatchmakerConfig {
+                rating_addr: rating_addr.clone(),
+                drain_ms: DRAIN_MS,
+                settings,
+                ..MatchmakerConfig::default()
+            };
+            let membership: Arc<dyn Membership> = store.clone();
+            let games = ShardRouter::new(membership, config.settings.route_timeout()).await;
+            let (grpc, http) = (loopback().await?, loopback().await?);
+            matchmaker_addr = Some(format!("http://{}", addr_of(&grpc)?));
+            sandbox.probes.push(("matchmaker".into(), addr_of(&http)?));
+            let task = tokio::spawn(fogblast_matchmaker::run(
+                config,
+                MatchStore::in_memory(),
+                bus.clone(),
+                games,
+                grpc,
+                http,
+                on_stop(&stop),
+            ));
+            sandbox.watch("matchmaker".into(), task);
+        }
+
+        // One secret, so a token from one gateway is good at every other.
+        let secret = format!("sandbox-{run}-{:016x}", rand_id());
+        for i in 0..self.gateways {
+            let listener = loopback().await?;
+            let addr = addr_of(&listener)?;
+            let settings = GatewaySettings {
+                token_secret: Some(secret.clone()),
+                membership_refresh_ms: 200,
+                drain_ms: DRAIN_MS,
+                ..GatewaySettings::default()
+            };
+            let config = GatewayConfig {
+                listen: addr,
+                settings,
+                rating_addr: rating_addr.clone(),
+                matchmaker_addr: matchmaker_addr.clone(),
+            };
+            let membership: Arc<dyn Membership> = store.clone();
+            let task = tokio::spawn(fogblast_gateway::run(config, membership, bus.clone(), listener, on_stop(&stop)));
+            sandbox.watch(format!("gateway-{i}"), task);
+            sandbox.gateways.push(addr);
+            sandbox.probes.push((format!("gateway-{i}"), addr));
+        }
+
+        sandbox.wait_ready().await?;
+        Ok(sandbox)
+    }
+}
+
+type Stopped = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+fn on_stop(stop: &watch::Receiver<bool>) -> Stopped {
+    let mut stop = stop.clone();
+    Box::pin(async move {
+        let _ = stop.wait_for(|stopped| *stopped).await;
+    })
+}
+
+async fn loopback() -> Result<TcpListener, SandboxError> {
+    TcpListener::bind("127.0.0.1:0").await.map_err(SandboxError::Bind)
+}
+
+fn addr_of(listener: &TcpListener) -> Result<SocketAddr, SandboxError> {
+    listener.local_addr().map_err(SandboxError::Bind)
+}
+
+/// Distinct per sandbox, so shard ids and secrets never repeat.
+fn rand_id() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now())
+}
+
+/// A service's task and what it is called in errors.
+type Task = (String, JoinHandle<Result<(), String>>);
+
+/// A running in-process cluster; everything stops when it is dropped.
+#[derive(Debug)]
+pub struct Sandbox {
+    stop: watch::Sender<bool>,
+    tasks: Vec<Task>,
+    gateways: Vec<SocketAddr>,
+    /// Every service's HTTP address that answers `/readyz`.
+    probes: Vec<(String, SocketAddr)>,
+}
+
+impl Sandbox {
+    pub fn builder() -> SandboxBuilder {
+        SandboxBuilder { shards: 1, gateways: 1, engines: 0, rating: false, matchmaker: false }
+    }
+
+    fn watch<E: std::fmt::Display + Send + 'static>(&mut self, name: String, task: JoinHandle<Result<(), E>>) {
+        let task = tokio::spawn(async move {
+            match task.await {
+                Ok(result) => result.map_err(|e| e.to_string()),
+                Err(panicked) => Err(panicked.to_string()),
+            }
+        });
+        self.tasks.push((name, task));
+    }
+
+    async fn wait_ready(&mut self) -> Result<(), SandboxError> {
+        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+        for (name, addr) in &self.probes {
+            let http = Http::for_addr(*addr).with_timeout(Duration::from_secs(2));
+            loop {
+                if let Some((service, _)) = self.tasks.iter().find(|(_, task)| task.is_finished()) {
+                    return Err(SandboxError::Service {
+                        name: service.clone(),
+                        message: "stopped while starting".into(),
+                    });
+                }
+                if matches!(http.readyz().await, Ok(answer) if answer.status == 200) {
+                    break;
+                }
+                if tokio::time::Instant::now() > deadline {
+                    return Err(SandboxError::NotReady { name: name.clone() });
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every service still runs, and every shard, gateway, rating service
+    /// and matchmaker answers `/healthz`.
+    pub async fn check(&self) -> Result<(), SandboxError> {
+        if let Some((name, _)) = self.tasks.iter().find(|(_, task)| task.is_finished()) {
+            return Err(SandboxError::Service { name: name.clone(), message: "stopped".into() });
+        }
+        for (name, addr) in &self.probes {
+            let health = Http::for_addr(*addr).healthz().await;
+            if !matches!(&health, Ok(answer) if answer.status == 200) {
+                return Err(SandboxError::Service { name: name.clone(), message: format!("/healthz: {health:?}") });
+            }
+        }
+        Ok(())
+    }
+
+    /// Gateway `i`'s address (WebSocket at `/ws`, the HTTP API).
+    pub fn gateway(&self, i: usize) -> SocketAddr {
+        self.gateways[i]
+    }
+
+    pub fn ws_url(&self, i: usize) -> String {
+        format!("ws://{}/ws", self.gateways[i])
+    }
+
+    /// A new connection to gateway `i`, not yet greeted.
+    pub async fn client(&self, i: usize) -> Result<Client, SandboxError> {
+        Ok(Client::connect(&self.ws_url(i)).await?)
+    }
+
+    /// The HTTP API of gateway `i`.
+    pub fn http(&self, i: usize) -> Http {
+        Http::for_addr(self.gateways[i])
+    }
+
+    /// Stops every service (gateways drain first, as in `fogblast up`) and
+    /// reports the first that failed.
+    pub async fn stop(mut self) -> Result<(), SandboxError> {
+        let _ = self.stop.send(true);
+        let mut failed = None;
+        for (name, task) in self.tasks.drain(..).rev() {
+            let result = task.await.unwrap_or_else(|e| Err(e.to_string()));
+            if let (Err(message), None) = (result, &failed) {
+                failed = Some(SandboxError::Service { name, message });
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}

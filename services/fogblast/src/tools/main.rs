@@ -1,0 +1,76 @@
+//! `fogblast-tools`: what developers and operators run against Fogblast but
+//! never deploy: the load test and the chaos run, which drive real
+//! clusters of `fogblast` processes through the client crate, and the
+//! benchmarks of each layer (move generation, search, a game shard, the
+//! rating service, the matchmaker, the browser engine) and engine
+//! self-play. Kept out of the `fogblast` binary so the production image
+//! carries no bots and no benchmarks.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use fogblast::signals;
+
+mod bench;
+mod chaos;
+mod engine_bench;
+mod game_bench;
+mod loadtest;
+mod matchmaker_bench;
+mod rating_bench;
+mod selfplay;
+mod server_bin;
+mod wasm_bench;
+
+#[derive(Debug, Parser)]
+#[command(name = "fogblast-tools", version, about = "Load test, chaos run and benchmarks for the Fogblast server")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Measure move generation speed on fixed positions (leaf nodes per second).
+    Bench(bench::BenchArgs),
+    /// Measure search speed (nodes per second) and each level's time to move.
+    EngineBench(engine_bench::EngineBenchArgs),
+    /// Compare the browser engine (WebAssembly, under Node.js) with the native one: nodes per second on the same searches.
+    WasmBench(wasm_bench::WasmBenchArgs),
+    /// Play a match between two computer levels.
+    Selfplay(selfplay::SelfplayArgs),
+    /// Measure one pairing wave over many waiting seekers on Redis; checks nobody was paired twice or left out.
+    MatchmakerBench(matchmaker_bench::MatchmakerBenchArgs),
+    /// Measure the rating service on Postgres and NATS: finished games applied per second.
+    RatingBench(rating_bench::RatingBenchArgs),
+    /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
+    GameBench(game_bench::GameBenchArgs),
+    /// Drive gateways with pairs of bots playing random moves: connections, moves/s, relay latency; verifies every game.
+    Loadtest(loadtest::LoadtestArgs),
+    /// Run a whole cluster under bots while killing, restarting and pausing its processes; judges every game and fails if any promise broke.
+    Chaos(chaos::ChaosArgs),
+}
+
+fn main() -> ExitCode {
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
+    signals::set_service(matches.subcommand_name().unwrap_or("tools"));
+    let result = match cli.command {
+        Command::Bench(args) => bench::run(&args),
+        Command::EngineBench(args) => engine_bench::run(&args),
+        Command::WasmBench(args) => wasm_bench::run(&args),
+        Command::Selfplay(args) => selfplay::run(&args),
+        Command::GameBench(args) => game_bench::run(&args),
+        Command::RatingBench(args) => rating_bench::run(&args),
+        Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
+        Command::Loadtest(args) => loadtest::run(&args),
+        Command::Chaos(args) => chaos::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Whole games through an in-process sandbox: two game shards and two
+//! gateways, the services' own `run()` on loopback, with players on
+//! different gateways. An atomic game is played to an explosion
+//! and every player must see every move and the end; a fog-of-war game is
+//! played to a king capture while spectators watch, and no frame may show
+//! a seat a piece it cannot see, or a spectator any piece or move, until
+//! the end lifts the fog. The lines are found with the rules crate, which
+//! also says what every frame must show.
+
+use crate::support::{find_line, fog_view, pieces, play, positions, start_game, strings, t, Client};
+use fogblast_rules::{Color, Fen, Variant, WinReason};
+use fogblast_sandbox::Sandbox;
+use serde_json::{json, Value};
+
+/// The versions of `frames` rise strictly.
+fn assert_rising(name: &str, frames: &[Value]) {
+    let versions: Vec<u64> = frames.iter().map(|f| f["v"].as_u64().expect("a version")).collect();
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "{name}: versions not rising: {versions:?}");
+}
+
+#[tokio::test]
+async fn atomic_game_to_an_explosion() {
+    let cluster = Sandbox::builder().shards(2).gateways(2).embedded().start().await.expect("the sandbox starts");
+    let line = find_line(Variant::Atomic, WinReason::KingExploded, 6, 40);
+    let boards = positions(Variant::Atomic, &line.moves);
+    let mut white = Client::join("white", cluster.gateway(0), None).await;
+    let mut black = Client::join("black", cluster.gateway(1), None).await;
+    let game = start_game(&mut white, &mut black, "atomic").await;
+    play(&mut white, &mut black, &game, &line.moves, 0, line.moves.len()).await;
+
+    for player in [&mut white, &mut black] {
+        let end = player.expect("end").await;
+        let moves = player.moves();
+        assert_eq!(moves.len(), line.moves.len(), "{}: one move frame per move", player.name);
+        for (ply, frame) in moves.iter().enumerate() {
+            assert_eq!(frame["game"], game.as_str());
+            assert_eq!(frame["ply"], ply, "{}: {frame}", player.name);
+            assert_eq!(frame["uci"], line.moves[ply].as_str(), "{}: {frame}", player.name);
+            let fen = Fen::from_position(&boards[ply + 1]).to_string();
+            assert_eq!(frame["fen"], fen.as_str(), "{}: the position after ply {ply}", player.name);
+            // The seat to move next is sent its legal moves, until the game ends.
+            let after = &boards[ply + 1];
+            let to_move = if after.turn() == Color::White { "white" } else { "black" };
+            if player.name == to_move && ply + 1 < line.moves.len() {
+                let mut expected: Vec<String> = after
+                    .legal_moves()
+                    .iter()
+                    .map(|m| m.to_uci(fogblast_rules::CastlingMode::Standard).to_string())
+                    .collect();
+                let mut sent = strings(&frame["legal"]);
+                expected.sort();
+                sent.sort();
+                assert_eq!(sent, expected, "{}: legal moves after ply {ply}", player.name);
+            } else {
+                assert!(frame.get("legal").is_none(), "{}: legal moves while not to move: {frame}", player.name);
+            }
+        }
+        assert!(moves.last().unwrap()["exploded"].as_array().is_some_and(|e| !e.is_empty()), "the last move explodes");
+        assert_rising(&player.name, &moves);
+        assert!(end["v"].as_u64() > moves.last().unwrap()["v"].as_u64(), "the end follows the last move");
+        let end_at = player.log.iter().position(|f| t(f) == "end").unwrap();
+        let last_move_at = player.log.iter().rposition(|f| t(f) == "move").unwrap();
+        assert!(last_move_at < end_at, "{}: the end frame comes after the last move", player.name);
+        assert_eq!(end["game"], game.as_str());
+        assert_eq!(end["reason"], "explosion", "{end}");
+        assert_eq!(end["result"], line.result, "{end}");
+        assert_eq!(strings(&end["moves"]), line.moves, "{end}");
+        assert_eq!(end["fen"], line.fen.as_str(), "{end}");
+    }
+
+    // The game is over for good: another move is refused.
+    white.send(json!({ "t": "move", "game": game, "uci": "a2a3", "ply": line.moves.len(), "id": "late" })).await;
+    let refused = white.expect_error_for("late").await;
+    assert!(["game_over", "stale_ply", "not_your_turn"].contains(&refused["code"].as_str().unwrap()), "{refused}");
+}
+
+#[tokio::test]
+async fn fog_game_to_a_king_capture_under_watch() {
+    let cluster = Sandbox::builder().shards(2).gateways(2).embedded().start().await.expect("the sandbox starts");
+    let line = find_line(Variant::Fog, WinReason::KingCaptured, 10, 80);
+    let boards = positions(Variant::Fog, &line.moves);
+    let mut white = Client::join("white", cluster.gateway(0), None).await;
+    let mut black = Client::join("black", cluster.gateway(1), None).await;
+    let game = start_game(&mut white, &mut black, "fog").await;
+    // One spectator shares a gateway (and its feed) with each seat.
+    let mut spectators = Vec::new();
+    for (i, gateway) in [cluster.gateway(0), cluster.gateway(1)].into_iter().enumerate() {
+        let mut spectator = Client::join(&format!("spectator-{i}"), gateway, None).await;
+        spectator.send(json!({ "t": "watch", "game": game })).await;
+        let state = spectator.expect("state").await;
+        assert_eq!((state["you"].as_str(), state["status"].as_str()), (Some("spectator"), Some("playing")), "{state}");
+        spectators.push(spectator);
+    }
+    play(&mut white, &mut black, &game, &line.moves, 0, line.moves.len()).await;
+
+    for (seat, player) in [(Color::White, &mut white), (Color::Black, &mut black)] {
+        let end = player.expect("end").await;
+        let moves = player.moves();
+        assert_eq!(moves.len(), line.moves.len(), "{}: one move frame per move", player.name);
+        for (ply, frame) in moves.iter().enumerate() {
+            assert_eq!(frame["ply"], ply);
+            let mover = if ply % 2 == 0 { Color::White } else { Color::Black };
+            if mover == seat {
+                assert_eq!(frame["uci"], line.moves[ply].as_str(), "{}: its own move, {frame}", player.name);
+            } else {
+                assert_eq!(frame["uci"], Value::Null, "{}: the opponent's move is hidden, {frame}", player.name);
+                assert!(
+                    frame.get("san").is_none_or(Value::is_null),
+                    "{}: no SAN of a hidden move, {frame}",
+                    player.name
+                );
+            }
+            let shown = pieces(frame["fen"].as_str().expect("a fen"));
+            let visible = strings(&frame["visible"]);
+            for square in shown.keys() {
+                assert!(visible.contains(square), "{}: a piece on {square}, which it cannot see: {frame}", player.name);
+            }
+            // Exactly what the rules let this seat see, no more, no less.
+            let (expected, expected_visible) = fog_view(&boards[ply + 1], seat);
+            assert_eq!(shown, expected, "{}: the pieces after ply {ply}", player.name);
+            assert_eq!(visible, expected_visible, "{}: the visible squares after ply {ply}", player.name);
+        }
+        assert_rising(&player.name, &moves);
+        assert_eq!(end["reason"], "king_captured", "{end}");
+        assert_eq!(end["result"], line.result, "{end}");
+        assert_eq!(strings(&end["moves"]), line.moves, "the fog lifts at the end: {end}");
+        assert_eq!(end["fen"], line.fen.as_str(), "{end}");
+    }
+
+    for spectator in &mut spectators {
+        let end = spectator.expect("end").await;
+        let end_at = spectator.log.iter().position(|f| t(f) == "end").unwrap();
+        for frame in &spectator.log[..end_at] {
+            if let Some(fen) = frame.get("fen").and_then(Value::as_str) {
+                assert!(pieces(fen).is_empty(), "{}: a piece before the end: {frame}", spectator.name);
+            }
+            assert!(frame.get("uci").is_none_or(Value::is_null), "{}: a move before the end: {frame}", spectator.name);
+            assert!(frame.get("san").is_none_or(Value::is_null), "{}: a move before the end: {frame}", spectator.name);
+            let no_moves = frame["moves"].as_array().is_none_or(|m| m.iter().all(Value::is_null));
+            assert!(no_moves, "{}: a move before the end: {frame}", spectator.name);
+            for key in ["visible", "exploded", "lost"] {
+                assert!(strings(&frame[key]).is_empty(), "{}: squares before the end: {frame}", spectator.name);
+            }
+        }
+        let moves: Vec<Value> = spectator.moves();
+        assert!(moves.len() <= line.moves.len(), "{}: at most one frame per move", spectator.name);
+        assert_rising(&spectator.name, &moves);
+        assert_eq!(end["reason"], "king_captured", "{end}");
+        assert_eq!(end["result"], line.result, "{end}");
+        assert_eq!(strings(&end["moves"]), line.moves, "{}: the whole move list at the end", spectator.name);
+        assert_eq!(end["fen"], line.fen.as_str(), "{}: the final position at the end", spectator.name);
+    }
+
+    // Once over, the game shows everything to anyone.
+    let (status, state) = crate::support::api_game(cluster.gateway(1), &game).await;
+    assert_eq!(status, 200, "{state}");
+    assert_eq!(state["status"], "ended", "{state}");
+    assert_eq!(strings(&state["moves"]), line.moves, "{state}");
+}
