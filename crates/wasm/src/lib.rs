@@ -37,7 +37,7 @@ use std::sync::atomic::AtomicBool;
 use fogblast_engine::{best_fog_move, FogObservation, Level, Limits, Searcher};
 use fogblast_pgn::{GameRecord, GameResult};
 use fogblast_rules::{
-    Bitboard, CastlingMode, Color, DrawReason, Fen, Game, Outcome, Position, Setup, Uci, Variant, WinReason,
+    Bitboard, CastlingMode, Color, DrawReason, Fen, Game, Move, Outcome, Position, Setup, Uci, Variant, WinReason,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -84,7 +84,7 @@ enum Request {
     },
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Debug, Deserialize)]
 struct GameSpec {
     variant: String,
     #[serde(default)]
@@ -217,22 +217,31 @@ struct LastMove {
 }
 
 fn replay(spec: &GameSpec) -> Result<(Game, Option<LastMove>), String> {
+    let mut game = initial_game(spec)?;
+    let mut last = None;
+    for (ply, text) in spec.moves.iter().enumerate() {
+        let m = parse_move(game.position(), ply, text)?;
+        let effects = game.play(m).map_err(|e| format!("moves[{ply}] {text}: {e}"))?;
+        last = Some(LastMove::of(&effects));
+    }
+    Ok((game, last))
+}
+
+/// The game at its starting position, before any of `spec`'s moves.
+fn initial_game(spec: &GameSpec) -> Result<Game, String> {
     let variant = parse_variant(&spec.variant)?;
     let initial = if spec.initial_fen.trim().is_empty() {
         Position::new(variant)
     } else {
         Position::from_fen(&spec.initial_fen, variant).map_err(|e| format!("initial_fen: {e}"))?
     };
-    let mut game = Game::new(initial);
-    let mut last = None;
-    for (ply, text) in spec.moves.iter().enumerate() {
-        let uci: Uci = text.parse().map_err(|e| format!("moves[{ply}] {text:?}: {e}"))?;
-        let position = *game.position();
-        let m = position.parse_uci(&uci).ok_or_else(|| format!("moves[{ply}] {text} is not legal here"))?;
-        let effects = game.play(m).map_err(|e| format!("moves[{ply}] {text}: {e}"))?;
-        last = Some(LastMove::of(&effects));
-    }
-    Ok((game, last))
+    Ok(Game::new(initial))
+}
+
+/// The legal move `text` (UCI, castling in either spelling) names at `ply`.
+fn parse_move(position: &Position, ply: usize, text: &str) -> Result<Move, String> {
+    let uci: Uci = text.parse().map_err(|e| format!("moves[{ply}] {text:?}: {e}"))?;
+    position.parse_uci(&uci).ok_or_else(|| format!("moves[{ply}] {text} is not legal here"))
 }
 
 impl LastMove {
@@ -251,7 +260,7 @@ impl LastMove {
 
 /// Every position of the game from its start, for the `replay` op.
 fn replay_all(spec: &GameSpec) -> Result<Value, String> {
-    let (mut game, _) = replay(&GameSpec { moves: Vec::new(), ..spec.clone() })?;
+    let mut game = initial_game(spec)?;
     let ply_of = |game: &Game, san: Value, exploded: Bitboard| {
         json!({
             "fen": game.position().fen(),
@@ -262,10 +271,8 @@ fn replay_all(spec: &GameSpec) -> Result<Value, String> {
     };
     let mut plies = vec![ply_of(&game, Value::Null, Bitboard::EMPTY)];
     for (ply, text) in spec.moves.iter().enumerate() {
-        let uci: Uci = text.parse().map_err(|e| format!("moves[{ply}] {text:?}: {e}"))?;
-        let position = *game.position();
-        let m = position.parse_uci(&uci).ok_or_else(|| format!("moves[{ply}] {text} is not legal here"))?;
-        let san = position.san(m);
+        let m = parse_move(game.position(), ply, text)?;
+        let san = game.position().san(m);
         let effects = game.play(m).map_err(|e| format!("moves[{ply}] {text}: {e}"))?;
         plies.push(ply_of(&game, Value::from(san), LastMove::of(&effects).exploded));
     }

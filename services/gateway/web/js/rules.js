@@ -17,8 +17,6 @@ export function useRules(rules) {
   engine = rules;
 }
 
-export const haveRules = () => engine !== null;
-
 /**
  * Instantiates the module the gateway serves beside the offline engine.
  * Resolves either way: a page without the module still plays, less helped.
