@@ -11,6 +11,13 @@
 //!   is then cut as the server cuts that seat's frames (fogged squares
 //!   empty, `visible`, `lost`, the opponent's moves unknown) until the end;
 //!   `all` asks for the whole game, once the fog has lifted.
+//! - `replay`: every position of a game whose moves are all known
+//!   (`variant`, `initial_fen`, `moves`) → `plies`, one per position from
+//!   the start: its FEN, the SAN of the move that led to it, the squares
+//!   that move exploded and the checked king. The page steps through a
+//!   finished game with it and names the moves a `state` frame lists.
+//! - `check`: the king in check in one position (`variant`, `fen`), or
+//!   null; never in fog of war, where nobody is told of check.
 //! - `best`: the computer's move at a `level` with a `seed`, exactly as the
 //!   server's engine pool searches it with no clock. In fog of war the
 //!   engine is given only its own side's observations, as on the server.
@@ -30,7 +37,7 @@ use std::sync::atomic::AtomicBool;
 use fogblast_engine::{best_fog_move, FogObservation, Level, Limits, Searcher};
 use fogblast_pgn::{GameRecord, GameResult};
 use fogblast_rules::{
-    Bitboard, CastlingMode, Color, DrawReason, Fen, Game, Outcome, Position, San, Setup, Uci, Variant, WinReason,
+    Bitboard, CastlingMode, Color, DrawReason, Fen, Game, Move, Outcome, Position, Setup, Uci, Variant, WinReason,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -53,6 +60,11 @@ enum Request {
         level: String,
         #[serde(default)]
         seed: u64,
+    },
+    Replay(GameSpec),
+    Check {
+        variant: String,
+        fen: String,
     },
     Search {
         variant: String,
@@ -130,6 +142,12 @@ fn answer(request: Request) -> Result<Value, String> {
                 "score": report.score, "depth": report.depth, "nodes": report.nodes,
             }))
         }
+        Request::Replay(spec) => replay_all(&spec),
+        Request::Check { variant, fen } => {
+            let variant = parse_variant(&variant)?;
+            let position = Position::from_fen(&fen, variant).map_err(|e| format!("fen {fen:?}: {e}"))?;
+            Ok(json!({ "check": checked_king(&position) }))
+        }
         Request::Search { variant, fen, depth } => {
             let variant = parse_variant(&variant)?;
             let position = Position::from_fen(&fen, variant).map_err(|e| format!("fen {fen:?}: {e}"))?;
@@ -199,19 +217,35 @@ struct LastMove {
 }
 
 fn replay(spec: &GameSpec) -> Result<(Game, Option<LastMove>), String> {
+    let mut game = initial_game(spec)?;
+    let mut last = None;
+    for (ply, text) in spec.moves.iter().enumerate() {
+        let m = parse_move(game.position(), ply, text)?;
+        let effects = game.play(m).map_err(|e| format!("moves[{ply}] {text}: {e}"))?;
+        last = Some(LastMove::of(&effects));
+    }
+    Ok((game, last))
+}
+
+/// The game at its starting position, before any of `spec`'s moves.
+fn initial_game(spec: &GameSpec) -> Result<Game, String> {
     let variant = parse_variant(&spec.variant)?;
     let initial = if spec.initial_fen.trim().is_empty() {
         Position::new(variant)
     } else {
         Position::from_fen(&spec.initial_fen, variant).map_err(|e| format!("initial_fen: {e}"))?
     };
-    let mut game = Game::new(initial);
-    let mut last = None;
-    for (ply, text) in spec.moves.iter().enumerate() {
-        let uci: Uci = text.parse().map_err(|e| format!("moves[{ply}] {text:?}: {e}"))?;
-        let position = *game.position();
-        let m = position.parse_uci(&uci).ok_or_else(|| format!("moves[{ply}] {text} is not legal here"))?;
-        let effects = game.play(m).map_err(|e| format!("moves[{ply}] {text}: {e}"))?;
+    Ok(Game::new(initial))
+}
+
+/// The legal move `text` (UCI, castling in either spelling) names at `ply`.
+fn parse_move(position: &Position, ply: usize, text: &str) -> Result<Move, String> {
+    let uci: Uci = text.parse().map_err(|e| format!("moves[{ply}] {text:?}: {e}"))?;
+    position.parse_uci(&uci).ok_or_else(|| format!("moves[{ply}] {text} is not legal here"))
+}
+
+impl LastMove {
+    fn of(effects: &fogblast_rules::MoveEffects) -> LastMove {
         let mut exploded = Bitboard::EMPTY;
         if effects.explosion.is_some() {
             for &(sq, _) in effects.captured.iter().chain(effects.exploded.iter()) {
@@ -220,9 +254,38 @@ fn replay(spec: &GameSpec) -> Result<(Game, Option<LastMove>), String> {
         }
         let removed = [Color::White, Color::Black]
             .map(|color| effects.removed_pieces_of(color).fold(Bitboard::EMPTY, |all, (sq, _)| all | sq));
-        last = Some(LastMove { exploded, removed, mover: effects.mover });
+        LastMove { exploded, removed, mover: effects.mover }
     }
-    Ok((game, last))
+}
+
+/// Every position of the game from its start, for the `replay` op.
+fn replay_all(spec: &GameSpec) -> Result<Value, String> {
+    let mut game = initial_game(spec)?;
+    let ply_of = |game: &Game, san: Value, exploded: Bitboard| {
+        json!({
+            "fen": game.position().fen(),
+            "san": san,
+            "exploded": exploded.into_iter().map(|sq| sq.to_string()).collect::<Vec<_>>(),
+            "check": checked_king(game.position()),
+        })
+    };
+    let mut plies = vec![ply_of(&game, Value::Null, Bitboard::EMPTY)];
+    for (ply, text) in spec.moves.iter().enumerate() {
+        let m = parse_move(game.position(), ply, text)?;
+        let san = game.position().san(m);
+        let effects = game.play(m).map_err(|e| format!("moves[{ply}] {text}: {e}"))?;
+        plies.push(ply_of(&game, Value::from(san), LastMove::of(&effects).exploded));
+    }
+    Ok(json!({ "plies": plies }))
+}
+
+/// The square of the side to move's king when it is in check (never in
+/// fog of war, whose rules have no check).
+fn checked_king(position: &Position) -> Option<String> {
+    if !position.is_check() {
+        return None;
+    }
+    position.board().king_of(position.turn()).map(|sq| sq.to_string())
 }
 
 fn describe(game: &Game, last: Option<LastMove>, spec: &GameSpec) -> Value {
@@ -238,7 +301,6 @@ fn describe(game: &Game, last: Option<LastMove>, spec: &GameSpec) -> Value {
     } else {
         position.legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect()
     };
-    let checked = if position.is_check() { position.board().king_of(position.turn()) } else { None };
     json!({
         "fen": position.fen(),
         "turn": if position.turn() == Color::White { "white" } else { "black" },
@@ -246,7 +308,7 @@ fn describe(game: &Game, last: Option<LastMove>, spec: &GameSpec) -> Value {
         "legal": legal,
         "san": sans(game, spec),
         "exploded": last.map_or_else(Vec::new, |l| l.exploded.into_iter().map(|sq| sq.to_string()).collect()),
-        "check": checked.map(|sq| sq.to_string()),
+        "check": checked_king(position),
         "outcome": outcome.map(|o| json!({ "result": o.result_str(), "reason": reason_name(o) })),
     })
 }
@@ -298,13 +360,14 @@ fn describe_fog(game: &Game, last: Option<LastMove>, spec: &GameSpec, viewer: &s
     })
 }
 
-/// SAN of every move, replayed from the start.
+/// SAN of every move, replayed from the start, with the variant's check
+/// and mate marks (`+`, `#`) as the server writes them.
 fn sans(game: &Game, spec: &GameSpec) -> Vec<String> {
     let mut position = *game.initial();
     let mut out = Vec::with_capacity(spec.moves.len());
     for text in &spec.moves {
         let Some(m) = text.parse::<Uci>().ok().and_then(|u| position.parse_uci(&u)) else { break };
-        out.push(San::from_move(&position, m).to_string());
+        out.push(position.san(m));
         match position.play(m) {
             Ok((next, _)) => position = next,
             Err(_) => break,
@@ -361,6 +424,48 @@ mod tests {
     }
 
     #[test]
+    fn san_marks_check_and_mate_as_the_server_does() {
+        // Fool's mate, and a check that is not mate.
+        let mate = ["f2f3", "e7e5", "g2g4", "d8h4"];
+        let answer = call(json!({ "op": "position", "variant": "standard", "moves": mate }));
+        assert_eq!(answer["san"], json!(["f3", "e5", "g4", "Qh4#"]), "{answer}");
+        let answer = call(json!({ "op": "position", "variant": "standard", "moves": ["e2e4", "f7f6", "d1h5"] }));
+        assert_eq!(answer["san"][2], "Qh5+", "{answer}");
+        // Atomic: the explosion that takes the king is mate.
+        let moves = ["g1f3", "f7f6", "f3e5", "a7a6", "e5d7"];
+        let answer = call(json!({ "op": "position", "variant": "atomic", "moves": moves }));
+        assert_eq!(answer["san"][4], "Nxd7#", "{answer}");
+    }
+
+    #[test]
+    fn a_replay_lists_every_position_with_its_blasts_and_checks() {
+        let moves = ["g1f3", "f7f6", "f3e5", "a7a6", "e5d7"];
+        let answer = call(json!({ "op": "replay", "variant": "atomic", "moves": moves }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        let plies = answer["plies"].as_array().unwrap();
+        assert_eq!(plies.len(), moves.len() + 1);
+        assert_eq!(plies[0]["fen"], fogblast_rules::STARTING_FEN);
+        assert!(plies[0]["san"].is_null());
+        assert_eq!(plies[4]["exploded"], json!([]));
+        let exploded = plies[5]["exploded"].as_array().unwrap();
+        assert!(exploded.contains(&json!("e8")) && exploded.contains(&json!("d7")), "{answer}");
+        assert_eq!(plies[5]["san"], "Nxd7#");
+        let check = call(json!({ "op": "replay", "variant": "standard", "moves": ["e2e4", "f7f6", "d1h5"] }));
+        assert_eq!(check["plies"][3]["check"], "e8", "{check}");
+        assert!(check["plies"][2]["check"].is_null(), "{check}");
+    }
+
+    #[test]
+    fn check_is_read_from_a_fen_except_in_fog() {
+        let fen = "rnbqkbnr/ppppp1pp/5p2/7Q/4P3/8/PPPP1PPP/RNB1KBNR b KQkq - 1 2";
+        assert_eq!(call(json!({ "op": "check", "variant": "standard", "fen": fen }))["check"], "e8");
+        assert_eq!(call(json!({ "op": "check", "variant": "atomic", "fen": fen }))["check"], "e8");
+        assert!(call(json!({ "op": "check", "variant": "fog", "fen": fen }))["check"].is_null());
+        assert!(call(json!({ "op": "check", "variant": "standard", "fen": fogblast_rules::STARTING_FEN }))["check"]
+            .is_null());
+    }
+
+    #[test]
     fn bad_requests_get_an_error_and_no_panic() {
         for request in [
             "not json",
@@ -369,6 +474,8 @@ mod tests {
             r#"{"op":"position","variant":"atomic","moves":["e2e5"]}"#,
             r#"{"op":"position","variant":"atomic","moves":["zz"]}"#,
             r#"{"op":"search","variant":"atomic","fen":"nonsense","depth":2}"#,
+            r#"{"op":"check","variant":"atomic","fen":"nonsense"}"#,
+            r#"{"op":"replay","variant":"atomic","moves":["e2e5"]}"#,
             r#"{"op":"best","variant":"atomic","level":"grandmaster"}"#,
         ] {
             let answer: Value = serde_json::from_str(&handle(request)).unwrap();

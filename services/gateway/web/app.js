@@ -11,6 +11,7 @@ import * as session from './js/game-session.js';
 import * as store from './js/store.js';
 import * as sound from './js/sound.js';
 import { GAME_FRAMES, isSeat } from './js/model.js';
+import { loadRules } from './js/rules.js';
 import { $, notice, homeShown, showScreen } from './js/page.js';
 import { startRouter } from './js/router.js';
 import { errorText } from './js/text.js';
@@ -171,4 +172,6 @@ function start() {
   }, 100);
 }
 
-start();
+// The models ask the rules module as frames arrive: it is instantiated first
+// (a few milliseconds once the file is cached; the page goes on without it).
+loadRules().then(start);

@@ -41,6 +41,11 @@ async function storedGame(p) {
   });
 }
 
+/** The move list's texts, in order. */
+async function moveList(p) {
+  return p.page.locator('[data-testid="moves"] [data-ply]').allTextContents().then((texts) => texts.map((t) => t.trim()));
+}
+
 /** Waits until the number of stored moves satisfies `wanted`. */
 async function storedMoves(p, wanted) {
   for (let i = 0; i < 400; i++) {
@@ -152,6 +157,10 @@ test('an offline game against the computer: no network, reload, undo, to the end
     const final = engine.call({ op: 'position', variant: 'atomic', moves: game.moves });
     assert.ok(final.ok, 'every stored move is legal');
     if (game.reason !== 'resign') assert.equal(final.outcome.result, game.result, 'the rules agree with the result');
+    // The list names every move as the rules do (the moves before the reload
+    // were named by the page itself), and the ending move keeps its mark.
+    assert.deepEqual(await moveList(p), final.san, 'the move list is the rules\' SAN');
+    if (['explosion', 'checkmate'].includes(game.reason)) assert.match(final.san[final.san.length - 1], /#$/);
     await p.el('result').waitFor();
     assert.ok((await p.el('result').textContent()).trim().length > 0);
 
@@ -215,6 +224,7 @@ test('an offline fog-of-war game shows only what the player sees, and the fog li
     let count = 0;
     for (const c of placement) if (/[a-zA-Z]/.test(c)) count += 1;
     assert.equal(Object.keys(drawn).length, count, 'every piece shows once the fog lifts');
+    assert.deepEqual(await moveList(p), whole.san, 'once the fog lifts, every move is named as the rules name it');
     await p.shot('offline-fog-end');
   });
 });

@@ -5,7 +5,7 @@
 // by coordinate math, so the tilted 3D board works the same as the flat one.
 
 import { pieceSvg } from '../art/pieces.js';
-import { sq, name, fileOf, rankOf, play } from './chess.js';
+import { sq, name, fileOf, rankOf, drawMove } from './chess.js';
 
 const DRAG_THRESHOLD = 5;
 const REDUCED_MOTION = window.matchMedia('(prefers-reduced-motion: reduce)');
@@ -225,10 +225,7 @@ export class Board {
       uci += role;
     }
     // Shown at once; the server's answer confirms it or puts the piece back.
-    const position = { board: this.view.board, turn: piece.c, castling: '-', ep: '-', half: 0, full: 1 };
-    const variant = this.view.variant === 'atomic' ? 'standard' : this.view.variant;
-    const after = play(position, uci, variant).position;
-    this.pending = { board: after.board, last: [uci.slice(0, 2), uci.slice(2, 4)] };
+    this.pending = { board: drawMove(this.view.board, uci), last: [uci.slice(0, 2), uci.slice(2, 4)] };
     this.render();
     this.opts.onMove(uci);
   }

@@ -1,7 +1,7 @@
-// Just enough chess for the page: reading FEN, playing a known move on a
-// board (castling in both spellings, en passant, promotion, atomic
-// explosions) to replay finished games, spotting check, and writing SAN
-// for moves the server did not name. Legality is the server's business.
+// The board's geometry for drawing: square names and indices, FEN's piece
+// placement read into 64 cells, and a move drawn at once while the server
+// (or the offline engine) decides it. The rules themselves (SAN, check,
+// explosions, replays) are the wasm module's, asked through js/rules.js.
 
 export const FILES = 'abcdefgh';
 
@@ -12,9 +12,9 @@ export const rankOf = (i) => i >> 3;
 
 export const START_FEN = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
 
-/** A position: `board` is 64 cells (a1 = 0, h8 = 63) of {c, r} or null. */
+/** A position to draw: `board` is 64 cells (a1 = 0, h8 = 63) of {c, r} or null; `turn` is 'w' or 'b'. */
 export function parseFen(fen) {
-  const [placement = '', turn = 'w', castling = '-', ep = '-', half = '0', full = '1'] = (fen || '').trim().split(/\s+/);
+  const [placement = '', turn = 'w'] = (fen || '').trim().split(/\s+/);
   const board = new Array(64).fill(null);
   const rows = placement.split('/');
   for (let row = 0; row < 8 && row < rows.length; row++) {
@@ -29,7 +29,7 @@ export function parseFen(fen) {
       }
     }
   }
-  return { board, turn: turn === 'b' ? 'b' : 'w', castling, ep, half: Number(half) || 0, full: Number(full) || 1 };
+  return { board, turn: turn === 'b' ? 'b' : 'w' };
 }
 
 export function placementOf(board) {
@@ -48,178 +48,36 @@ export function placementOf(board) {
   return out;
 }
 
-const KNIGHT = [[1, 2], [2, 1], [2, -1], [1, -2], [-1, -2], [-2, -1], [-2, 1], [-1, 2]];
-const KING = [[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]];
-const ROOK_DIRS = [[1, 0], [-1, 0], [0, 1], [0, -1]];
-const BISHOP_DIRS = [[1, 1], [1, -1], [-1, 1], [-1, -1]];
-
-function step(i, df, dr) {
-  const f = fileOf(i) + df, r = rankOf(i) + dr;
-  return f < 0 || f > 7 || r < 0 || r > 7 ? -1 : r * 8 + f;
-}
-
-export function neighbours(i) {
-  return KING.map(([df, dr]) => step(i, df, dr)).filter((n) => n >= 0);
-}
-
-/** Whether the piece on `from` could move to (or attack) `to`, ignoring pins and checks. */
-function reaches(board, from, to, piece) {
-  const df = fileOf(to) - fileOf(from), dr = rankOf(to) - rankOf(from);
-  const slide = (dirs) => dirs.some(([x, y]) => {
-    for (let i = step(from, x, y); i >= 0; i = step(i, x, y)) {
-      if (i === to) return true;
-      if (board[i]) return false;
-    }
-    return false;
-  });
-  switch (piece.r) {
-    case 'n': return KNIGHT.some(([x, y]) => x === df && y === dr);
-    case 'k': return Math.max(Math.abs(df), Math.abs(dr)) === 1;
-    case 'r': return slide(ROOK_DIRS);
-    case 'b': return slide(BISHOP_DIRS);
-    case 'q': return slide(ROOK_DIRS) || slide(BISHOP_DIRS);
-    case 'p': return Math.abs(df) === 1 && dr === (piece.c === 'w' ? 1 : -1);
-    default: return false;
-  }
-}
-
-export function attacked(board, target, by) {
-  for (let i = 0; i < 64; i++) {
-    const p = board[i];
-    if (p && p.c === by && i !== target && reaches(board, i, target, p)) return true;
-  }
-  return false;
-}
-
-export function kingSquare(board, color) {
-  return board.findIndex((p) => p && p.c === color && p.r === 'k');
-}
-
-/** The square of `color`'s king when it is in check, else -1. No check in fog of war. */
-export function checkedKing(position, color, variant) {
-  if (variant === 'fog') return -1;
-  const king = kingSquare(position.board, color);
-  if (king < 0) return -1;
-  const enemy = color === 'w' ? 'b' : 'w';
-  if (variant === 'atomic') {
-    const other = kingSquare(position.board, enemy);
-    // Touching kings cannot capture each other: no check in atomic.
-    if (other >= 0 && neighbours(king).includes(other)) return -1;
-  }
-  return attacked(position.board, king, enemy) ? king : -1;
-}
-
-/** What a move does: castling, the captured square, the rook's hop. */
-function describe(position, uci) {
-  const from = sq(uci.slice(0, 2)), to = sq(uci.slice(2, 4));
-  const piece = position.board[from];
-  if (!piece) return null;
-  const target = position.board[to];
-  if (piece.r === 'k' && rankOf(from) === rankOf(to)) {
-    const ownRook = target && target.c === piece.c && target.r === 'r';
-    const df = fileOf(to) - fileOf(from);
-    if (ownRook || Math.abs(df) === 2) {
-      const kingside = ownRook ? fileOf(to) > fileOf(from) : df > 0;
-      const rank = rankOf(from);
-      let rookFrom = ownRook ? to : -1;
-      if (rookFrom < 0) {
-        // The outermost rook on that side (a or h file in ordinary chess).
-        const files = kingside ? [7, 6, 5] : [0, 1, 2, 3];
-        for (const f of files) {
-          const p = position.board[rank * 8 + f];
-          if (p && p.c === piece.c && p.r === 'r') { rookFrom = rank * 8 + f; break; }
-        }
-      }
-      return { from, to, piece, castle: { kingside, rookFrom, kingTo: rank * 8 + (kingside ? 6 : 2), rookTo: rank * 8 + (kingside ? 5 : 3) } };
-    }
-  }
-  let captureSq = target ? to : -1;
-  if (piece.r === 'p' && fileOf(from) !== fileOf(to) && !target) captureSq = rankOf(from) * 8 + fileOf(to);
-  return { from, to, piece, captureSq, promo: uci[4] };
-}
-
 /**
- * Plays `uci` on a copy of `position`. Returns the new position and the
- * squares an atomic explosion cleared. A move from an empty square (a
- * position the receiver could not see) only passes the turn.
+ * `board` with the move `uci` drawn on it, for the moment before the answer
+ * comes: the piece moves (the king with its rook when castling, in either
+ * spelling), a pawn taken en passant goes, a pawn promotes. No blast: an
+ * explosion is shown when the answer names its squares.
  */
-export function play(position, uci, variant) {
-  const board = position.board.slice();
-  const next = { ...position, board, turn: position.turn === 'w' ? 'b' : 'w', ep: '-' };
-  if (position.turn === 'b') next.full = position.full + 1;
-  const move = uci && describe(position, uci);
-  if (!move) return { position: next, exploded: [] };
-  const { from, to, piece } = move;
-  if (move.castle) {
-    const { rookFrom, kingTo, rookTo } = move.castle;
-    board[from] = null;
-    if (rookFrom >= 0) board[rookFrom] = null;
-    board[kingTo] = piece;
-    if (rookFrom >= 0) board[rookTo] = { c: piece.c, r: 'r' };
-    return { position: next, exploded: [] };
-  }
-  const exploded = [];
-  board[from] = null;
-  if (move.captureSq >= 0) {
-    board[move.captureSq] = null;
-    if (variant === 'atomic') {
-      // The capturing piece goes too, with every piece but pawns around the square it moved to.
-      exploded.push(name(to));
-      if (move.captureSq !== to) exploded.push(name(move.captureSq));
-      board[to] = null;
-      for (const n of neighbours(to)) {
-        if (board[n] && board[n].r !== 'p') {
-          board[n] = null;
-          exploded.push(name(n));
-        }
-      }
-      return { position: next, exploded };
+export function drawMove(board, uci) {
+  const from = sq(uci.slice(0, 2)), to = sq(uci.slice(2, 4));
+  const piece = board[from];
+  const next = board.slice();
+  if (!piece) return next;
+  const target = board[to];
+  const df = fileOf(to) - fileOf(from);
+  if (piece.r === 'k' && rankOf(from) === rankOf(to) && ((target && target.c === piece.c && target.r === 'r') || Math.abs(df) === 2)) {
+    const kingside = df > 0;
+    const rank = rankOf(from) * 8;
+    let rookFrom = target && target.c === piece.c ? to : -1;
+    // Otherwise the outermost rook on that side (the a or h file in ordinary chess).
+    for (const f of kingside ? [7, 6, 5] : [0, 1, 2, 3]) {
+      const p = board[rank + f];
+      if (rookFrom < 0 && p && p.c === piece.c && p.r === 'r') rookFrom = rank + f;
     }
+    next[from] = null;
+    if (rookFrom >= 0) next[rookFrom] = null;
+    next[rank + (kingside ? 6 : 2)] = piece;
+    if (rookFrom >= 0) next[rank + (kingside ? 5 : 3)] = { c: piece.c, r: 'r' };
+    return next;
   }
-  board[to] = move.promo ? { c: piece.c, r: move.promo } : piece;
-  if (piece.r === 'p' && Math.abs(rankOf(to) - rankOf(from)) === 2) next.ep = name((from + to) >> 1);
-  return { position: next, exploded };
-}
-
-/** Standard algebraic notation for `uci` in `position`, without mate marks. */
-export function san(position, uci, variant) {
-  const move = uci && describe(position, uci);
-  if (!move) return uci || '';
-  const { from, to, piece } = move;
-  let text;
-  if (move.castle) {
-    text = move.castle.kingside ? 'O-O' : 'O-O-O';
-  } else if (piece.r === 'p') {
-    text = move.captureSq >= 0 ? `${FILES[fileOf(from)]}x${name(to)}` : name(to);
-    if (move.promo) text += `=${move.promo.toUpperCase()}`;
-  } else {
-    const rivals = [];
-    for (let i = 0; i < 64; i++) {
-      const p = position.board[i];
-      if (i !== from && p && p.c === piece.c && p.r === piece.r && reaches(position.board, i, to, p)) rivals.push(i);
-    }
-    let which = '';
-    if (rivals.length) {
-      if (!rivals.some((i) => fileOf(i) === fileOf(from))) which = FILES[fileOf(from)];
-      else if (!rivals.some((i) => rankOf(i) === rankOf(from))) which = String(rankOf(from) + 1);
-      else which = name(from);
-    }
-    text = piece.r.toUpperCase() + which + (move.captureSq >= 0 ? 'x' : '') + name(to);
-  }
-  const after = play(position, uci, variant).position;
-  if (checkedKing(after, after.turn, variant) >= 0) text += '+';
-  return text;
-}
-
-/** Every position of a game, from its start: positions[ply] is the board before move `ply`. */
-export function replay(initialFen, moves, variant) {
-  let position = parseFen(initialFen || START_FEN);
-  const frames = [{ position, exploded: [], last: null }];
-  for (const uci of moves) {
-    const { position: next, exploded } = play(position, uci, variant);
-    const last = uci ? [uci.slice(0, 2), uci.slice(2, 4)] : null;
-    frames.push({ position: next, exploded, last, san: san(position, uci, variant) });
-    position = next;
-  }
-  return frames;
+  if (piece.r === 'p' && df !== 0 && !target) next[rankOf(from) * 8 + fileOf(to)] = null;
+  next[from] = null;
+  next[to] = uci[4] ? { c: piece.c, r: uci[4] } : piece;
+  return next;
 }

@@ -3,9 +3,13 @@
 // DOM, no sockets, no storage, no clock read (the caller passes `now`, on
 // the page's performance.now() clock, and what storage remembered), and the
 // model passed in is never changed, so tests feed recorded frames under
-// node and compare values. The screens render what this returns.
+// node and compare values. The screens render what this returns. What the
+// frames do not say (SAN of a state's moves, the checked king, a finished
+// game's positions) is asked of the rules module through js/rules.js, whose
+// answers depend on the question alone.
 
-import { parseFen, placementOf, replay, checkedKing, name as squareName, START_FEN } from './chess.js';
+import { parseFen, placementOf, name as squareName, START_FEN } from './chess.js';
+import { replay, checkedKing } from './rules.js';
 
 export const ALL_SQUARES = Array.from({ length: 64 }, (_, i) => squareName(i));
 
@@ -37,9 +41,9 @@ export function vsComputer(model) {
   return ['white', 'black'].some((c) => model.players[c] && model.players[c].computer);
 }
 
-/** Whether the side to move is in check, by the page's reading of the position (never in fog of war). */
+/** Whether the side to move is in check (never in fog of war). */
 export function inCheck(model) {
-  return checkedKing(model.position, model.position.turn, model.variant) >= 0;
+  return model.check >= 0;
 }
 
 /** The last move's squares, [from, to], or null for none or a hidden one. */
@@ -127,7 +131,7 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
   const ended = f.status === 'ended';
   const model = {
     id: f.game, v: f.v || 0, variant: f.variant, you,
-    fen: f.fen, position: parseFen(f.fen),
+    fen: f.fen, position: parseFen(f.fen), check: checkedKing(f.fen, f.variant),
     visible: Array.isArray(f.visible) && !ended ? new Set(f.visible) : null,
     moves, sans,
     clock: f.clock || null, clockAt: now,
@@ -151,7 +155,7 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
   if (moves.length && moves.every(Boolean) && sans.filter(Boolean).length < moves.length) {
     // Every move is known (not fog of war): name them all.
     const frames = replay(model.initialFen, moves, model.variant);
-    for (let i = 0; i < moves.length; i++) if (!sans[i]) sans[i] = frames[i + 1].san;
+    if (frames) for (let i = 0; i < moves.length; i++) if (!sans[i]) sans[i] = frames[i + 1].san;
   }
   if (model.variant === 'fog' && isSeat(model) && !ended && remembered && remembered.sans) {
     for (const [ply, [uci, san]] of Object.entries(remembered.sans)) {
@@ -170,7 +174,7 @@ function applyMove(m, f, now) {
   sans[f.ply] = f.san || null;
   const next = {
     ...m, moves, sans,
-    fen: f.fen, position: parseFen(f.fen),
+    fen: f.fen, position: parseFen(f.fen), check: checkedKing(f.fen, m.variant),
     clock: f.clock || null, clockAt: now,
     legal: Array.isArray(f.legal) ? f.legal : null,
     firstMoveAt: firstMoveAt(f, now),
@@ -196,7 +200,7 @@ function applyEnd(m, f, now) {
     ...m,
     status: 'ended', result: f.result, reason: f.reason,
     moves, sans: m.sans.slice(),
-    fen: f.fen, position: parseFen(f.fen),
+    fen: f.fen, position: parseFen(f.fen), check: checkedKing(f.fen, m.variant),
     clock: f.clock || null, clockAt: now,
     legal: null, visible: null,
     drawOffer: null, takebackOffer: null, gone: null,
@@ -206,11 +210,13 @@ function applyEnd(m, f, now) {
 
 /**
  * A finished game: the fog lifts (no lost flags), every move is named, and
- * `replay` holds every position from the start for stepping through it. The
- * server's final position is the truth if the page's replay ever differs.
+ * `replay` holds every position from the start for stepping through it (null
+ * when the rules module could not replay it). The server's final position is
+ * the truth if the replay ever differs.
  */
 function finish(model) {
   const frames = replay(model.initialFen, model.moves, model.variant);
+  if (!frames) return { ...model, lost: new Set(), replay: null };
   const last = frames[frames.length - 1];
   const serverFinal = parseFen(model.fen);
   if (placementOf(last.position.board) !== placementOf(serverFinal.board)) frames[frames.length - 1] = { ...last, position: serverFinal };
@@ -266,11 +272,11 @@ export function boardView(model, { curtain = false, replayPly = null, myTurn = f
     view = { board: new Array(64).fill(null), fog: new Set(ALL_SQUARES), last: null, check: -1, lost: new Set(), movable: null, legal: null };
   } else if (ended && replayPly != null && model.replay) {
     const frame = model.replay[replayPly];
-    view = { board: frame.position.board, fog: null, last: frame.last, check: checkedKing(frame.position, frame.position.turn, model.variant), lost: new Set(), movable: null, legal: null };
+    view = { board: frame.position.board, fog: null, last: frame.last, check: frame.check, lost: new Set(), movable: null, legal: null };
   } else {
     const fog = model.visible ? new Set(ALL_SQUARES.filter((s) => !model.visible.has(s)))
       : (model.variant === 'fog' && !ended && !isSeat(model) ? new Set(ALL_SQUARES) : null);
-    const check = ended && model.reason !== 'checkmate' ? -1 : checkedKing(model.position, model.position.turn, model.variant);
+    const check = ended && model.reason !== 'checkmate' ? -1 : model.check;
     view = {
       board: model.position.board, fog, last: model.last, check, lost: model.lost,
       movable: myTurn && !pending ? model.you[0] : null, legal: myTurn ? model.legal : null,

@@ -4,6 +4,7 @@
 // as well as the routes and the status line the screens show from them.
 // Run with `node --test services/gateway/web/tests/`.
 
+import './rules-module.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -125,6 +126,21 @@ test('a state names every known move and keeps what the previous model named', (
   assert.deepEqual(model.sans, ['e4', 'e5', 'Nf3', 'Nc6', 'Bb5']);
   assert.deepEqual(model.last, ['f1', 'b5']);
   assert.equal(turnColor(model), 'black');
+});
+
+test('after a reload, the page names check with + and mate with #, and marks the checked king', () => {
+  const players = { white: alice, black: bob };
+  const checked = feed([[{ ...created, v: 6, status: 'playing', code: null, invite: null, players, moves: ['e2e4', 'f7f6', 'd1h5'],
+    fen: 'rnbqkbnr/ppppp1pp/5p2/7Q/4P3/8/PPPP1PPP/RNB1KBNR b KQkq - 1 2' }, 0]]);
+  assert.deepEqual(checked.sans, ['e4', 'f6', 'Qh5+']);
+  assert.equal(boardView(checked).check, sq('e8'));
+  assert.equal(statusText(checked, { hotseat: true }), 'Black to move. Check!');
+  const mated = feed([[{ ...created, v: 7, status: 'ended', result: '0-1', reason: 'checkmate', code: null, invite: null, players,
+    moves: ['f2f3', 'e7e5', 'g2g4', 'd8h4'], fen: 'rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3' }, 0]]);
+  assert.deepEqual(mated.sans, ['f3', 'e5', 'g4', 'Qh4#']);
+  assert.equal(boardView(mated).check, sq('e1'));
+  assert.equal(boardView(mated, { replayPly: 3 }).check, -1);
+  assert.equal(mated.replay[4].check, sq('e1'));
 });
 
 test('an atomic explosion that takes the king ends the game; the replay shows the blast', () => {
@@ -265,7 +281,8 @@ test('fog of war: the end lifts the fog, clears the flags and names every move',
   }, { now: 2 });
   assert.equal(end.visible, null);
   assert.equal(end.lost.size, 0);
-  assert.deepEqual(end.sans, ['e4', 'f5', 'exf5', 'g6', 'Qh5', 'a6', 'Qxg6', 'b6', 'Qxe8']);
+  // Taking the king is mate in fog of war, as the server writes it.
+  assert.deepEqual(end.sans, ['e4', 'f5', 'exf5', 'g6', 'Qh5', 'a6', 'Qxg6', 'b6', 'Qxe8#']);
   assert.equal(boardView(end).fog, null);
   assert.equal(placementOf(end.replay[9].position.board), 'rnbqQbnr/2ppp2p/pp6/5P2/8/8/PPPP1PPP/RNB1KBNR');
 });

@@ -1,0 +1,67 @@
+// The rules the page asks of the wasm module (crates/wasm), on the main
+// thread: SAN with its check and mate marks, the squares a capture
+// exploded, the checked king, and every position of a finished game. The
+// page keeps no rules of its own, so what it writes is what the server and
+// the offline engine write. The answers are synchronous (rendering runs on
+// every frame and cannot wait); the module is instantiated once, before the
+// first frame is applied (`loadRules`), or given by the caller (`useRules`,
+// the node tests). Until it is there, or where it cannot load, the page
+// names no move it was not told, marks no check and has no replay.
+
+import { parseFen, sq } from './chess.js';
+
+let engine = null;
+
+/** Answers the page's rules questions with `rules` (`{ call(request) -> answer }`). */
+export function useRules(rules) {
+  engine = rules;
+}
+
+/**
+ * Instantiates the module the gateway serves beside the offline engine.
+ * Resolves either way: a page without the module still plays, less helped.
+ */
+export async function loadRules() {
+  if (engine) return true;
+  try {
+    // Imported here, not at the top, so model.js loads under node without the served files.
+    const { loadEngine } = await import('../offline/fogblast-wasm.js');
+    useRules(await loadEngine(await fetch(new URL('../offline/fogblast.wasm', import.meta.url))));
+    return true;
+  } catch (error) {
+    console.warn('the rules module did not load: no SAN, check or replay of our own', error);
+    return false;
+  }
+}
+
+function ask(request) {
+  if (!engine) return null;
+  const answer = engine.call(request);
+  return answer && answer.ok ? answer : null;
+}
+
+/** The square (index) of the king in check in `fen`, else -1; never in fog of war. */
+export function checkedKing(fen, variant) {
+  if (!fen || variant === 'fog') return -1;
+  const answer = ask({ op: 'check', variant, fen });
+  return answer && answer.check ? sq(answer.check) : -1;
+}
+
+/**
+ * Every position of a game whose moves are all known: frames[ply] is the
+ * board before move `ply`, with the move that led to it (`last`, `san`),
+ * what it exploded and the king it checks. Null when a move is unknown or
+ * the module cannot replay the game.
+ */
+export function replay(initialFen, moves, variant) {
+  if (!moves.every(Boolean)) return null;
+  const answer = ask({ op: 'replay', variant, initial_fen: initialFen || '', moves });
+  if (!answer) return null;
+  return answer.plies.map((ply, i) => ({
+    position: parseFen(ply.fen),
+    exploded: ply.exploded,
+    last: i ? [moves[i - 1].slice(0, 2), moves[i - 1].slice(2, 4)] : null,
+    san: ply.san,
+    check: ply.check ? sq(ply.check) : -1,
+  }));
+}
