@@ -30,6 +30,7 @@ mod http;
 mod limits;
 mod lobby;
 mod metrics;
+mod notices;
 mod players;
 mod session;
 mod token;

@@ -20,7 +20,7 @@
 //! - `player:{<player>}:busy`: a pairing holding the player, with a TTL;
 //! - `player:{<player>}:boards`: set of the player's open boards;
 //! - `lobby:<0..7>`: hashes game id → open board, bucketed by game id;
-//! - `lobby-version`: counter ordering `lobby` frames;
+//! - `lobby-version`: counter ordering lobby notices;
 //! - `pools`: sorted set of pool names by the last time a seek arrived;
 //! - `replicas`: sorted set of live replica ids by lease expiry.
 
@@ -314,7 +314,7 @@ pub trait MatchBackend: Send + Sync + fmt::Debug {
     /// The lobby version, then every board (unordered, expired included).
     async fn boards(&self) -> Result<(u64, Vec<BoardRecord>), StoreError>;
 
-    /// The next lobby version, for a `lobby` frame about to be read.
+    /// The next lobby version, for a lobby notice about to be read.
     async fn bump_lobby_version(&self) -> Result<u64, StoreError>;
 
     /// Removes boards whose time is up; returns how many.

@@ -470,7 +470,7 @@ impl MatchBackend for RedisMatchStore {
         Ok((version, boards))
     }
 
-    /// The next lobby version, for a `lobby` frame about to be read.
+    /// The next lobby version, for a lobby notice about to be read.
     async fn bump_lobby_version(&self) -> Result<u64, StoreError> {
         self.query(redis::cmd("INCR").arg(self.key("lobby-version"))).await
     }
