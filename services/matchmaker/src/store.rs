@@ -43,13 +43,22 @@ pub const LOBBY_BUCKETS: u64 = 8;
 /// Players' pointers and colour histories expire after a month unused.
 pub(crate) const PLAYER_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
 
-/// A failure of Redis itself, or a reply that does not read.
+/// A failure of the store: Redis itself, a reply that does not read, a
+/// record that does not encode, or the game service a pairing waits on.
+/// Each keeps its cause as the source.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
     #[error("redis: unexpected reply: {0}")]
     Reply(String),
+    /// A record that would not encode as JSON.
+    #[error("record: {0}")]
+    Record(#[from] serde_json::Error),
+    /// The game service did not answer a pairing's call; the wave that
+    /// made it is tried again.
+    #[error("game service: {0}")]
+    Games(#[source] fogblast_proto::error::ServiceError),
 }
 
 /// What a seek holds, as stored in its pool.

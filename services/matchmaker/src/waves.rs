@@ -364,7 +364,7 @@ impl Matchmaker {
         let now = self.store.now_ms().await?;
         let too_old = now.saturating_sub(pairing.paired_ms) > self.config.settings.pairing_give_up_ms;
         if error.code == ErrorCode::Unavailable && !too_old {
-            return Err(StoreError::Reply(format!("game service: {}", error.message)));
+            return Err(StoreError::Games(error));
         }
         warn!(pool = %pool.name(), pairing = %pairing.id, %error, "giving up a pairing");
         if self.store.update_pending(&pool.name(), token, &pairing.id, None).await? != Fenced::Ok {

@@ -8,7 +8,7 @@ use redis::Value;
 use crate::StoreError;
 
 fn unexpected(what: &str, value: &Value) -> StoreError {
-    StoreError(format!("expected {what} from redis, got {value:?}"))
+    StoreError::new(format!("expected {what} from redis, got {value:?}"))
 }
 
 pub(super) fn array(value: &Value) -> Result<&[Value], StoreError> {

@@ -233,7 +233,7 @@ impl MatchBackend for RedisMatchStore {
 
     /// Adds a seek to its pool; returns its creation time (store ms).
     async fn add_seek(&self, pool: &str, seek: &str, entry: &SeekEntry) -> Result<u64, StoreError> {
-        let record = serde_json::to_string(entry).map_err(|e| StoreError::Reply(e.to_string()))?;
+        let record = serde_json::to_string(entry)?;
         let mut invocation = self.scripts.pool_add.prepare_invoke();
         invocation.key(self.pool_key(pool, "seeks")).key(self.pool_key(pool, "meta")).arg(seek).arg(record);
         let created: String = self.run(&invocation).await?;
@@ -336,7 +336,7 @@ impl MatchBackend for RedisMatchStore {
     /// Takes both seeks of a pairing out of the pool and records the
     /// pairing, if the lease still holds and both seeks are still there.
     async fn commit_pair(&self, pool: &str, token: &str, pairing: &PendingPairing) -> Result<Fenced, StoreError> {
-        let record = serde_json::to_string(pairing).map_err(|e| StoreError::Reply(e.to_string()))?;
+        let record = serde_json::to_string(pairing)?;
         let mut invocation = self.scripts.commit_pair.prepare_invoke();
         invocation
             .key(self.pool_key(pool, "lease"))
@@ -359,7 +359,7 @@ impl MatchBackend for RedisMatchStore {
         pairing: Option<&PendingPairing>,
     ) -> Result<Fenced, StoreError> {
         let record = match pairing {
-            Some(pairing) => serde_json::to_string(pairing).map_err(|e| StoreError::Reply(e.to_string()))?,
+            Some(pairing) => serde_json::to_string(pairing)?,
             None => String::new(),
         };
         let mut invocation = self.scripts.update_pending.prepare_invoke();
@@ -388,7 +388,7 @@ impl MatchBackend for RedisMatchStore {
     // ---- lobby ------------------------------------------------------------
 
     async fn open_board(&self, board: &BoardRecord) -> Result<(), StoreError> {
-        let record = serde_json::to_string(board).map_err(|e| StoreError::Reply(e.to_string()))?;
+        let record = serde_json::to_string(board)?;
         let boards = self.boards_key(&board.player);
         // The player's index first: a board is never listed without it.
         redis::pipe()
