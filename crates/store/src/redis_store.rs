@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use fogblast_proto::ids::{GameId, ShardId};
-use redis::aio::ConnectionManager;
+use fogblast_redis::PrefixedRedis;
 use redis::Value;
 
 use crate::memory::{new_version, ttl_ms, DEFAULT_HISTORY};
@@ -35,15 +35,14 @@ use value::{array, bytes, pairs, text, uint};
 /// Live games, membership and codes in Redis.
 #[derive(Clone)]
 pub struct RedisStore {
-    conn: ConnectionManager,
-    prefix: String,
+    redis: PrefixedRedis,
     history: usize,
     scripts: scripts::Scripts,
 }
 
 impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisStore").field("prefix", &self.prefix).field("history", &self.history).finish()
+        f.debug_struct("RedisStore").field("prefix", &self.redis.prefix()).field("history", &self.history).finish()
     }
 }
 
@@ -54,14 +53,8 @@ fn redis_error(error: redis::RedisError) -> StoreError {
 impl RedisStore {
     /// Connects to the Redis at `url`, keeping every key under `key_prefix`.
     pub async fn connect(url: &str, key_prefix: &str) -> Result<RedisStore, StoreError> {
-        let client = redis::Client::open(url).map_err(redis_error)?;
-        let conn = ConnectionManager::new(client).await.map_err(redis_error)?;
-        Ok(RedisStore {
-            conn,
-            prefix: key_prefix.to_owned(),
-            history: DEFAULT_HISTORY,
-            scripts: scripts::Scripts::new(),
-        })
+        let redis = PrefixedRedis::connect(url, key_prefix).await.map_err(redis_error)?;
+        Ok(RedisStore { redis, history: DEFAULT_HISTORY, scripts: scripts::Scripts::new() })
     }
 
     /// Keeps the last `n` events of each game (at least one).
@@ -71,31 +64,31 @@ impl RedisStore {
     }
 
     fn key(&self, name: &str) -> String {
-        format!("{}{name}", self.prefix)
+        self.redis.key(name)
     }
 
     fn game_key(&self, game: &GameId) -> String {
-        format!("{}game:{{{game}}}", self.prefix)
+        self.redis.tagged("game", game.as_str())
     }
 
     fn events_key(&self, game: &GameId) -> String {
-        format!("{}events:{{{game}}}", self.prefix)
+        self.redis.tagged("events", game.as_str())
     }
 
     fn shard_key(&self, shard: &ShardId) -> String {
-        format!("{}shard:{shard}", self.prefix)
+        self.redis.key(&format!("shard:{shard}"))
     }
 
     fn code_key(&self, code: &str) -> String {
-        format!("{}code:{code}", self.prefix)
+        self.redis.key(&format!("code:{code}"))
     }
 
     async fn query(&self, cmd: &redis::Cmd) -> Result<Value, StoreError> {
-        cmd.query_async(&mut self.conn.clone()).await.map_err(redis_error)
+        self.redis.query(cmd).await.map_err(redis_error)
     }
 
     async fn run(&self, invocation: &redis::ScriptInvocation<'_>) -> Result<Value, StoreError> {
-        invocation.invoke_async(&mut self.conn.clone()).await.map_err(redis_error)
+        self.redis.run(invocation).await.map_err(redis_error)
     }
 }
 
