@@ -5,9 +5,16 @@ use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proto_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
-    let protos =
-        ["engine.proto", "game.proto", "events.proto", "game_record.proto", "rating.proto", "matchmaker.proto"]
-            .map(|name| proto_dir.join(name));
+    let protos = [
+        "engine.proto",
+        "game.proto",
+        "events.proto",
+        "game_record.proto",
+        "rating.proto",
+        "matchmaker.proto",
+        "notices.proto",
+    ]
+    .map(|name| proto_dir.join(name));
     for proto in &protos {
         println!("cargo:rerun-if-changed={}", proto.display());
     }

@@ -26,10 +26,35 @@ mod subject;
 pub use memory::MemoryBus;
 pub use nats::{NatsBus, NatsConfig};
 
-/// A failure of the bus: unreachable, timed out, or refusing.
+/// A failure of the bus: unreachable, timed out, or refusing. The NATS
+/// client's error, when there is one, is kept as the source, so a log or a
+/// caller can follow the chain to it (and downcast it); its text is in the
+/// message too, so a log line that shows only the top still says why.
 #[derive(Debug, thiserror::Error)]
-#[error("event bus: {0}")]
-pub struct BusError(pub String);
+#[error("event bus: {message}")]
+pub struct BusError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl BusError {
+    /// A refusal of the bus itself, with no cause beneath it.
+    pub fn new(message: impl Into<String>) -> BusError {
+        BusError { message: message.into(), source: None }
+    }
+
+    /// `context` failed because of `source`.
+    pub fn caused_by(context: &str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> BusError {
+        let source = source.into();
+        BusError { message: format!("{context}: {source}"), source: Some(source) }
+    }
+
+    /// What failed, without the `event bus:` prefix.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
 
 /// Message headers (`Nats-Msg-Id` is set by the bus itself).
 pub type Headers = Vec<(String, String)>;
@@ -99,4 +124,23 @@ pub trait EventBus: Send + Sync + std::fmt::Debug {
 
     /// Messages on `subject` (NATS wildcards `*` and `>` allowed) from now on.
     async fn subscribe(&self, subject: &str) -> Result<BoxStream<'static, Message>, BusError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_bus_error_keeps_its_cause() {
+        let cause = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let error = BusError::caused_by("connecting to nats://x", cause);
+        assert_eq!(error.to_string(), "event bus: connecting to nats://x: refused");
+        let source = error.source().expect("a source");
+        assert_eq!(
+            source.downcast_ref::<std::io::Error>().map(|e| e.kind()),
+            Some(std::io::ErrorKind::ConnectionRefused)
+        );
+        assert!(BusError::new("no stream").source().is_none());
+    }
 }

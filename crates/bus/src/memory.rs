@@ -178,10 +178,12 @@ impl EventBus for MemoryBus {
     ) -> Result<PublishAck, BusError> {
         subject::validate(subject, false)?;
         if !subject::matches(DURABLE_SUBJECTS, subject) {
-            return Err(BusError(format!("no durable stream holds subject {subject:?} (only {DURABLE_SUBJECTS})")));
+            return Err(BusError::new(format!(
+                "no durable stream holds subject {subject:?} (only {DURABLE_SUBJECTS})"
+            )));
         }
         if message_id.is_empty() {
-            return Err(BusError("a durable message needs a message id".into()));
+            return Err(BusError::new("a durable message needs a message id"));
         }
         let message = Message { subject: subject.to_owned(), headers: without_msg_id(headers), payload };
         let ack = {
@@ -214,7 +216,7 @@ impl EventBus for MemoryBus {
         let name_ok =
             !config.name.is_empty() && !config.name.contains(|c: char| c.is_whitespace() || ".*>".contains(c));
         if !name_ok {
-            return Err(BusError(format!("invalid durable name {:?}", config.name)));
+            return Err(BusError::new(format!("invalid durable name {:?}", config.name)));
         }
         let ack_wait = if config.ack_wait.is_zero() { DEFAULT_ACK_WAIT } else { config.ack_wait };
         {

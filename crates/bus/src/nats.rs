@@ -56,8 +56,8 @@ pub struct NatsBus {
     prefix: String,
 }
 
-fn error(context: &str, err: impl std::fmt::Display) -> BusError {
-    BusError(format!("{context}: {err}"))
+fn error(context: &str, err: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> BusError {
+    BusError::caused_by(context, err)
 }
 
 /// Caller headers on the wire, minus any `Nats-Msg-Id`, which only the bus sets.
@@ -136,7 +136,7 @@ impl EventBus for NatsBus {
     ) -> Result<PublishAck, BusError> {
         // An empty id would silently disable deduplication.
         if message_id.is_empty() {
-            return Err(BusError("a durable message needs a message id".into()));
+            return Err(BusError::new("a durable message needs a message id"));
         }
         let mut headers = headers;
         fogblast_telemetry::inject_headers(&mut headers);

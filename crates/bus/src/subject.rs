@@ -36,7 +36,7 @@ pub(crate) fn matches(pattern: &str, subject: &str) -> bool {
 /// bus fails on the same inputs. Wildcards are allowed only in patterns, and
 /// `>` only as the last token.
 pub(crate) fn validate(subject: &str, pattern: bool) -> Result<(), BusError> {
-    let invalid = |why: &str| Err(BusError(format!("invalid subject {subject:?}: {why}")));
+    let invalid = |why: &str| Err(BusError::new(format!("invalid subject {subject:?}: {why}")));
     if subject.chars().any(char::is_whitespace) {
         return invalid("contains whitespace");
     }

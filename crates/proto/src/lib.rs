@@ -1,7 +1,8 @@
 //! Fogblast's gRPC contracts: the messages, clients and servers generated
 //! from `proto/`, one module per package, so every service and test speaks
-//! the same types; plus the id newtypes and the one error-code enum that
-//! every edge (gRPC, HTTP, WebSocket) maps from.
+//! the same types; plus the id newtypes, the one error-code enum that
+//! every edge (gRPC, HTTP, WebSocket) maps from, and the notices services
+//! send players through the bus with the subjects they travel on.
 
 /// The generated code, nested by protobuf package so that one package can
 /// name another's types.
@@ -38,6 +39,11 @@ mod generated {
                 tonic::include_proto!("fogblast.matchmaker.v1");
             }
         }
+        pub mod notices {
+            pub mod v1 {
+                tonic::include_proto!("fogblast.notices.v1");
+            }
+        }
     }
 }
 
@@ -56,3 +62,4 @@ pub use generated::fogblast::record::v1 as record;
 
 pub mod error;
 pub mod ids;
+pub mod notices;

@@ -101,6 +101,16 @@ impl From<ColorChoice> for proto::ColorChoice {
     }
 }
 
+/// The colour choice a gRPC field names; `None` when unset.
+pub fn color_choice(choice: proto::ColorChoice) -> Option<ColorChoice> {
+    match choice {
+        proto::ColorChoice::ChooseWhite => Some(ColorChoice::White),
+        proto::ColorChoice::ChooseBlack => Some(ColorChoice::Black),
+        proto::ColorChoice::ChooseRandom => Some(ColorChoice::Random),
+        proto::ColorChoice::Unspecified => None,
+    }
+}
+
 /// The level a gRPC field names; `None` when unset.
 pub fn level(level: proto::Level) -> Option<Level> {
     match level {
@@ -254,6 +264,10 @@ mod tests {
         for level in [Level::Easy, Level::Medium, Level::Hard] {
             assert_eq!(self::level(proto::Level::from(level)), Some(level));
         }
+        for choice in [ColorChoice::White, ColorChoice::Black, ColorChoice::Random] {
+            assert_eq!(color_choice(proto::ColorChoice::from(choice)), Some(choice));
+        }
+        assert_eq!(color_choice(proto::ColorChoice::Unspecified), None);
     }
 
     #[test]

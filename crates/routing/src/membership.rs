@@ -10,10 +10,35 @@ use async_trait::async_trait;
 use fogblast_proto::ids::ShardId;
 
 /// A failure of the store itself: unreachable, timed out, or answering
-/// something unexpected.
+/// something unexpected. The client's error, when there is one, is kept as
+/// the source, so a log or a caller can follow the chain to it (and
+/// downcast it); its text is in the message too, so a log line that shows
+/// only the top still says why.
 #[derive(Debug, thiserror::Error)]
-#[error("store: {0}")]
-pub struct StoreError(pub String);
+#[error("store: {message}")]
+pub struct StoreError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl StoreError {
+    /// A reply the store should not have given, with no cause beneath it.
+    pub fn new(message: impl Into<String>) -> StoreError {
+        StoreError { message: message.into(), source: None }
+    }
+
+    /// `context` failed because of `source`.
+    pub fn caused_by(context: &str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
+        let source = source.into();
+        StoreError { message: format!("{context}: {source}"), source: Some(source) }
+    }
+
+    /// What failed, without the `store:` prefix.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
 
 /// A live shard as membership records it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -197,7 +197,7 @@ impl GameStore for MemoryStore {
 
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
         if commit.events.is_empty() {
-            return Err(StoreError("a commit needs at least one event".into()).into());
+            return Err(StoreError::new("a commit needs at least one event").into());
         }
         let new_version = new_version(commit.expected_version, commit.events.len())?;
         let now = self.clock.now_ms();
@@ -316,7 +316,7 @@ pub(crate) fn new_version(expected: u64, events: usize) -> Result<u64, StoreErro
     u64::try_from(events)
         .ok()
         .and_then(|n| expected.checked_add(n))
-        .ok_or_else(|| StoreError(format!("version overflow after {expected}")))
+        .ok_or_else(|| StoreError::new(format!("version overflow after {expected}")))
 }
 
 /// A TTL in whole milliseconds, at least one: Redis refuses a zero `PX`,

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use fogblast_proto::ids::{GameId, ShardId};
-use redis::aio::ConnectionManager;
+use fogblast_redis::PrefixedRedis;
 use redis::Value;
 
 use crate::memory::{new_version, ttl_ms, DEFAULT_HISTORY};
@@ -35,33 +35,26 @@ use value::{array, bytes, pairs, text, uint};
 /// Live games, membership and codes in Redis.
 #[derive(Clone)]
 pub struct RedisStore {
-    conn: ConnectionManager,
-    prefix: String,
+    redis: PrefixedRedis,
     history: usize,
     scripts: scripts::Scripts,
 }
 
 impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisStore").field("prefix", &self.prefix).field("history", &self.history).finish()
+        f.debug_struct("RedisStore").field("prefix", &self.redis.prefix()).field("history", &self.history).finish()
     }
 }
 
 fn redis_error(error: redis::RedisError) -> StoreError {
-    StoreError(format!("redis: {error}"))
+    StoreError::caused_by("redis", error)
 }
 
 impl RedisStore {
     /// Connects to the Redis at `url`, keeping every key under `key_prefix`.
     pub async fn connect(url: &str, key_prefix: &str) -> Result<RedisStore, StoreError> {
-        let client = redis::Client::open(url).map_err(redis_error)?;
-        let conn = ConnectionManager::new(client).await.map_err(redis_error)?;
-        Ok(RedisStore {
-            conn,
-            prefix: key_prefix.to_owned(),
-            history: DEFAULT_HISTORY,
-            scripts: scripts::Scripts::new(),
-        })
+        let redis = PrefixedRedis::connect(url, key_prefix).await.map_err(redis_error)?;
+        Ok(RedisStore { redis, history: DEFAULT_HISTORY, scripts: scripts::Scripts::new() })
     }
 
     /// Keeps the last `n` events of each game (at least one).
@@ -71,37 +64,37 @@ impl RedisStore {
     }
 
     fn key(&self, name: &str) -> String {
-        format!("{}{name}", self.prefix)
+        self.redis.key(name)
     }
 
     fn game_key(&self, game: &GameId) -> String {
-        format!("{}game:{{{game}}}", self.prefix)
+        self.redis.tagged("game", game.as_str())
     }
 
     fn events_key(&self, game: &GameId) -> String {
-        format!("{}events:{{{game}}}", self.prefix)
+        self.redis.tagged("events", game.as_str())
     }
 
     fn shard_key(&self, shard: &ShardId) -> String {
-        format!("{}shard:{shard}", self.prefix)
+        self.redis.key(&format!("shard:{shard}"))
     }
 
     fn code_key(&self, code: &str) -> String {
-        format!("{}code:{code}", self.prefix)
+        self.redis.key(&format!("code:{code}"))
     }
 
     async fn query(&self, cmd: &redis::Cmd) -> Result<Value, StoreError> {
-        cmd.query_async(&mut self.conn.clone()).await.map_err(redis_error)
+        self.redis.query(cmd).await.map_err(redis_error)
     }
 
     async fn run(&self, invocation: &redis::ScriptInvocation<'_>) -> Result<Value, StoreError> {
-        invocation.invoke_async(&mut self.conn.clone()).await.map_err(redis_error)
+        self.redis.run(invocation).await.map_err(redis_error)
     }
 }
 
 fn game_id(raw: &Value) -> Result<GameId, StoreError> {
     let raw = text(raw)?;
-    GameId::parse(&raw).map_err(|e| StoreError(format!("bad game id {raw:?} in redis: {e}")))
+    GameId::parse(&raw).map_err(|e| StoreError::caused_by(&format!("bad game id {raw:?} in redis"), e))
 }
 
 #[async_trait]
@@ -139,11 +132,11 @@ impl Membership for RedisStore {
         let mut members = Vec::new();
         for entry in array(&reply)? {
             let [shard, addr, epoch] = array(entry)? else {
-                return Err(StoreError(format!("unexpected member entry {entry:?}")));
+                return Err(StoreError::new(format!("unexpected member entry {entry:?}")));
             };
             let shard = text(shard)?;
-            let shard =
-                ShardId::parse(&shard).map_err(|e| StoreError(format!("bad shard id {shard:?} in redis: {e}")))?;
+            let shard = ShardId::parse(&shard)
+                .map_err(|e| StoreError::caused_by(&format!("bad shard id {shard:?} in redis"), e))?;
             members.push(Member { shard, addr: text(addr)?, epoch: uint(epoch)? });
         }
         Ok(members)
@@ -155,20 +148,20 @@ impl GameStore for RedisStore {
     async fn now_ms(&self) -> Result<u64, StoreError> {
         let reply = self.query(&redis::cmd("TIME")).await?;
         let [secs, micros] = array(&reply)? else {
-            return Err(StoreError(format!("unexpected TIME reply {reply:?}")));
+            return Err(StoreError::new(format!("unexpected TIME reply {reply:?}")));
         };
         let micros = uint(micros)?;
         uint(secs)?
             .checked_mul(1000)
             .and_then(|ms| ms.checked_add(micros / 1000))
-            .ok_or_else(|| StoreError("TIME out of range".into()))
+            .ok_or_else(|| StoreError::new("TIME out of range"))
     }
 
     async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError> {
         let reply =
             self.query(redis::cmd("HMGET").arg(self.game_key(game)).arg("version").arg("epoch").arg("record")).await?;
         let [version, epoch, record] = array(&reply)? else {
-            return Err(StoreError(format!("unexpected HMGET reply {reply:?}")));
+            return Err(StoreError::new(format!("unexpected HMGET reply {reply:?}")));
         };
         if *version == Value::Nil {
             return Ok(None);
@@ -178,7 +171,7 @@ impl GameStore for RedisStore {
 
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
         if commit.events.is_empty() {
-            return Err(StoreError("a commit needs at least one event".into()).into());
+            return Err(StoreError::new("a commit needs at least one event").into());
         }
         let version = new_version(commit.expected_version, commit.events.len())?;
         let mut invocation = self.scripts.commit.prepare_invoke();
@@ -206,7 +199,7 @@ impl GameStore for RedisStore {
             [tag] if text(tag)? == "ok" => Ok(version),
             [tag, current] if text(tag)? == "version" => Err(CommitError::VersionConflict { current: uint(current)? }),
             [tag, stored] if text(tag)? == "epoch" => Err(CommitError::StaleEpoch { stored: uint(stored)? }),
-            _ => Err(StoreError(format!("unexpected commit reply {reply:?}")).into()),
+            _ => Err(StoreError::new(format!("unexpected commit reply {reply:?}")).into()),
         }
     }
 
@@ -225,7 +218,7 @@ impl GameStore for RedisStore {
                     .collect::<Result<_, StoreError>>()?;
                 Ok(EventsAfter::Events { current: uint(current)?, events })
             }
-            _ => Err(StoreError(format!("unexpected events reply {reply:?}"))),
+            _ => Err(StoreError::new(format!("unexpected events reply {reply:?}"))),
         }
     }
 
@@ -276,5 +269,19 @@ impl GameStore for RedisStore {
 
     async fn release_code(&self, code: &str) -> Result<(), StoreError> {
         self.query(redis::cmd("DEL").arg(self.code_key(code))).await.map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_redis_failure_keeps_the_client_error_as_its_source() {
+        let error = redis_error(redis::RedisError::from((redis::ErrorKind::Io, "connection refused")));
+        assert!(error.to_string().starts_with("store: redis: "), "{error}");
+        let source = error.source().and_then(|s| s.downcast_ref::<redis::RedisError>()).expect("the redis error");
+        assert_eq!(source.kind(), redis::ErrorKind::Io);
     }
 }

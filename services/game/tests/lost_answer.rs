@@ -53,7 +53,7 @@ impl GameStore for LosingStore {
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
         let version = self.inner.commit(commit).await?;
         if self.lose_next_answer.swap(false, Ordering::SeqCst) {
-            return Err(CommitError::Store(StoreError("redis: timed out".into())));
+            return Err(CommitError::Store(StoreError::new("redis: timed out")));
         }
         Ok(version)
     }

@@ -19,6 +19,7 @@ use fogblast_proto::game::{watch_event, Audience, AudienceEvent, Color, GameStat
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_protocol::ServerFrame;
 use tokio::task::JoinHandle;
+use tokio_util::task::TaskTracker;
 use tracing::{debug, warn};
 
 use crate::conn::Conn;
@@ -83,8 +84,9 @@ pub struct Feeds {
     metrics: Arc<Metrics>,
     feeds: Mutex<HashMap<GameId, Arc<Feed>>>,
     me: Weak<Feeds>,
-    /// Presence reports on their way, which a draining gateway waits for.
-    reporting: Arc<std::sync::atomic::AtomicUsize>,
+    /// Where presence reports run, so a draining gateway waits for them
+    /// with its sessions.
+    tasks: TaskTracker,
 }
 
 impl std::fmt::Debug for Feeds {
@@ -94,14 +96,8 @@ impl std::fmt::Debug for Feeds {
 }
 
 impl Feeds {
-    pub fn new(router: Arc<Router>, metrics: Arc<Metrics>) -> Arc<Feeds> {
-        Arc::new_cyclic(|me| Feeds {
-            router,
-            metrics,
-            feeds: Mutex::default(),
-            me: me.clone(),
-            reporting: Arc::default(),
-        })
+    pub fn new(router: Arc<Router>, metrics: Arc<Metrics>, tasks: TaskTracker) -> Arc<Feeds> {
+        Arc::new_cyclic(|me| Feeds { router, metrics, feeds: Mutex::default(), me: me.clone(), tasks })
     }
 
     fn feed(&self, game: &GameId) -> Arc<Feed> {
@@ -153,11 +149,6 @@ impl Feeds {
             self.report_presence(game, &player, true);
         }
         true
-    }
-
-    /// Presence reports not yet answered.
-    pub fn reports_in_flight(&self) -> usize {
-        self.reporting.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Whether `conn` already follows `game`.
@@ -217,9 +208,7 @@ impl Feeds {
         let Some(feeds) = self.me.upgrade() else { return };
         let router = self.router.clone();
         let (game, player) = (game.clone(), player.clone());
-        let reporting = self.reporting.clone();
-        reporting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        tokio::spawn(async move {
+        self.tasks.spawn(async move {
             let mut connected = connected;
             for _ in 0..4 {
                 // First pass: the truth changed since, and the change's own
@@ -238,7 +227,6 @@ impl Feeds {
                 // Say the opposite next, if it has become true meanwhile.
                 connected = !connected;
             }
-            reporting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
     }
 }

@@ -78,7 +78,15 @@ async fn upgrade(
             let gateway = gateway.clone();
             move |_| gateway.limits.disconnect(ip)
         })
-        .on_upgrade(move |socket| session::serve(socket, gateway, ip))
+        .on_upgrade({
+            // Counted from the accepted request, not from the upgrade: a
+            // drain that starts in between still waits for this session.
+            let session = gateway.tasks.token();
+            move |socket| async move {
+                session::serve(socket, gateway, ip).await;
+                drop(session);
+            }
+        })
 }
 
 async fn ready(State(gateway): State<Arc<Gateway>>) -> Response {

@@ -19,6 +19,7 @@ use fogblast_bus::EventBus;
 use fogblast_routing::Membership;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
 mod archive_api;
@@ -30,6 +31,7 @@ mod http;
 mod limits;
 mod lobby;
 mod metrics;
+mod notices;
 mod players;
 mod session;
 mod token;
@@ -65,6 +67,9 @@ pub struct Gateway {
     rating: Option<fogblast_proto::rating::rating_client::RatingClient<tonic::transport::Channel>>,
     matchmaker: lobby::Matchmaker,
     lobby: Arc<lobby::Lobby>,
+    /// Every session and presence report: a draining gateway waits for
+    /// them all before it goes.
+    tasks: TaskTracker,
 }
 
 /// Serves `listener` until `shutdown` completes; then stops accepting,
@@ -107,9 +112,10 @@ pub async fn run(
     if matchmaker.is_some() {
         lobby.listen(bus.clone());
     }
+    let tasks = TaskTracker::new();
     let gateway = Arc::new(Gateway {
         signer: TokenSigner::new(&secret),
-        feeds: feeds::Feeds::new(router.clone(), metrics.clone()),
+        feeds: feeds::Feeds::new(router.clone(), metrics.clone(), tasks.clone()),
         players: players::Players::new(bus, metrics.clone()),
         limits: limits::IpLimits::new(config.settings.max_connections_per_ip, config.settings.games_per_ip_minute),
         router,
@@ -119,6 +125,7 @@ pub async fn run(
         matchmaker: lobby::Matchmaker::new(matchmaker),
         lobby,
         config,
+        tasks,
     });
     let drain_time = Duration::from_millis(gateway.config.settings.drain_ms);
     let app = http::routes(gateway.clone()).into_make_service_with_connect_info::<SocketAddr>();
@@ -148,14 +155,11 @@ pub async fn run(
     });
     let signal = tokio::spawn(signal);
     let _ = stopped.await;
-    // Upgraded sockets outlive the HTTP server: wait for them to go.
-    let deadline = tokio::time::Instant::now() + drain_time;
-    // The players of closed sockets are reported gone before the gateway goes.
-    while (metrics.connections.get() > 0 || gateway.feeds.reports_in_flight() > 0)
-        && tokio::time::Instant::now() < deadline
-    {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // Upgraded sockets outlive the HTTP server: wait for them to go, and for
+    // the presence reports of their players, which sessions spawn as they
+    // close (a closed tracker still tracks what is spawned on it).
+    gateway.tasks.close();
+    let _ = tokio::time::timeout(drain_time, gateway.tasks.wait()).await;
     signal.abort();
     info!(left = metrics.connections.get(), "gateway stopped");
     match server.await {

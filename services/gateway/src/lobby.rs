@@ -1,14 +1,13 @@
 //! Quick pairing and the lobby, through the matchmaker: `seek` and
 //! `cancel_seek` become its gRPC calls, open boards are listed as players
-//! create games for a human opponent and leave when taken, and the `lobby`
-//! frames the matchmaker publishes on the bus go to every socket that asked
-//! for the lobby. `paired` frames reach players on `player.<id>` like any
-//! other notice.
+//! create games for a human opponent and leave when taken, and the lobby
+//! notices the matchmaker publishes on the bus go, as `lobby` frames, to
+//! every socket that asked for the lobby. Pairings reach players on
+//! `player.<id>` like any other notice.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::ws::Utf8Bytes;
 use fogblast_bus::EventBus;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{ClockSettings, Variant};
@@ -17,13 +16,14 @@ use fogblast_proto::matchmaker::{
     Board, CancelSeekRequest, CloseBoardRequest, ListLobbyRequest, OpenBoardRequest, PlayerLeftRequest, RatingRange,
     SeekRequest,
 };
-use fogblast_protocol::LobbyFrame;
+use fogblast_proto::notices::LOBBY_SUBJECT;
+use fogblast_protocol::{LobbyFrame, ServerFrame};
 use futures::StreamExt;
-use serde_json::Value;
 use tonic::transport::Channel;
 use tracing::{debug, warn};
 
 use crate::conn::Conn;
+use crate::{frames, notices};
 
 /// The lobby's subscribers on this gateway and the newest frame seen.
 #[derive(Default)]
@@ -39,19 +39,21 @@ impl std::fmt::Debug for Lobby {
 }
 
 impl Lobby {
-    /// Forwards the matchmaker's `lobby` frames, newest only, for as long
-    /// as the gateway runs.
+    /// Writes the matchmaker's lobby notices as `lobby` frames, newest
+    /// only, for as long as the gateway runs.
     pub fn listen(self: &Arc<Self>, bus: Arc<dyn EventBus>) {
         let lobby = Arc::downgrade(self);
         tokio::spawn(async move {
-            let mut frames = match bus.subscribe("lobby").await {
+            let mut frames = match bus.subscribe(LOBBY_SUBJECT).await {
                 Ok(frames) => frames,
                 Err(error) => return warn!(%error, "not listening to the lobby"),
             };
             while let Some(message) = frames.next().await {
                 let Some(lobby) = lobby.upgrade() else { return };
-                let Ok(text) = std::str::from_utf8(&message.payload) else { continue };
-                let version = serde_json::from_str::<Value>(text).ok().and_then(|v| v["v"].as_u64()).unwrap_or(0);
+                let Some((version, frame)) = notices::lobby_notice(&message.payload) else {
+                    debug!("a lobby notice that does not read");
+                    continue;
+                };
                 {
                     let mut newest = lobby.newest.lock().expect("lobby lock");
                     if version < *newest {
@@ -59,7 +61,7 @@ impl Lobby {
                     }
                     *newest = version;
                 }
-                let frame = Utf8Bytes::from(text.to_owned());
+                let frame = frames::text(&ServerFrame::Lobby(frame));
                 let subscribers: Vec<Arc<Conn>> =
                     lobby.subscribers.lock().expect("lobby lock").values().cloned().collect();
                 for conn in subscribers {
@@ -128,12 +130,11 @@ impl Matchmaker {
         Ok(self.client()?.cancel_seek(request).await.map_err(status)?.into_inner().cancelled)
     }
 
-    /// The lobby as a ready frame.
+    /// The lobby now, as its frame.
     pub async fn list(&self) -> Result<LobbyFrame, ServiceError> {
         let request = ListLobbyRequest { variant: Variant::Unspecified as i32, limit: 0 };
         let answer = self.client()?.list_lobby(request).await.map_err(status)?.into_inner();
-        serde_json::from_str(&answer.frame_json)
-            .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("the lobby frame does not read: {e}")))
+        Ok(notices::lobby_frame(answer.version, &answer.open))
     }
 
     /// Best effort: a game waiting for a human opponent appears in the lobby.

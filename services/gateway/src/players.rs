@@ -1,21 +1,23 @@
 //! The players connected to this gateway and their sockets (a player may
 //! have several tabs). While a player has a socket here, the gateway
 //! listens on the bus subject `player.<id>`, where the matchmaker and the
-//! rating service address them; whatever arrives there is a ready protocol
-//! frame and goes to every one of the player's sockets.
+//! rating service address them; each notice there is written as a protocol
+//! frame (`notices.rs`) and goes to every one of the player's sockets.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::ws::Utf8Bytes;
 use fogblast_bus::EventBus;
 use fogblast_proto::ids::PlayerId;
+use fogblast_proto::notices::player_subject;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
-use tracing::warn;
+use tracing::{debug, warn};
 
 use crate::conn::Conn;
+use crate::frames;
 use crate::metrics::Metrics;
+use crate::notices;
 
 struct Entry {
     conns: HashMap<u64, Arc<Conn>>,
@@ -32,10 +34,6 @@ impl std::fmt::Debug for Players {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Players").finish_non_exhaustive()
     }
-}
-
-pub fn subject(player: &PlayerId) -> String {
-    format!("player.{player}")
 }
 
 impl Players {
@@ -57,7 +55,7 @@ impl Players {
         if !first {
             return;
         }
-        let subscription = match self.bus.subscribe(&subject(player)).await {
+        let subscription = match self.bus.subscribe(&player_subject(player.as_str())).await {
             Ok(subscription) => subscription,
             Err(error) => {
                 warn!(player = %player, %error, "not listening for the player's notifications");
@@ -69,8 +67,11 @@ impl Players {
         let listener = tokio::spawn(async move {
             let mut subscription = subscription;
             while let Some(message) = subscription.next().await {
-                let Ok(text) = std::str::from_utf8(&message.payload) else { continue };
-                let frame = Utf8Bytes::from(text.to_owned());
+                let Some(frame) = notices::player_frame(&message.payload) else {
+                    debug!(player = %id, "a notice that is not one of ours");
+                    continue;
+                };
+                let frame = frames::text(&frame);
                 let conns: Vec<Arc<Conn>> = {
                     let players = players.lock().expect("players lock");
                     players.get(&id).map(|e| e.conns.values().cloned().collect()).unwrap_or_default()

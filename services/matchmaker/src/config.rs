@@ -82,10 +82,10 @@ pub struct MatchmakerSettings {
     /// An open board leaves the lobby after this many ms, as the game service aborts open games.
     #[arg(long = "board-ttl-ms", env = "FOGBLAST_MATCHMAKER_BOARD_TTL_MS", default_value_t = 1_800_000)]
     pub board_ttl_ms: u64,
-    /// Lobby changes within this many ms go out as one `lobby` frame.
+    /// Lobby changes within this many ms go out as one lobby notice.
     #[arg(long = "lobby-publish-ms", env = "FOGBLAST_MATCHMAKER_LOBBY_PUBLISH_MS", default_value_t = 100)]
     pub lobby_publish_ms: u64,
-    /// The most boards a `lobby` frame lists (newest first).
+    /// The most boards a lobby notice lists (newest first).
     #[arg(long = "lobby-max", env = "FOGBLAST_MATCHMAKER_LOBBY_MAX", default_value_t = 500)]
     pub lobby_max: usize,
     /// How long a game-service call may take, retries and failovers included, in ms.

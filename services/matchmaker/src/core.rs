@@ -12,17 +12,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
+use bytes::Bytes;
 use fogblast_bus::EventBus;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{ClockSettings, ColorChoice, Variant};
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::matchmaker::{Board, Lobby, SeekRequest, SeekResponse};
+use fogblast_proto::notices::player_subject;
 use rand::Rng;
 use tokio::sync::{Notify, Semaphore};
 use tracing::{info, warn};
 
 use crate::config::MatchmakerConfig;
-use crate::frames;
 use crate::games::Games;
 use crate::metrics::Metrics;
 use crate::pairing::Params;
@@ -175,9 +176,9 @@ impl Matchmaker {
         self.inflight.lock().unwrap_or_else(PoisonError::into_inner).values().filter(|p| *p == pool).count()
     }
 
-    /// Sends a ready frame to a player's gateways.
-    pub(crate) async fn tell(&self, player: &str, frame: String) {
-        if let Err(error) = self.bus.publish(&frames::player_subject(player), Vec::new(), frame.into()).await {
+    /// Sends an encoded `PlayerNotice` (`notices`) to a player's gateways.
+    pub(crate) async fn tell(&self, player: &str, notice: Bytes) {
+        if let Err(error) = self.bus.publish(&player_subject(player), Vec::new(), notice).await {
             warn!(player, %error, "could not notify the player");
         }
     }
@@ -253,7 +254,7 @@ impl Matchmaker {
     ///
     /// The pointer is cleared only while no pairing holds the player, so
     /// the answer is exact: a pairing in progress either took the seek
-    /// (false, and a `paired` frame follows) or let it go (true).
+    /// (false, and a `Paired` notice follows) or let it go (true).
     pub async fn cancel_seek(&self, player: &str) -> Result<bool, ServiceError> {
         let player = player_id(player)?.into_string();
         let deadline = tokio::time::Instant::now() + BUSY_WAIT;
@@ -355,7 +356,7 @@ impl Matchmaker {
             n => n as usize,
         };
         let (version, boards) = self.lobby(variant, limit).await.map_err(unavailable)?;
-        Ok(Lobby { open: boards.iter().map(to_board).collect(), version, frame_json: frames::lobby(version, &boards) })
+        Ok(Lobby { open: boards.iter().map(to_board).collect(), version })
     }
 }
 

@@ -24,9 +24,9 @@ use tracing::{info, warn};
 
 mod config;
 mod core;
-pub mod frames;
 pub mod games;
 mod metrics;
+pub mod notices;
 pub mod pairing;
 pub mod pool;
 mod pools;

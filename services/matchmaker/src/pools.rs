@@ -10,20 +10,21 @@
 //! that stayed empty.
 //!
 //! The lobby publisher lives here too: it coalesces this replica's lobby
-//! changes into one `lobby` frame per `lobby_publish_ms`.
+//! changes into one lobby notice per `lobby_publish_ms`.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use fogblast_proto::notices::LOBBY_SUBJECT;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
 use crate::core::Matchmaker;
-use crate::frames;
+use crate::notices;
 use crate::pool::PoolKey;
 
 /// A non-preferred replica tries for a free pool once per this many ticks.
@@ -249,11 +250,11 @@ impl Matchmaker {
         }
     }
 
-    /// One `lobby` frame with the current list.
+    /// One lobby notice with the current list.
     pub async fn publish_lobby_now(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let version = self.store.bump_lobby_version().await?;
         let (_, boards) = self.lobby(None, self.config.settings.lobby_max).await?;
-        self.bus.publish(frames::LOBBY_SUBJECT, Vec::new(), frames::lobby(version, &boards).into()).await?;
+        self.bus.publish(LOBBY_SUBJECT, Vec::new(), notices::lobby(version, &boards)).await?;
         self.metrics.lobby_frames.inc();
         Ok(())
     }

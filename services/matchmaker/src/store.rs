@@ -20,7 +20,7 @@
 //! - `player:{<player>}:busy`: a pairing holding the player, with a TTL;
 //! - `player:{<player>}:boards`: set of the player's open boards;
 //! - `lobby:<0..7>`: hashes game id → open board, bucketed by game id;
-//! - `lobby-version`: counter ordering `lobby` frames;
+//! - `lobby-version`: counter ordering lobby notices;
 //! - `pools`: sorted set of pool names by the last time a seek arrived;
 //! - `replicas`: sorted set of live replica ids by lease expiry.
 
@@ -43,13 +43,22 @@ pub const LOBBY_BUCKETS: u64 = 8;
 /// Players' pointers and colour histories expire after a month unused.
 pub(crate) const PLAYER_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
 
-/// A failure of Redis itself, or a reply that does not read.
+/// A failure of the store: Redis itself, a reply that does not read, a
+/// record that does not encode, or the game service a pairing waits on.
+/// Each keeps its cause as the source.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
     #[error("redis: unexpected reply: {0}")]
     Reply(String),
+    /// A record that would not encode as JSON.
+    #[error("record: {0}")]
+    Record(#[from] serde_json::Error),
+    /// The game service did not answer a pairing's call; the wave that
+    /// made it is tried again.
+    #[error("game service: {0}")]
+    Games(#[source] fogblast_proto::error::ServiceError),
 }
 
 /// What a seek holds, as stored in its pool.
@@ -314,7 +323,7 @@ pub trait MatchBackend: Send + Sync + fmt::Debug {
     /// The lobby version, then every board (unordered, expired included).
     async fn boards(&self) -> Result<(u64, Vec<BoardRecord>), StoreError>;
 
-    /// The next lobby version, for a `lobby` frame about to be read.
+    /// The next lobby version, for a lobby notice about to be read.
     async fn bump_lobby_version(&self) -> Result<u64, StoreError>;
 
     /// Removes boards whose time is up; returns how many.

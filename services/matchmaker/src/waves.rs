@@ -29,7 +29,7 @@ use futures::StreamExt;
 use tracing::{debug, info, warn};
 
 use crate::core::{random_id, Matchmaker};
-use crate::frames;
+use crate::notices;
 use crate::pairing::{self, ColorHistory, Seeker};
 use crate::pool::PoolKey;
 use crate::store::{Cleared, Fenced, Lock, PendingPairing, SeatPlan, Seek, Stage, StoreError};
@@ -110,7 +110,7 @@ impl Matchmaker {
             match self.store.clear_player_seek(&seek.entry.player, Some(&seek.id)).await? {
                 Cleared::Seek { .. } => {
                     self.store.remove_seek(&name, &seek.id).await?;
-                    self.tell(&seek.entry.player, frames::seek_cancelled("expired")).await;
+                    self.tell(&seek.entry.player, notices::seek_cancelled("expired")).await;
                 }
                 // Its player moved on: it could never be paired anyway.
                 Cleared::Nothing => drop(self.store.remove_seek(&name, &seek.id).await?),
@@ -341,8 +341,8 @@ impl Matchmaker {
                     let keep = self.config.settings.color_history;
                     self.store.push_color(&pairing.white.player, true, keep).await?;
                     self.store.push_color(&pairing.black.player, false, keep).await?;
-                    self.tell(&pairing.white.player, frames::paired(&pairing, pool, true)).await;
-                    self.tell(&pairing.black.player, frames::paired(&pairing, pool, false)).await;
+                    self.tell(&pairing.white.player, notices::paired(&pairing, pool, true)).await;
+                    self.tell(&pairing.black.player, notices::paired(&pairing, pool, false)).await;
                     self.store.update_pending(&name, token, &pairing.id, None).await?;
                     self.metrics.games_created.inc();
                     info!(pool = %name, game = %pairing.game, white = %pairing.white.player, black = %pairing.black.player, "paired");
@@ -364,7 +364,7 @@ impl Matchmaker {
         let now = self.store.now_ms().await?;
         let too_old = now.saturating_sub(pairing.paired_ms) > self.config.settings.pairing_give_up_ms;
         if error.code == ErrorCode::Unavailable && !too_old {
-            return Err(StoreError::Reply(format!("game service: {}", error.message)));
+            return Err(StoreError::Games(error));
         }
         warn!(pool = %pool.name(), pairing = %pairing.id, %error, "giving up a pairing");
         if self.store.update_pending(&pool.name(), token, &pairing.id, None).await? != Fenced::Ok {
@@ -374,9 +374,10 @@ impl Matchmaker {
             let _ = self.games.abort(&pairing.game, &pairing.white.player).await;
         }
         self.metrics.pairings_failed.inc();
-        let frame = frames::error("unavailable", "the paired game could not be started: seek again");
-        self.tell(&pairing.white.player, frame.clone()).await;
-        self.tell(&pairing.black.player, frame).await;
+        let notice =
+            notices::pairing_failed(ErrorCode::Unavailable, "the paired game could not be started: seek again");
+        self.tell(&pairing.white.player, notice.clone()).await;
+        self.tell(&pairing.black.player, notice).await;
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! The lobby of open boards on real Redis and NATS with two matchmaker
 //! replicas and a real game shard: boards opened on one replica are listed
-//! by the other and announced on the bus subject `lobby` as gateways hear
-//! it; a board leaves when taken, closed, when its creator leaves, or when
+//! by the other and announced on the bus subject `lobby` as the notices
+//! gateways decode; a board leaves when taken, closed, when its creator leaves, or when
 //! its time is up; bad boards are refused with an `ErrorDetail`.
 
 mod support;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{ClockSettings, ColorChoice, CreateGameRequest, JoinGameRequest, Variant};
 use fogblast_proto::matchmaker::{Board, CloseBoardRequest, ListLobbyRequest, OpenBoardRequest, PlayerLeftRequest};
-use serde_json::Value;
+use fogblast_proto::notices::{LobbyChanged, LOBBY_SUBJECT};
 use support::{eventually, quick_config, quick_config_with, Backend, Ear, Process};
 
 fn board(game: &str, code: &str, player: &str, variant: Variant, rating: u32) -> Board {
@@ -29,14 +29,13 @@ fn board(game: &str, code: &str, player: &str, variant: Variant, rating: u32) ->
     }
 }
 
-/// The newest `lobby` frame heard: the one with the highest `v`.
-fn newest(ear: &Ear) -> Option<Value> {
-    ear.all().into_iter().filter(|h| h.frame["t"] == "lobby").map(|h| h.frame).max_by_key(|f| f["v"].as_u64())
+/// The newest lobby notice heard: the one with the highest version.
+fn newest(ear: &Ear) -> Option<LobbyChanged> {
+    ear.lobbies().into_iter().max_by_key(|l| l.version)
 }
 
-fn codes(frame: &Value) -> Vec<String> {
-    let mut codes: Vec<String> =
-        frame["open"].as_array().unwrap().iter().map(|b| b["code"].as_str().unwrap().to_owned()).collect();
+fn codes(lobby: &LobbyChanged) -> Vec<String> {
+    let mut codes: Vec<String> = lobby.open.iter().map(|b| b.code.clone()).collect();
     codes.sort();
     codes
 }
@@ -48,7 +47,7 @@ async fn boards_come_and_go_across_replicas_and_the_bus() {
     let a = Process::matchmaker(&backend, "mm-a", quick_config()).await;
     let b = Process::matchmaker(&backend, "mm-b", quick_config()).await;
     let bus = backend.bus().await;
-    let ear = Ear::listen(&bus, &["lobby"]).await;
+    let ear = Ear::listen(&bus, &[LOBBY_SUBJECT]).await;
     let (mut on_a, mut on_b) = (a.client().await, b.client().await);
 
     // Alice creates a real game waiting for a human and lists it.
@@ -83,25 +82,23 @@ async fn boards_come_and_go_across_replicas_and_the_bus() {
         .await
         .unwrap();
 
-    // Either replica lists all three, newest first; the frame is ready to forward.
+    // Either replica lists all three, newest first.
     let lobby = on_a.list_lobby(ListLobbyRequest { variant: 0, limit: 0 }).await.unwrap().into_inner();
     let ids: Vec<&str> = lobby.open.iter().map(|b| b.game_id.as_str()).collect();
     assert_eq!(ids, ["bob-game-2", "bob-game-1", created.game_id.as_str()]);
-    let frame: Value = serde_json::from_str(&lobby.frame_json).unwrap();
-    assert_eq!((frame["t"].as_str(), frame["open"].as_array().map(Vec::len)), (Some("lobby"), Some(3)));
     let fog = on_b.list_lobby(ListLobbyRequest { variant: Variant::Fog as i32, limit: 5 }).await.unwrap().into_inner();
     assert_eq!(fog.open.len(), 1);
     assert_eq!(fog.open[0].rating, 1720);
 
-    // Gateways hear the same list on the bus, with the contract's fields.
+    // Gateways hear the same list on the bus, with every field a frame needs.
     eventually(Duration::from_secs(5), || async { newest(&ear).is_some_and(|f| codes(&f).len() == 3) }).await;
     let heard = newest(&ear).unwrap();
-    let alice = heard["open"].as_array().unwrap().iter().find(|b| b["player"] == "alice").unwrap().clone();
-    assert_eq!(alice["code"], created.code.as_str());
-    assert_eq!(alice["variant"], "atomic");
-    assert_eq!(alice["clock"]["initial_ms"], 180_000);
-    assert_eq!(alice["color"], "random");
-    assert_eq!(alice["rating"], 1500);
+    let alice = heard.open.iter().find(|b| b.player_id == "alice").unwrap().clone();
+    assert_eq!(alice.code, created.code);
+    assert_eq!(alice.variant(), Variant::Atomic);
+    assert_eq!(alice.clock.map(|c| c.initial_ms), Some(180_000));
+    assert_eq!(alice.color(), ColorChoice::ChooseRandom);
+    assert_eq!(alice.rating, 1500);
 
     // Carol takes Alice's seat with the code from the lobby; the board is closed.
     games
@@ -127,12 +124,11 @@ async fn boards_come_and_go_across_replicas_and_the_bus() {
     assert_eq!((left.seek_cancelled, left.boards_closed), (false, 2));
     eventually(Duration::from_secs(5), || async { newest(&ear).is_some_and(|f| codes(&f).is_empty()) }).await;
     assert!(on_b.list_lobby(ListLobbyRequest::default()).await.unwrap().into_inner().open.is_empty());
-    let versions: Vec<u64> =
-        ear.all().iter().filter(|h| h.frame["t"] == "lobby").filter_map(|h| h.frame["v"].as_u64()).collect();
+    let versions: Vec<u64> = ear.lobbies().iter().map(|l| l.version).collect();
     let mut distinct = versions.clone();
     distinct.sort_unstable();
     distinct.dedup();
-    assert_eq!(distinct.len(), versions.len(), "every frame has its own version");
+    assert_eq!(distinct.len(), versions.len(), "every notice has its own version");
 
     // Bad boards and requests are refused with a code, and change nothing.
     let refused = [
@@ -170,7 +166,7 @@ async fn boards_leave_the_lobby_when_their_time_is_up() {
     let backend = Backend::new("lobbyttl");
     let a = Process::matchmaker(&backend, "mm-a", quick_config_with(|s| s.board_ttl_ms = 600)).await;
     let bus = backend.bus().await;
-    let ear = Ear::listen(&bus, &["lobby"]).await;
+    let ear = Ear::listen(&bus, &[LOBBY_SUBJECT]).await;
     let mut client = a.client().await;
     client
         .open_board(OpenBoardRequest { board: Some(board("old-game", "ABCDEFGH", "erin", Variant::Atomic, 0)) })

@@ -13,8 +13,9 @@ use std::time::Duration;
 use fogblast_matchmaker::pairing::window;
 use fogblast_matchmaker::MatchmakerConfig;
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::game::{ClockSettings, GetStateRequest, Status, Variant};
+use fogblast_proto::game::{ClockSettings, Color, GetStateRequest, Status, Variant};
 use fogblast_proto::matchmaker::{RatingRange, SeekRequest};
+use fogblast_proto::notices::PLAYER_SUBJECT_PREFIX;
 use futures::StreamExt;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -39,7 +40,7 @@ async fn a_thousand_seekers_pair_exactly_once_within_their_windows() {
         Process::matchmaker(&backend, "mm-b", config.clone()).await,
     ];
     let bus = backend.bus().await;
-    let ear = Ear::listen(&bus, &["player.*"]).await;
+    let ear = Ear::listen(&bus, &[&format!("{PLAYER_SUBJECT_PREFIX}*")]).await;
 
     // Sixteen pools; every pool gets an even number of seekers.
     let clocks = [None, Some((60_000, 0)), Some((180_000, 2_000)), Some((600_000, 5_000))];
@@ -81,7 +82,7 @@ async fn a_thousand_seekers_pair_exactly_once_within_their_windows() {
         .into_iter()
         .collect();
 
-    eventually(Duration::from_secs(40), || async { ear.count("paired") >= PLAYERS }).await;
+    eventually(Duration::from_secs(40), || async { ear.paired_count() >= PLAYERS }).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     let paired = ear.paired();
@@ -89,21 +90,21 @@ async fn a_thousand_seekers_pair_exactly_once_within_their_windows() {
     let doubles: Vec<_> = paired
         .iter()
         .filter(|(_, f)| f.len() > 1)
-        .map(|(p, f)| (p.clone(), f.iter().map(|h| h.frame.to_string()).collect::<Vec<_>>()))
+        .map(|(p, f)| (p.clone(), f.iter().map(|h| format!("{:?}", h.notice)).collect::<Vec<_>>()))
         .collect();
     assert!(doubles.is_empty(), "paired twice: {doubles:#?}");
     assert_eq!(paired.len(), PLAYERS, "every seeker is paired");
-    let mut games: HashMap<String, Vec<(String, String)>> = HashMap::new();
-    for (player, frames) in &paired {
-        assert_eq!(frames.len(), 1, "{player} was paired {} times", frames.len());
-        let frame = &frames[0].frame;
-        let opponent = frame["opponent"]["id"].as_str().unwrap();
+    let mut games: HashMap<String, Vec<(String, Color)>> = HashMap::new();
+    for (player, notices) in &paired {
+        assert_eq!(notices.len(), 1, "{player} was paired {} times", notices.len());
+        let notice = notices[0].paired().unwrap();
+        let opponent = notice.opponent.as_ref().unwrap().player_id.as_str();
         assert_ne!(opponent, player, "{player} was paired with themself");
         let (_, rating, (variant, clock, rated)) = by_player[player.as_str()];
         let (_, opponent_rating, opponent_pool) = by_player[opponent];
         assert_eq!(opponent_pool, &(*variant, *clock, *rated), "paired across pools");
-        assert_eq!(frame["rated"], *rated);
-        assert_eq!(frame["rating"].as_u64(), Some(u64::from(*rating)));
+        assert_eq!(notice.rated, *rated);
+        assert_eq!(notice.rating, *rating);
         // The gap is within both windows, each as wide as the wait this
         // test saw (from before the seek was sent to the frame's arrival,
         // which holds the wait the matchmaker saw).
@@ -114,15 +115,12 @@ async fn a_thousand_seekers_pair_exactly_once_within_their_windows() {
         };
         let allowed = window(&params, waited(player)).min(window(&params, waited(opponent)));
         assert!(gap <= allowed, "{player} and {opponent}: gap {gap} over the window {allowed}");
-        games
-            .entry(frame["game"].as_str().unwrap().to_owned())
-            .or_default()
-            .push((player.clone(), frame["color"].as_str().unwrap().to_owned()));
+        games.entry(notice.game_id.clone()).or_default().push((player.clone(), notice.color()));
     }
     assert_eq!(games.len(), PLAYERS / 2);
     for (game, seats) in &games {
-        let colors: HashSet<&str> = seats.iter().map(|(_, c)| c.as_str()).collect();
-        assert_eq!(colors, HashSet::from(["white", "black"]), "game {game}: {seats:?}");
+        let colors: HashSet<Color> = seats.iter().map(|(_, c)| *c).collect();
+        assert_eq!(colors, HashSet::from([Color::White, Color::Black]), "game {game}: {seats:?}");
     }
 
     // The shard holds exactly these games, each with both players seated
@@ -133,7 +131,7 @@ async fn a_thousand_seekers_pair_exactly_once_within_their_windows() {
     for (game, white, black) in &stored {
         let seats = &games[game];
         for (player, color) in seats {
-            let expected = if color == "white" { white } else { black };
+            let expected = if *color == Color::White { white } else { black };
             assert_eq!(expected, player, "game {game}");
         }
         assert!(seated.insert(white.clone()) && seated.insert(black.clone()), "a player in two games");

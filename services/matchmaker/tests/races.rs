@@ -14,6 +14,7 @@ use std::time::Duration;
 use fogblast_proto::game::{ClockSettings, Variant};
 use fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient;
 use fogblast_proto::matchmaker::{CancelSeekRequest, PlayerLeftRequest, SeekRequest};
+use fogblast_proto::notices::PLAYER_SUBJECT_PREFIX;
 use futures::StreamExt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -122,7 +123,7 @@ async fn withdrawals_racing_waves_are_never_paired_and_late_ones_always_are() {
         Process::matchmaker(&backend, "mm-b", config.clone()).await,
     ];
     let bus = backend.bus().await;
-    let ear = Ear::listen(&bus, &["player.*"]).await;
+    let ear = Ear::listen(&bus, &[&format!("{PLAYER_SUBJECT_PREFIX}*")]).await;
     let clients = vec![replicas[0].client().await, replicas[1].client().await];
 
     let players: Vec<String> = (0..400).map(|i| format!("racer{i:03}")).collect();
@@ -155,7 +156,7 @@ async fn withdrawals_racing_waves_are_never_paired_and_late_ones_always_are() {
     let expected_frames: usize =
         stories.values().map(|s| s.seeks.iter().filter(|(_, e)| *e == Ended::TooLate).count()).sum();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while ear.count("paired") < expected_frames && tokio::time::Instant::now() < deadline {
+    while ear.paired_count() < expected_frames && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -163,7 +164,7 @@ async fn withdrawals_racing_waves_are_never_paired_and_late_ones_always_are() {
     let paired = ear.paired();
     eprintln!(
         "heard {} paired frames, expected {expected_frames}, {} games stored",
-        ear.count("paired"),
+        ear.paired_count(),
         backend.games().await.len()
     );
     for (player, story) in &stories {
@@ -173,8 +174,8 @@ async fn withdrawals_racing_waves_are_never_paired_and_late_ones_always_are() {
             let mentions: Vec<String> = ear
                 .all()
                 .iter()
-                .filter(|h| h.frame.to_string().contains(player.as_str()))
-                .map(|h| format!("{} {}", h.subject, h.frame))
+                .filter(|h| format!("{:?}", h.notice).contains(player.as_str()))
+                .map(|h| format!("{} {:?}", h.subject, h.notice))
                 .collect();
             eprintln!("{player}: owed {owed}, told {told}: {story:?}; mentioned in {mentions:?}");
         }
@@ -184,8 +185,9 @@ async fn withdrawals_racing_waves_are_never_paired_and_late_ones_always_are() {
     let mut games_of: HashMap<String, usize> = HashMap::new();
     for (player, story) in &stories {
         for rated in [false, true] {
-            let told =
-                paired.get(player).map_or(0, |frames| frames.iter().filter(|h| h.frame["rated"] == rated).count());
+            let told = paired
+                .get(player)
+                .map_or(0, |frames| frames.iter().filter(|h| h.paired().unwrap().rated == rated).count());
             let owed = story.seeks.iter().filter(|(r, e)| *r == rated && *e == Ended::TooLate).count();
             assert_eq!(
                 told,
@@ -197,7 +199,8 @@ async fn withdrawals_racing_waves_are_never_paired_and_late_ones_always_are() {
         withdrawn += story.seeks.iter().filter(|(_, e)| *e == Ended::Withdrawn).count();
         late += story.seeks.iter().filter(|(_, e)| *e == Ended::TooLate).count();
         for heard in paired.get(player).into_iter().flatten() {
-            assert_ne!(heard.frame["opponent"]["id"], player.as_str(), "{player} paired with themself");
+            let opponent = heard.paired().unwrap().opponent.as_ref().unwrap();
+            assert_ne!(opponent.player_id, player.as_str(), "{player} paired with themself");
         }
         games_of.insert(player.clone(), paired.get(player).map_or(0, Vec::len));
     }
@@ -237,7 +240,7 @@ async fn a_dead_replicas_pools_move_to_the_other() {
     let first = Process::matchmaker(&backend, "mm-a", narrow).await;
     let mut client = first.client().await;
     let bus = backend.bus().await;
-    let ear = Ear::listen(&bus, &["player.*"]).await;
+    let ear = Ear::listen(&bus, &[&format!("{PLAYER_SUBJECT_PREFIX}*")]).await;
     for i in 0..10 {
         client.seek(seek(&format!("waiter{i}"), false, 1500 + i)).await.unwrap();
     }
@@ -256,7 +259,7 @@ async fn a_dead_replicas_pools_move_to_the_other() {
     drop(first); // killed: its lease is left to run out
 
     let second = Process::matchmaker(&backend, "mm-b", config).await;
-    eventually(Duration::from_secs(10), || async { ear.count("paired") >= 10 }).await;
+    eventually(Duration::from_secs(10), || async { ear.paired_count() >= 10 }).await;
     assert_eq!(ear.paired().len(), 10);
     assert_eq!(backend.games().await.len(), 5);
     second.stop().await;

@@ -1,7 +1,8 @@
 //! The durable consumer of `games.finished.>`: each finished game is
 //! archived and rated in one transaction, acknowledged only after the
 //! commit, and then both players hear of their new ratings on
-//! `player.<id>`. A game delivered again finds itself archived and changes
+//! `player.<id>` (a `RatingChanged` notice, which gateways write as the
+//! `rating` frame). A game delivered again finds itself archived and changes
 //! nothing; a crash before the acknowledgement means the game comes again.
 
 use std::sync::Arc;
@@ -10,13 +11,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use fogblast_bus::{ConsumerConfig, Delivery, EventBus};
 use fogblast_proto::events::GameFinished;
+use fogblast_proto::notices::{player_notice, player_subject, PlayerNotice, RatingChanged};
 use futures::StreamExt;
 use prost::Message;
-use serde_json::json;
 use tokio::sync::watch;
 use tracing::{debug, info, warn, Instrument};
 
-use crate::archive::{variant_name, Applied, Archive, Change};
+use crate::archive::{Applied, Archive, Change};
 use crate::metrics::Metrics;
 
 pub fn now_ms() -> i64 {
@@ -132,23 +133,42 @@ async fn handle(archive: &Archive, bus: &dyn EventBus, metrics: &Metrics, delive
     }
 }
 
-/// The `rating` frame of the WebSocket protocol, for the player's gateways.
-pub fn rating_frame(game: &str, change: &Change) -> serde_json::Value {
-    json!({
-        "t": "rating",
-        "variant": variant_name(change.variant),
-        "rating": change.after.rating.round() as i64,
-        "deviation": change.after.deviation.round() as i64,
-        "provisional": change.after.is_provisional(),
-        "diff": (change.after.rating.round() - change.before.rating.round()) as i64,
-        "game": game,
-    })
+/// The notice of a rating change, for the player's gateways to write as
+/// the protocol's `rating` frame.
+pub fn rating_notice(game: &str, change: &Change) -> PlayerNotice {
+    let changed = RatingChanged {
+        game_id: game.to_owned(),
+        variant: change.variant as i32,
+        rating: change.after.rating,
+        deviation: change.after.deviation,
+        previous_rating: change.before.rating,
+        provisional: change.after.is_provisional(),
+    };
+    PlayerNotice { notice: Some(player_notice::Notice::RatingChanged(changed)) }
 }
 
 async fn notify(bus: &dyn EventBus, game: &str, change: &Change) {
-    let frame = rating_frame(game, change).to_string();
-    let subject = format!("player.{}", change.player);
-    if let Err(error) = bus.publish(&subject, Vec::new(), Bytes::from(frame)).await {
+    let notice = Bytes::from(rating_notice(game, change).encode_to_vec());
+    if let Err(error) = bus.publish(&player_subject(&change.player), Vec::new(), notice).await {
         warn!(player = %change.player, %error, "rating change not sent");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fogblast_proto::game::Variant;
+    use fogblast_ratings::Rating;
+
+    #[test]
+    fn a_rating_notice_carries_the_change_unrounded() {
+        let before = Rating { rating: 1500.0, deviation: 350.0, ..Rating::default() };
+        let after = Rating { rating: 1561.7, deviation: 290.2, ..Rating::default() };
+        let change = Change { player: "p".into(), variant: Variant::Atomic, before, after };
+        let notice = rating_notice("4vtrzhaexber", &change);
+        let Some(player_notice::Notice::RatingChanged(changed)) = notice.notice else { panic!("{notice:?}") };
+        assert_eq!((changed.game_id.as_str(), changed.variant()), ("4vtrzhaexber", Variant::Atomic));
+        assert_eq!((changed.rating, changed.deviation, changed.previous_rating), (1561.7, 290.2, 1500.0));
+        assert!(changed.provisional);
     }
 }

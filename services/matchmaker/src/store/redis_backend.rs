@@ -6,7 +6,8 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
+use fogblast_redis::reply::{self, Unexpected};
+use fogblast_redis::PrefixedRedis;
 use redis::Value;
 
 use super::scripts::Scripts;
@@ -20,98 +21,83 @@ fn unexpected(what: &str, value: &Value) -> StoreError {
     StoreError::Reply(format!("expected {what}, got {value:?}"))
 }
 
+impl From<Unexpected> for StoreError {
+    fn from(error: Unexpected) -> StoreError {
+        StoreError::Reply(error.to_string())
+    }
+}
+
 /// The matchmaker's Redis.
 #[derive(Clone)]
 pub struct RedisMatchStore {
-    conn: ConnectionManager,
-    prefix: String,
+    redis: PrefixedRedis,
     scripts: std::sync::Arc<Scripts>,
 }
 
 impl fmt::Debug for RedisMatchStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisMatchStore").field("prefix", &self.prefix).finish()
+        f.debug_struct("RedisMatchStore").field("prefix", &self.redis.prefix()).finish()
     }
 }
 
 fn text(value: &Value) -> Result<String, StoreError> {
-    match value {
-        Value::BulkString(raw) => String::from_utf8(raw.clone()).map_err(|_| unexpected("utf-8 text", value)),
-        Value::SimpleString(raw) => Ok(raw.clone()),
-        Value::Int(n) => Ok(n.to_string()),
-        other => Err(unexpected("a string", other)),
-    }
+    Ok(reply::text(value)?)
 }
 
 fn array(value: &Value) -> Result<&[Value], StoreError> {
-    match value {
-        Value::Array(items) | Value::Set(items) => Ok(items),
-        other => Err(unexpected("an array", other)),
-    }
+    Ok(reply::array(value)?)
 }
 
 fn uint(value: &Value) -> Result<u64, StoreError> {
-    let raw = text(value)?;
-    raw.parse().map_err(|_| unexpected("a whole number", value))
+    Ok(reply::uint(value)?)
 }
 
-/// Flat `key, value, key, value` (RESP2) or a map (RESP3), as strings.
 fn string_pairs(value: &Value) -> Result<Vec<(String, String)>, StoreError> {
-    match value {
-        Value::Map(entries) => entries.iter().map(|(k, v)| Ok((text(k)?, text(v)?))).collect(),
-        _ => array(value)?
-            .chunks(2)
-            .map(|pair| match pair {
-                [k, v] => Ok((text(k)?, text(v)?)),
-                _ => Err(unexpected("key/value pairs", value)),
-            })
-            .collect(),
-    }
+    Ok(reply::string_pairs(value)?)
 }
 
 impl RedisMatchStore {
     /// Connects to the Redis at `url`, keeping every key under `<key_prefix>mm:`.
     pub async fn connect(url: &str, key_prefix: &str) -> Result<RedisMatchStore, StoreError> {
-        let client = redis::Client::open(url)?;
-        let conn = ConnectionManager::new(client).await?;
-        Ok(RedisMatchStore { conn, prefix: format!("{key_prefix}mm:"), scripts: std::sync::Arc::new(Scripts::new()) })
+        let redis = PrefixedRedis::connect(url, format!("{key_prefix}mm:")).await?;
+        Ok(RedisMatchStore { redis, scripts: std::sync::Arc::new(Scripts::new()) })
     }
 
     /// The prefix of every key this store writes.
     pub fn prefix(&self) -> &str {
-        &self.prefix
+        self.redis.prefix()
     }
 
     fn key(&self, name: &str) -> String {
-        format!("{}{name}", self.prefix)
+        self.redis.key(name)
     }
 
     fn pool_key(&self, pool: &str, part: &str) -> String {
-        format!("{}pool:{{{pool}}}:{part}", self.prefix)
+        format!("{}:{part}", self.redis.tagged("pool", pool))
     }
 
     fn player_key(&self, player: &str) -> String {
-        format!("{}player:{{{player}}}", self.prefix)
+        self.redis.tagged("player", player)
     }
 
     fn busy_key(&self, player: &str) -> String {
-        format!("{}player:{{{player}}}:busy", self.prefix)
+        format!("{}:busy", self.redis.tagged("player", player))
     }
 
     fn boards_key(&self, player: &str) -> String {
-        format!("{}player:{{{player}}}:boards", self.prefix)
+        format!("{}:boards", self.redis.tagged("player", player))
     }
 
     fn lobby_key(&self, bucket: u64) -> String {
-        format!("{}lobby:{bucket}", self.prefix)
+        self.redis.key(&format!("lobby:{bucket}"))
     }
 
     async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, StoreError> {
-        Ok(cmd.query_async(&mut self.conn.clone()).await?)
+        Ok(self.redis.query(cmd).await?)
     }
 
     async fn run<T: redis::FromRedisValue>(&self, invocation: &redis::ScriptInvocation<'_>) -> Result<T, StoreError> {
-        Ok(invocation.invoke_async(&mut self.conn.clone()).await?)
+        Ok(self.redis.run(invocation).await?)
     }
 }
 
@@ -233,7 +219,7 @@ impl MatchBackend for RedisMatchStore {
 
     /// Adds a seek to its pool; returns its creation time (store ms).
     async fn add_seek(&self, pool: &str, seek: &str, entry: &SeekEntry) -> Result<u64, StoreError> {
-        let record = serde_json::to_string(entry).map_err(|e| StoreError::Reply(e.to_string()))?;
+        let record = serde_json::to_string(entry)?;
         let mut invocation = self.scripts.pool_add.prepare_invoke();
         invocation.key(self.pool_key(pool, "seeks")).key(self.pool_key(pool, "meta")).arg(seek).arg(record);
         let created: String = self.run(&invocation).await?;
@@ -259,7 +245,7 @@ impl MatchBackend for RedisMatchStore {
             .arg(self.pool_key(pool, "meta"))
             .arg("last_wave_ms")
             .cmd("TIME")
-            .query_async(&mut self.conn.clone())
+            .query_async(&mut self.redis.connection())
             .await?;
         Ok(PoolStatus { seeks, pending, last_wave_ms: last.unwrap_or(0), now_ms: time.0 * 1000 + time.1 / 1000 })
     }
@@ -336,7 +322,7 @@ impl MatchBackend for RedisMatchStore {
     /// Takes both seeks of a pairing out of the pool and records the
     /// pairing, if the lease still holds and both seeks are still there.
     async fn commit_pair(&self, pool: &str, token: &str, pairing: &PendingPairing) -> Result<Fenced, StoreError> {
-        let record = serde_json::to_string(pairing).map_err(|e| StoreError::Reply(e.to_string()))?;
+        let record = serde_json::to_string(pairing)?;
         let mut invocation = self.scripts.commit_pair.prepare_invoke();
         invocation
             .key(self.pool_key(pool, "lease"))
@@ -359,7 +345,7 @@ impl MatchBackend for RedisMatchStore {
         pairing: Option<&PendingPairing>,
     ) -> Result<Fenced, StoreError> {
         let record = match pairing {
-            Some(pairing) => serde_json::to_string(pairing).map_err(|e| StoreError::Reply(e.to_string()))?,
+            Some(pairing) => serde_json::to_string(pairing)?,
             None => String::new(),
         };
         let mut invocation = self.scripts.update_pending.prepare_invoke();
@@ -388,7 +374,7 @@ impl MatchBackend for RedisMatchStore {
     // ---- lobby ------------------------------------------------------------
 
     async fn open_board(&self, board: &BoardRecord) -> Result<(), StoreError> {
-        let record = serde_json::to_string(board).map_err(|e| StoreError::Reply(e.to_string()))?;
+        let record = serde_json::to_string(board)?;
         let boards = self.boards_key(&board.player);
         // The player's index first: a board is never listed without it.
         redis::pipe()
@@ -400,7 +386,7 @@ impl MatchBackend for RedisMatchStore {
             .arg(&boards)
             .arg(PLAYER_TTL_MS)
             .ignore()
-            .query_async::<()>(&mut self.conn.clone())
+            .query_async::<()>(&mut self.redis.connection())
             .await?;
         self.query::<i64>(redis::cmd("HSET").arg(self.lobby_key(bucket(&board.game))).arg(&board.game).arg(record))
             .await
@@ -453,7 +439,7 @@ impl MatchBackend for RedisMatchStore {
         for bucket in 0..LOBBY_BUCKETS {
             pipe.cmd("HVALS").arg(self.lobby_key(bucket));
         }
-        let reply: Vec<Value> = pipe.query_async(&mut self.conn.clone()).await?;
+        let reply: Vec<Value> = pipe.query_async(&mut self.redis.connection()).await?;
         let mut items = reply.iter();
         let version = match items.next() {
             Some(Value::Nil) | None => 0,
@@ -470,7 +456,7 @@ impl MatchBackend for RedisMatchStore {
         Ok((version, boards))
     }
 
-    /// The next lobby version, for a `lobby` frame about to be read.
+    /// The next lobby version, for a lobby notice about to be read.
     async fn bump_lobby_version(&self) -> Result<u64, StoreError> {
         self.query(redis::cmd("INCR").arg(self.key("lobby-version"))).await
     }

@@ -16,6 +16,9 @@ use fogblast_game_service::GameConfig;
 use fogblast_matchmaker::{MatchStore, MatchmakerConfig, MatchmakerSettings, ShardRouter};
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient;
+use fogblast_proto::notices::{
+    player_notice, LobbyChanged, Paired, PlayerNotice, LOBBY_SUBJECT, PLAYER_SUBJECT_PREFIX,
+};
 use fogblast_proto::record::GameRecord;
 use fogblast_store::{GameStore, Membership, RedisStore};
 use futures::StreamExt;
@@ -290,12 +293,52 @@ where
     }
 }
 
-/// A message heard on the bus, with when it arrived.
+/// A notice as a gateway decodes it: a player's on `player.<id>`, the
+/// lobby's on `lobby`.
+#[derive(Clone, Debug)]
+pub enum Notice {
+    Player(player_notice::Notice),
+    Lobby(LobbyChanged),
+}
+
+/// A notice heard on the bus, with when it arrived.
 #[derive(Clone, Debug)]
 pub struct Heard {
     pub subject: String,
-    pub frame: serde_json::Value,
+    pub notice: Notice,
     pub at: tokio::time::Instant,
+}
+
+impl Heard {
+    pub fn paired(&self) -> Option<&Paired> {
+        match &self.notice {
+            Notice::Player(player_notice::Notice::Paired(paired)) => Some(paired),
+            _ => None,
+        }
+    }
+
+    pub fn lobby(&self) -> Option<&LobbyChanged> {
+        match &self.notice {
+            Notice::Lobby(lobby) => Some(lobby),
+            _ => None,
+        }
+    }
+
+    /// The player it was addressed to, if any.
+    pub fn player(&self) -> Option<&str> {
+        self.subject.strip_prefix(PLAYER_SUBJECT_PREFIX)
+    }
+}
+
+/// Reads a message as a gateway would; anything that does not decode as
+/// its subject's notice is a failure of the publisher.
+fn decode(subject: &str, payload: &[u8]) -> Notice {
+    if subject == LOBBY_SUBJECT {
+        Notice::Lobby(LobbyChanged::decode(payload).expect("a lobby notice"))
+    } else {
+        let notice = PlayerNotice::decode(payload).expect("a player notice");
+        Notice::Player(notice.notice.expect("a player notice says something"))
+    }
 }
 
 /// Listens on bus subjects as a gateway would, keeping everything heard.
@@ -312,10 +355,10 @@ impl Ear {
             let heard = ear.heard.clone();
             tokio::spawn(async move {
                 while let Some(message) = stream.next().await {
-                    let Ok(frame) = serde_json::from_slice(&message.payload) else { continue };
+                    let notice = decode(&message.subject, &message.payload);
                     heard.lock().unwrap().push(Heard {
                         subject: message.subject,
-                        frame,
+                        notice,
                         at: tokio::time::Instant::now(),
                     });
                 }
@@ -328,19 +371,24 @@ impl Ear {
         self.heard.lock().unwrap().clone()
     }
 
-    /// `paired` frames by player.
+    /// `Paired` notices by player.
     pub fn paired(&self) -> HashMap<String, Vec<Heard>> {
         let mut by_player: HashMap<String, Vec<Heard>> = HashMap::new();
         for heard in self.all() {
-            if heard.frame["t"] == "paired" {
-                let player = heard.subject.strip_prefix("player.").unwrap_or(&heard.subject).to_owned();
+            if heard.paired().is_some() {
+                let player = heard.player().unwrap_or(&heard.subject).to_owned();
                 by_player.entry(player).or_default().push(heard);
             }
         }
         by_player
     }
 
-    pub fn count(&self, t: &str) -> usize {
-        self.all().iter().filter(|h| h.frame["t"] == t).count()
+    pub fn paired_count(&self) -> usize {
+        self.all().iter().filter(|h| h.paired().is_some()).count()
+    }
+
+    /// Every lobby notice heard, in arrival order.
+    pub fn lobbies(&self) -> Vec<LobbyChanged> {
+        self.all().iter().filter_map(|h| h.lobby().cloned()).collect()
     }
 }

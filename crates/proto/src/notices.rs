@@ -1,0 +1,30 @@
+//! `fogblast.notices.v1` and the bus subjects it travels on. The matchmaker
+//! and the rating service publish these notices, and gateways subscribe to
+//! the same subjects to render them as WebSocket frames, so the subject
+//! names live here, next to the messages, where both sides find them.
+
+pub use crate::generated::fogblast::notices::v1::*;
+
+/// The subject of one player's notices ([`PlayerNotice`]).
+pub fn player_subject(player: &str) -> String {
+    format!("{PLAYER_SUBJECT_PREFIX}{player}")
+}
+
+/// What every player subject starts with: subscribe to
+/// `format!("{PLAYER_SUBJECT_PREFIX}*")` to hear every player.
+pub const PLAYER_SUBJECT_PREFIX: &str = "player.";
+
+/// The subject of the lobby's snapshots ([`LobbyChanged`]).
+pub const LOBBY_SUBJECT: &str = "lobby";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_player_subject_is_one_token_under_the_prefix() {
+        let subject = player_subject("7xzp6rfsvr99yl6w");
+        assert_eq!(subject, "player.7xzp6rfsvr99yl6w");
+        assert_eq!(subject.strip_prefix(PLAYER_SUBJECT_PREFIX), Some("7xzp6rfsvr99yl6w"));
+    }
+}
