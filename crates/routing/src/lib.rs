@@ -50,23 +50,65 @@ impl Retry {
     }
 }
 
+/// How long one attempt of a call may take before it is given up and tried
+/// again: a shard that froze keeps its sockets open and would otherwise
+/// hold the call until the whole route timeout.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(1_000);
+
+/// The longest pause between attempts. Short, because the shard that will
+/// answer is usually known within a few milliseconds of the failure.
+const MAX_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Membership read again on a failure is not read again sooner than this,
+/// so many calls failing at once cost the store one read.
+const REFRESH_DEBOUNCE: Duration = Duration::from_millis(20);
+
 #[derive(Debug)]
 pub struct Router {
     membership: Arc<dyn Membership>,
     members: RwLock<Arc<Vec<Member>>>,
     clients: Mutex<HashMap<String, GameClient<Channel>>>,
     timeout: Duration,
+    attempt_timeout: Duration,
+    /// When membership was last read, for [`REFRESH_DEBOUNCE`].
+    refreshed: Mutex<Option<Instant>>,
 }
 
 impl Router {
     /// A router that has read membership once.
     pub async fn new(membership: Arc<dyn Membership>, timeout: Duration) -> Router {
-        let router = Router { membership, members: RwLock::default(), clients: Mutex::default(), timeout };
+        let router = Router {
+            membership,
+            members: RwLock::default(),
+            clients: Mutex::default(),
+            timeout,
+            attempt_timeout: ATTEMPT_TIMEOUT.min(timeout),
+            refreshed: Mutex::default(),
+        };
         router.refresh().await;
         router
     }
 
+    /// Gives up each attempt after `attempt_timeout` (at most the route timeout).
+    pub fn with_attempt_timeout(mut self, attempt_timeout: Duration) -> Router {
+        self.attempt_timeout = attempt_timeout.min(self.timeout);
+        self
+    }
+
+    /// Reads membership again after a failure, unless it was just read.
+    async fn refresh_soon(&self) {
+        {
+            let mut refreshed = self.refreshed.lock().expect("refreshed lock");
+            if refreshed.is_some_and(|at| at.elapsed() < REFRESH_DEBOUNCE) {
+                return;
+            }
+            *refreshed = Some(Instant::now());
+        }
+        self.refresh().await;
+    }
+
     pub async fn refresh(&self) {
+        *self.refreshed.lock().expect("refreshed lock") = Some(Instant::now());
         match self.membership.members().await {
             Ok(mut members) => {
                 members.sort_by(|a, b| a.shard.cmp(&b.shard));
@@ -127,7 +169,10 @@ impl Router {
     {
         let deadline = Instant::now() + self.timeout;
         let mut redirect: Option<String> = None;
-        let mut backoff = Duration::from_millis(25);
+        // The last address that did not answer: a redirect naming it is
+        // stale (the shard that sent it has yet to see the death).
+        let mut silent: Option<String> = None;
+        let mut backoff = Duration::from_millis(5);
         loop {
             let target = redirect.take().or_else(|| match game {
                 Some(game) => self.owner(game),
@@ -136,7 +181,16 @@ impl Router {
             let result = match target.as_deref() {
                 Some(addr) => match self.client(addr) {
                     Ok(client) => {
-                        call(client).await.map(tonic::Response::into_inner).map_err(|s| ServiceError::from_status(&s))
+                        let budget = deadline.saturating_duration_since(Instant::now()).min(self.attempt_timeout);
+                        match tokio::time::timeout(budget, call(client)).await {
+                            Ok(answer) => {
+                                answer.map(tonic::Response::into_inner).map_err(|s| ServiceError::from_status(&s))
+                            }
+                            Err(_) => Err(ServiceError::new(
+                                ErrorCode::Unavailable,
+                                format!("shard {addr} did not answer within {} ms", budget.as_millis()),
+                            )),
+                        }
                     }
                     Err(error) => Err(error),
                 },
@@ -153,12 +207,17 @@ impl Router {
                     format!("the game is unavailable: {}", error.message),
                 ));
             }
-            match error.owner.filter(|owner| Some(owner) != target.as_ref()) {
+            if error.code == ErrorCode::Unavailable {
+                silent.clone_from(&target);
+            }
+            match error.owner.filter(|owner| Some(owner) != target.as_ref() && Some(owner) != silent.as_ref()) {
                 Some(owner) => redirect = Some(owner),
                 None => {
+                    // Membership first: after a shard died or left, the
+                    // next read usually names the new owner already.
+                    self.refresh_soon().await;
                     tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_millis(500));
-                    self.refresh().await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
                 }
             }
         }
