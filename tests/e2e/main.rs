@@ -17,6 +17,7 @@ mod support;
 
 mod computer;
 mod endpoints;
+mod failover;
 mod fog_computer;
 mod fuzz;
 mod identity;

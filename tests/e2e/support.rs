@@ -295,6 +295,17 @@ impl Cluster {
 
     /// A game shard with short leases, so failover fits a test.
     pub fn spawn_shard(&self, name: &str) -> Proc {
+        self.spawn_shard_with_lease(name, 900)
+    }
+
+    /// The id `spawn_shard` gives the shard it names `name`.
+    pub fn shard_id(&self, name: &str) -> String {
+        format!("{}-{name}", self.names.subject_prefix.trim_end_matches('.'))
+    }
+
+    /// A game shard holding a membership lease of `lease_ms`.
+    pub fn spawn_shard_with_lease(&self, name: &str, lease_ms: u64) -> Proc {
+        let lease_ms = lease_ms.to_string();
         let args: Vec<String> = [
             "game",
             "--game-listen",
@@ -302,11 +313,11 @@ impl Cluster {
             "--game-metrics-listen",
             "127.0.0.1:0",
             "--lease-ms",
-            "900",
+            &lease_ms,
             "--sweep-ms",
             "200",
             "--shard-id",
-            &format!("{}-{name}", self.names.subject_prefix.trim_end_matches('.')),
+            &self.shard_id(name),
         ]
         .map(String::from)
         .to_vec();

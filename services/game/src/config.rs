@@ -64,6 +64,9 @@ pub struct GameSettings {
     /// The membership lease; renewed every third of it. A shard that cannot renew in time stops serving.
     #[arg(long = "lease-ms", env = "FOGBLAST_GAME_LEASE_MS", default_value_t = 3_000)]
     pub lease_ms: u64,
+    /// How often membership is read again and the other shards' ports are probed; a shard whose port refuses connections loses its lease at once.
+    #[arg(long = "peer-check-ms", env = "FOGBLAST_GAME_PEER_CHECK_MS", default_value_t = 100)]
+    pub peer_check_ms: u64,
     /// How often the deadline set and the outbox are swept.
     #[arg(long = "sweep-ms", env = "FOGBLAST_GAME_SWEEP_MS", default_value_t = 1_000)]
     pub sweep_ms: u64,
@@ -83,6 +86,10 @@ impl GameConfig {
 impl GameSettings {
     pub fn lease(&self) -> Duration {
         Duration::from_millis(self.lease_ms)
+    }
+
+    pub fn peer_check_interval(&self) -> Duration {
+        Duration::from_millis(self.peer_check_ms)
     }
 
     pub fn sweep_interval(&self) -> Duration {

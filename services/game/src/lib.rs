@@ -120,6 +120,7 @@ pub async fn run_with_drills(
 
     let (stop_tx, stop) = watch::channel(false);
     let heartbeat = tokio::spawn(ownership.clone().heartbeat(stop.clone()));
+    let peers = tokio::spawn(ownership.clone().watch_peers(config.settings.peer_check_interval(), stop.clone()));
     let sweeper = tokio::spawn(sweep_loop(shard.clone(), stop.clone()));
     let mut http_stop = stop.clone();
     let readiness = metrics::readiness(ownership.clone());
@@ -146,6 +147,7 @@ pub async fn run_with_drills(
     .await;
     let _ = stop_tx.send(true);
     let _ = heartbeat.await;
+    let _ = peers.await;
     let _ = sweeper.await;
     let http_served = match http.await {
         Ok(result) => result.map_err(ServeError::MetricsServer),

@@ -7,7 +7,14 @@
 //! then registers again with a new, higher epoch. Every write carries the
 //! epoch, so a shard that missed this and writes anyway is refused by the
 //! store once the new owner has written.
+//!
+//! Between heartbeats, membership is read again every `--peer-check-ms`,
+//! and the other shards' ports are probed: a shard whose port refuses
+//! connections has died (a frozen or cut-off one keeps its port, and is
+//! left to its lease), so its lease is dropped at once and its games move
+//! within a probe or two instead of after the lease runs out.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,9 +22,14 @@ use std::time::Duration;
 use fogblast_proto::error::ServiceError;
 use fogblast_proto::ids::{GameId, ShardId};
 use fogblast_store::{placement, GameStore, Member};
+use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
+
+/// How long a probe of a peer's port may take; a peer that does not answer
+/// in time is not judged by it (it may be frozen, busy or far away).
+const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
 
 /// The lease as this shard holds it.
 #[derive(Clone, Copy, Debug)]
@@ -88,6 +100,22 @@ impl Ownership {
         match self.owner_of(game) {
             Some(owner) if owner.shard == self.shard => Ok(epoch),
             owner => Err(ServiceError::not_owner(owner.map(|m| m.addr))),
+        }
+    }
+
+    /// [`check`](Self::check), with membership read again before a
+    /// refusal: right after another shard died or joined, this shard's view
+    /// may be the stale one, and a `NOT_OWNER` must name the owner by the
+    /// current membership.
+    pub async fn check_fresh(&self, game: &GameId) -> Result<u64, ServiceError> {
+        match self.check(game) {
+            Ok(epoch) => Ok(epoch),
+            Err(_) => {
+                if let Err(error) = self.refresh().await {
+                    debug!(%error, "membership not read again");
+                }
+                self.check(game)
+            }
         }
     }
 
@@ -164,6 +192,51 @@ impl Ownership {
         self.refresh().await
     }
 
+    /// Reads membership every `period` and probes the other shards' ports,
+    /// dropping the lease of any that refuses connections, until `stop` is
+    /// set. Only a peer this shard has reached before is judged, so a
+    /// network that never let the shards reach each other (a policy that
+    /// rejects the traffic) turns this off rather than evicting everyone.
+    pub async fn watch_peers(self: Arc<Self>, period: Duration, mut stop: watch::Receiver<bool>) {
+        let mut reached: HashSet<(ShardId, u64)> = HashSet::new();
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(period) => {}
+                _ = stop.changed() => return,
+            }
+            if let Err(error) = self.refresh().await {
+                debug!(%error, "membership not read again");
+                continue;
+            }
+            let peers: Vec<Member> = self.members.borrow().iter().filter(|m| m.shard != self.shard).cloned().collect();
+            reached.retain(|(shard, epoch)| peers.iter().any(|m| &m.shard == shard && m.epoch == *epoch));
+            let probes = peers.into_iter().map(|member| async move { (probe(&member.addr).await, member) });
+            let mut dropped = false;
+            for (probe, member) in futures::future::join_all(probes).await {
+                let key = (member.shard.clone(), member.epoch);
+                match probe {
+                    Probe::Reached => {
+                        reached.insert(key);
+                    }
+                    Probe::Refused if reached.contains(&key) => {
+                        warn!(peer = %member.shard, addr = %member.addr, epoch = member.epoch,
+                            "shard refuses connections: dropping its lease so its games move now");
+                        match self.store.deregister(&member.shard, member.epoch).await {
+                            Ok(()) => dropped = true,
+                            Err(error) => warn!(peer = %member.shard, %error, "could not drop the lease"),
+                        }
+                    }
+                    Probe::Refused | Probe::Unknown => {}
+                }
+            }
+            if dropped {
+                if let Err(error) = self.refresh().await {
+                    debug!(%error, "membership not read again");
+                }
+            }
+        }
+    }
+
     /// Gives the lease up, so this shard's games move at once.
     pub async fn leave(&self) {
         let epoch = self.lease.lock().expect("lease lock").epoch;
@@ -175,8 +248,42 @@ impl Ownership {
     }
 }
 
+/// What a connection attempt to a peer's port said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    /// Something listens there.
+    Reached,
+    /// Nothing does: the process is gone.
+    Refused,
+    /// No answer in time, or an error that says nothing about the peer.
+    Unknown,
+}
+
+async fn probe(addr: &str) -> Probe {
+    let target = addr.split_once("://").map_or(addr, |(_, rest)| rest).trim_end_matches('/');
+    match tokio::time::timeout(PROBE_TIMEOUT, TcpStream::connect(target)).await {
+        Ok(Ok(_)) => Probe::Reached,
+        Ok(Err(error)) if error.kind() == std::io::ErrorKind::ConnectionRefused => Probe::Refused,
+        _ => Probe::Unknown,
+    }
+}
+
 /// The part of the lease a shard relies on: the store may expire a lease a
 /// little early by its own clock, so the last tenth is not used.
 fn safe_length(ttl: Duration) -> Duration {
     ttl - ttl / 10
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_probe_tells_a_listening_port_from_a_closed_one() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = format!("http://{}", listener.local_addr().unwrap());
+        assert_eq!(probe(&addr).await, Probe::Reached);
+        drop(listener);
+        assert_eq!(probe(&addr).await, Probe::Refused);
+    }
 }

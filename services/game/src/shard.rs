@@ -247,7 +247,7 @@ impl Shard {
 
     /// Runs a command on an owned game until it is committed or refused.
     pub async fn execute(self: &Arc<Self>, game: &GameId, command: Command) -> Result<Done, ServiceError> {
-        let mut epoch = self.ownership.check(game)?;
+        let mut epoch = self.ownership.check_fresh(game).await?;
         let slot = self.slot(game);
         let mut slot = slot.lock().await;
         for _ in 0..COMMIT_ATTEMPTS {

@@ -47,8 +47,8 @@ pub struct GatewaySettings {
     /// Shards are asked to fail over for at most this long before a command is answered `unavailable`.
     #[arg(long = "route-timeout-ms", env = "FOGBLAST_GATEWAY_ROUTE_TIMEOUT_MS", default_value_t = 8_000)]
     pub route_timeout_ms: u64,
-    /// How often shard membership is read again.
-    #[arg(long = "membership-refresh-ms", env = "FOGBLAST_GATEWAY_MEMBERSHIP_REFRESH_MS", default_value_t = 1_000)]
+    /// How often shard membership is read again (also at once when a shard does not answer).
+    #[arg(long = "membership-refresh-ms", env = "FOGBLAST_GATEWAY_MEMBERSHIP_REFRESH_MS", default_value_t = 250)]
     pub membership_refresh_ms: u64,
     /// A connection that sends nothing (not even a ping) for this long is closed.
     #[arg(long = "idle-timeout-ms", env = "FOGBLAST_GATEWAY_IDLE_TIMEOUT_MS", default_value_t = 60_000)]
