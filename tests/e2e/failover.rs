@@ -5,6 +5,10 @@
 //! peers saw its port refuse connections and dropped the lease at once.
 //! The time measured is the player's: from the kill to the mover's
 //! acknowledgement of a move sent right after it.
+//!
+//! A shard frozen with SIGSTOP keeps its port, so it is left to its lease:
+//! its games must move again within the lease plus a second, and when it
+//! wakes it has fenced itself and rejoins without a stale write.
 
 use std::time::{Duration, Instant};
 
@@ -17,77 +21,137 @@ use crate::support::{find_line, move_frame, play, start_game, strings, Client, C
 const GAMES: usize = 12;
 const SHARDS: usize = 3;
 
+/// Games under way on three shards, the busiest shard's index and how
+/// many of the games it owns.
+struct UnderWay {
+    cluster: Cluster,
+    line: crate::support::Line,
+    games: Vec<(String, Client, Client)>,
+    members: Vec<Member>,
+}
+
+impl UnderWay {
+    async fn start(test: &str, lease_ms: u64) -> UnderWay {
+        let mut cluster = Cluster::start(test, 0, 0);
+        for i in 0..SHARDS {
+            let shard = cluster.spawn_shard_with_lease(&format!("shard-{i}"), lease_ms);
+            cluster.shards.push(shard);
+        }
+        for i in 0..2 {
+            let gateway = cluster.spawn_gateway(&format!("gateway-{i}"));
+            cluster.gateways.push(gateway);
+        }
+        let line = find_line(Variant::Atomic, WinReason::KingExploded, 12, 60);
+        let mut games = Vec::new();
+        for i in 0..GAMES {
+            let mut white = Client::join(&format!("white{i}"), cluster.gateway(i % 2), None).await;
+            let mut black = Client::join(&format!("black{i}"), cluster.gateway(1 - i % 2), None).await;
+            let game = start_game(&mut white, &mut black, "atomic").await;
+            play(&mut white, &mut black, &game, &line.moves, 0, 2).await;
+            games.push((game, white, black));
+        }
+        let members = (0..SHARDS)
+            .map(|i| Member {
+                shard: ShardId::parse(&cluster.shard_id(&format!("shard-{i}"))).unwrap(),
+                addr: String::new(),
+                epoch: 0,
+            })
+            .collect();
+        UnderWay { cluster, line, games, members }
+    }
+
+    /// Where a game lives, by the placement every process computes.
+    fn owner(&self, game: &str) -> usize {
+        owner_among(&self.members, game)
+    }
+
+    /// The shard owning the most games.
+    fn busiest(&self) -> usize {
+        (0..SHARDS).max_by_key(|&s| self.games.iter().filter(|(g, _, _)| self.owner(g) == s).count()).unwrap()
+    }
+
+    /// Every white player sends ply 2 at once; for the games on `shard`,
+    /// the time from `since` to each acknowledgement, sorted.
+    async fn resume(&mut self, shard: usize, since: Instant) -> Vec<Duration> {
+        let members = self.members.clone();
+        let uci = self.line.moves[2].clone();
+        let moves = self.games.iter_mut().map(|(game, white, _)| {
+            let uci = uci.clone();
+            let on_shard = owner_among(&members, game) == shard;
+            async move {
+                white.send(move_frame(game, &uci, 2)).await;
+                let ack = white.expect_move(2).await;
+                assert_eq!(ack["uci"], uci.as_str());
+                (since.elapsed(), on_shard)
+            }
+        });
+        let mut times: Vec<Duration> =
+            futures::future::join_all(moves).await.into_iter().filter(|r| r.1).map(|r| r.0).collect();
+        times.sort();
+        times
+    }
+
+    /// The games go on to their ends with every move once.
+    async fn finish(&mut self) {
+        let line = self.line.moves.clone();
+        for (game, white, black) in &mut self.games {
+            black.expect_move(2).await;
+            play(white, black, game, &line, 3, line.len()).await;
+            for client in [&mut *white, &mut *black] {
+                let end = client.expect("end").await;
+                assert_eq!(strings(&end["moves"]), line, "{}: {end}", client.name);
+            }
+        }
+    }
+}
+
+fn owner_among(members: &[Member], game: &str) -> usize {
+    let owner = placement::owner(&GameId::parse(game).unwrap(), members).unwrap();
+    members.iter().position(|m| m.shard == owner.shard).unwrap()
+}
+
 #[tokio::test]
 async fn a_killed_shard_s_games_move_again_within_a_second() {
-    let mut cluster = Cluster::start("failover-resume", 0, 0);
-    for i in 0..SHARDS {
-        let shard = cluster.spawn_shard_with_lease(&format!("shard-{i}"), 3_000);
-        cluster.shards.push(shard);
-    }
-    for i in 0..2 {
-        let gateway = cluster.spawn_gateway(&format!("gateway-{i}"));
-        cluster.gateways.push(gateway);
-    }
-    let line = find_line(Variant::Atomic, WinReason::KingExploded, 12, 60);
-    let mut games = Vec::new();
-    for i in 0..GAMES {
-        let mut white = Client::join(&format!("white{i}"), cluster.gateway(i % 2), None).await;
-        let mut black = Client::join(&format!("black{i}"), cluster.gateway(1 - i % 2), None).await;
-        let game = start_game(&mut white, &mut black, "atomic").await;
-        play(&mut white, &mut black, &game, &line.moves, 0, 2).await;
-        games.push((game, white, black));
-    }
-
-    // Where each game lives, by the placement every process computes.
-    let members: Vec<Member> = (0..SHARDS)
-        .map(|i| Member {
-            shard: ShardId::parse(&cluster.shard_id(&format!("shard-{i}"))).unwrap(),
-            addr: String::new(),
-            epoch: 0,
-        })
-        .collect();
-    let owner = |game: &str| {
-        let owner = placement::owner(&GameId::parse(game).unwrap(), &members).unwrap();
-        members.iter().position(|m| m.shard == owner.shard).unwrap()
-    };
-    let victim = (0..SHARDS).max_by_key(|&s| games.iter().filter(|(g, _, _)| owner(g) == s).count()).unwrap();
-    let affected = games.iter().filter(|(g, _, _)| owner(g) == victim).count();
-    assert!(affected > 0, "the busiest shard owns a game");
-
-    cluster.shards[victim].kill();
-    let killed = Instant::now();
-    let moves = games.into_iter().map(|(game, mut white, black)| {
-        let uci = line.moves[2].clone();
-        let on_victim = owner(&game) == victim;
-        async move {
-            white.send(move_frame(&game, &uci, 2)).await;
-            let ack = white.expect_move(2).await;
-            assert_eq!(ack["uci"], uci.as_str());
-            (killed.elapsed(), on_victim, game, white, black)
-        }
-    });
-    let mut resumed = futures::future::join_all(moves).await;
-    let mut times: Vec<Duration> = resumed.iter().filter(|r| r.1).map(|r| r.0).collect();
-    times.sort();
-    let p50 = times[times.len() / 2];
-    let max = *times.last().unwrap();
-    println!("kill -9 of 1 of {SHARDS} shards: {affected} of {GAMES} games moved again after p50 {p50:?}, max {max:?}");
+    let mut under_way = UnderWay::start("failover-kill", 3_000).await;
+    let victim = under_way.busiest();
+    under_way.cluster.shards[victim].kill();
+    let times = under_way.resume(victim, Instant::now()).await;
+    assert!(!times.is_empty(), "the busiest shard owns a game");
+    let (p50, max) = (times[times.len() / 2], *times.last().unwrap());
+    println!(
+        "kill -9 of 1 of {SHARDS} shards: {} of {GAMES} games moved again after p50 {p50:?}, max {max:?}",
+        times.len()
+    );
     assert!(max < Duration::from_secs(1), "every game moves again within a second: {times:?}");
     assert!(p50 < Duration::from_millis(500), "most within half a second: {times:?}");
-
-    // The games go on to their ends with every move once.
-    for (_, _, game, white, black) in &mut resumed {
-        black.expect_move(2).await;
-        play(white, black, game, &line.moves, 3, line.moves.len()).await;
-        for client in [&mut *white, &mut *black] {
-            let end = client.expect("end").await;
-            assert_eq!(strings(&end["moves"]), line.moves, "{}: {end}", client.name);
-        }
-    }
+    under_way.finish().await;
+    let cluster = &under_way.cluster;
     assert!(!cluster.shards[victim].is_running());
     for (i, shard) in cluster.shards.iter().enumerate() {
         if i != victim {
             shard.assert_healthy();
         }
+    }
+}
+
+#[tokio::test]
+async fn a_frozen_shard_s_games_move_again_within_its_lease_and_a_second() {
+    const LEASE: Duration = Duration::from_millis(1_500);
+    let mut under_way = UnderWay::start("failover-freeze", LEASE.as_millis() as u64).await;
+    let victim = under_way.busiest();
+    under_way.cluster.shards[victim].freeze();
+    let times = under_way.resume(victim, Instant::now()).await;
+    assert!(!times.is_empty(), "the busiest shard owns a game");
+    let (p50, max) = (times[times.len() / 2], *times.last().unwrap());
+    println!(
+        "SIGSTOP of 1 of {SHARDS} shards, lease {LEASE:?}: {} of {GAMES} games moved again after p50 {p50:?}, max {max:?}",
+        times.len()
+    );
+    assert!(max < LEASE + Duration::from_secs(1), "every game moves within the lease and a second: {times:?}");
+    // Woken, it finds its lease gone, serves nothing stale and rejoins.
+    under_way.cluster.shards[victim].thaw();
+    under_way.finish().await;
+    for shard in &under_way.cluster.shards {
+        shard.assert_healthy();
     }
 }

@@ -196,6 +196,21 @@ impl Proc {
         assert!(status.success(), "kill -TERM {} failed", self.pid());
     }
 
+    /// Freezes (SIGSTOP): its sockets stay open, nothing answers on them.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Wakes a frozen process (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill").arg(signal).arg(self.pid().to_string()).status().expect("kill runs");
+        assert!(status.success(), "kill {signal} {} failed", self.pid());
+    }
+
     /// Waits for the process to exit, up to `limit`.
     pub fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;

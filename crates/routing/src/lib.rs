@@ -53,7 +53,7 @@ impl Retry {
 /// How long one attempt of a call may take before it is given up and tried
 /// again: a shard that froze keeps its sockets open and would otherwise
 /// hold the call until the whole route timeout.
-pub const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(1_000);
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// The longest pause between attempts. Short, because the shard that will
 /// answer is usually known within a few milliseconds of the failure.
@@ -148,6 +148,12 @@ impl Router {
         let client = GameClient::new(endpoint.connect_lazy());
         clients.insert(addr.to_owned(), client.clone());
         Ok(client)
+    }
+
+    /// The address of the shard that owns `game` by this router's view of
+    /// membership, which callers holding a stream to it compare over time.
+    pub fn owner_addr(&self, game: &GameId) -> Option<String> {
+        self.owner(game)
     }
 
     fn owner(&self, game: &GameId) -> Option<String> {

@@ -231,6 +231,9 @@ impl Feeds {
     }
 }
 
+/// How often a feed checks that its stream is still at the game's owner.
+const OWNER_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Follows the game's Watch stream, on whichever shard owns it, until the
 /// feed's last subscriber leaves (which aborts this task).
 async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
@@ -254,13 +257,28 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
             }
         };
         backoff = std::time::Duration::from_millis(50);
+        // A stream ends by itself when its shard dies or hands the game
+        // on, but not when the shard freezes (its sockets stay open) or
+        // lags behind a membership change: so the feed also moves when
+        // the game's owner by the router's membership changes.
+        let owner_at_open = router.owner_addr(&feed.game);
+        let mut recheck = tokio::time::interval(OWNER_RECHECK);
+        recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            match stream.message().await {
-                Ok(Some(event)) => deliver(&feeds, &feed, event),
-                Ok(None) => break,
-                Err(status) => {
-                    debug!(game = %feed.game, code = ?status.code(), "watch ended; resuming");
-                    break;
+            tokio::select! {
+                message = stream.message() => match message {
+                    Ok(Some(event)) => deliver(&feeds, &feed, event),
+                    Ok(None) => break,
+                    Err(status) => {
+                        debug!(game = %feed.game, code = ?status.code(), "watch ended; resuming");
+                        break;
+                    }
+                },
+                _ = recheck.tick() => {
+                    if router.owner_addr(&feed.game) != owner_at_open {
+                        debug!(game = %feed.game, "the game changed owner; watching the new one");
+                        break;
+                    }
                 }
             }
         }
