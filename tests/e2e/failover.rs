@@ -155,3 +155,46 @@ async fn a_frozen_shard_s_games_move_again_within_its_lease_and_a_second() {
         shard.assert_healthy();
     }
 }
+
+#[tokio::test]
+async fn games_made_while_shards_start_up_are_never_stuck() {
+    // The shards one after another, games made the moment each is up (the
+    // gateways are ready once the first is): a shard that registered
+    // before the last one has an older view of membership for a moment.
+    let mut cluster = Cluster::start("failover-startup", 0, 0);
+    let line = find_line(Variant::Atomic, WinReason::KingExploded, 12, 60);
+    let mut slowest = Duration::ZERO;
+    for i in 0..SHARDS {
+        let shard = cluster.spawn_shard_with_lease(&format!("shard-{i}"), 3_000);
+        cluster.shards.push(shard);
+        if i == 0 {
+            for g in 0..2 {
+                let gateway = cluster.spawn_gateway(&format!("gateway-{g}"));
+                cluster.gateways.push(gateway);
+            }
+        }
+        let games = (0..4).map(|g| {
+            let (gw_white, gw_black) = (cluster.gateway(g % 2), cluster.gateway(1 - g % 2));
+            let line = line.moves.clone();
+            async move {
+                let started = Instant::now();
+                let mut white = Client::join(&format!("white{i}-{g}"), gw_white, None).await;
+                let mut black = Client::join(&format!("black{i}-{g}"), gw_black, None).await;
+                let game = start_game(&mut white, &mut black, "atomic").await;
+                white
+                    .expect_where("seated", |f| f["t"] == "seated" || (f["t"] == "state" && f["status"] == "playing"))
+                    .await;
+                play(&mut white, &mut black, &game, &line, 0, 4).await;
+                started.elapsed()
+            }
+        });
+        for took in futures::future::join_all(games).await {
+            slowest = slowest.max(took);
+        }
+    }
+    println!(
+        "{} games made while {SHARDS} shards started: the slowest was seated and played 4 plies in {slowest:?}",
+        4 * SHARDS
+    );
+    assert!(slowest < Duration::from_secs(3), "no game waited on a stale view: {slowest:?}");
+}

@@ -73,6 +73,9 @@ pub struct Drills {
     /// While set, the shard stops renewing its lease (as if paused), and
     /// other shards take its games once the lease runs out.
     pub heartbeat_paused: Arc<AtomicBool>,
+    /// While set, the shard does not read membership again: its view goes
+    /// stale, as one that registered before the last shard did for a moment.
+    pub view_frozen: Arc<AtomicBool>,
 }
 
 /// Serves the game service on `grpc_listener` and the HTTP endpoints on
@@ -113,6 +116,7 @@ pub async fn run_with_drills(
         advertise.clone(),
         config.settings.lease(),
         drills.heartbeat_paused,
+        drills.view_frozen,
     )
     .await?;
     let metrics = Arc::new(metrics::Metrics::new()?);

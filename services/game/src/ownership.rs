@@ -50,8 +50,13 @@ pub struct Ownership {
     /// The live shards, this one included while its lease holds. Watchers
     /// learn of every change, to end streams of games that moved.
     members: watch::Sender<Arc<Vec<Member>>>,
+    /// When this shard registered or last saw membership change: for a
+    /// while after, another shard's view may still differ from its own.
+    settled_from: Mutex<Instant>,
     /// Fault drills: while set, the lease is not renewed.
     heartbeat_paused: Arc<AtomicBool>,
+    /// Fault drills: while set, membership is not read again.
+    view_frozen: Arc<AtomicBool>,
 }
 
 impl Ownership {
@@ -61,6 +66,7 @@ impl Ownership {
         addr: String,
         ttl: Duration,
         heartbeat_paused: Arc<AtomicBool>,
+        view_frozen: Arc<AtomicBool>,
     ) -> Result<Arc<Ownership>, fogblast_store::StoreError> {
         let sent = Instant::now();
         let epoch = store.register(&shard, &addr, ttl).await?;
@@ -68,7 +74,18 @@ impl Ownership {
         let members = store.members().await?;
         info!(shard = %shard, epoch, addr = %addr, members = members.len(), "shard registered");
         let (members, _) = watch::channel(Arc::new(members));
-        Ok(Arc::new(Ownership { store, shard, addr, ttl, lease: Mutex::new(lease), members, heartbeat_paused }))
+        let settled_from = Mutex::new(Instant::now() + ttl * 2);
+        Ok(Arc::new(Ownership {
+            store,
+            shard,
+            addr,
+            ttl,
+            lease: Mutex::new(lease),
+            members,
+            settled_from,
+            heartbeat_paused,
+            view_frozen,
+        }))
     }
 
     /// The epoch to write with, while the lease holds.
@@ -123,24 +140,38 @@ impl Ownership {
         self.check(game).is_ok()
     }
 
+    /// Whether membership changed lately (two leases ago or less): until
+    /// every shard has seen the change, one with an older view may still
+    /// write games this shard owns, which this shard's broadcast never
+    /// carries, so its watchers read the store instead.
+    pub fn unsettled(&self) -> bool {
+        Instant::now() < *self.settled_from.lock().expect("settled lock")
+    }
+
     pub fn changes(&self) -> watch::Receiver<Arc<Vec<Member>>> {
         self.members.subscribe()
     }
 
     /// Reads membership again.
     pub async fn refresh(&self) -> Result<(), fogblast_store::StoreError> {
+        if self.view_frozen.load(Ordering::Relaxed) {
+            return Ok(());
+        }
         let mut members = self.store.members().await?;
         if !self.serving() {
             members.retain(|m| m.shard != self.shard);
         }
         members.sort_by(|a, b| a.shard.cmp(&b.shard));
-        self.members.send_if_modified(|current| {
+        let changed = self.members.send_if_modified(|current| {
             let changed = **current != members;
             if changed {
                 *current = Arc::new(members);
             }
             changed
         });
+        if changed {
+            *self.settled_from.lock().expect("settled lock") = Instant::now() + self.ttl * 2;
+        }
         Ok(())
     }
 

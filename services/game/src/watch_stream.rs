@@ -4,9 +4,12 @@
 //! falls behind the broadcast, or whose history has been trimmed, is caught
 //! up again from the store or sent a snapshot, so it never misses or
 //! repeats an event. The stream ends with `NOT_OWNER` when the game moves
-//! to another shard; the gateway resumes there from its last version.
+//! to another shard; the gateway resumes there from its last version. For
+//! two leases after a membership change, when a shard with an older view
+//! may still write the game, the stream also reads the store every 250 ms.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{watch_event, Snapshot, WatchEvent};
@@ -21,6 +24,10 @@ use crate::audience;
 use crate::shard::{unavailable, Shard};
 
 pub type WatchStream = ReceiverStream<Result<WatchEvent, Status>>;
+
+/// How often a stream checks that this shard still owns its game, and,
+/// while membership is unsettled, that the store holds nothing it missed.
+const RECHECK: Duration = Duration::from_millis(250);
 
 pub fn watch(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<WatchStream, ServiceError> {
     shard.ownership.check(&game)?;
@@ -59,7 +66,7 @@ async fn follow(
     // a timer: a shard that stopped serving must not keep a watcher waiting
     // for events that now happen elsewhere.
     let mut recheck =
-        tokio::time::interval((shard.config.settings.lease() / 3).max(std::time::Duration::from_millis(1)));
+        tokio::time::interval(RECHECK.min(shard.config.settings.lease() / 3).max(Duration::from_millis(1)));
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -86,6 +93,12 @@ async fn follow(
             _ = recheck.tick() => {
                 if !shard.ownership.owns(game) {
                     return Err(shard.ownership.check(game).err().unwrap_or_else(|| ServiceError::not_owner(None)));
+                }
+                // Right after a membership change a shard with an older view
+                // may have written the game; the store has what the
+                // broadcast lacks.
+                if shard.ownership.unsettled() && !catch_up(shard, game, &mut last, tx).await? {
+                    return Ok(());
                 }
             }
             _ = tx.closed() => return Ok(()),

@@ -21,8 +21,8 @@ use fogblast_game_service::{audience, commands, create, LiveGame, Timeouts};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::event_payload::Kind as PayloadKind;
 use fogblast_proto::game::{
-    watch_event, ClockSettings, ColorChoice, CreateGameRequest, EndReason, GameState, GetStateRequest, MakeMoveRequest,
-    Player, Status, Variant, WatchEvent, WatchRequest,
+    watch_event, ClockSettings, ColorChoice, CreateGameRequest, EndReason, GameState, GetStateRequest, JoinGameRequest,
+    MakeMoveRequest, Player, Status, Variant, WatchEvent, WatchRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::record::GameRecord;
@@ -1128,4 +1128,58 @@ async fn a_watch_on_a_stopping_owner_ends_with_not_owner_and_resumes_on_the_new_
     let moves: Vec<(u32, String)> = events.iter().filter_map(moved).collect();
     let expected: Vec<(u32, String)> = ((last - 2) as usize..6).map(|p| (p as u32, LINE[p].to_owned())).collect();
     assert_eq!(moves, expected);
+}
+
+/// Right after a shard joins, a shard that registered before it may still
+/// believe it owns games the new one owns, and write them. The new owner's
+/// broadcast never carries those writes; its watchers read them from the
+/// store while membership is unsettled, so nobody waits for a `seated` or
+/// a move that already happened.
+#[tokio::test]
+async fn a_watch_relays_what_a_shard_with_an_older_view_wrote() {
+    let backend = Backend::distributed("own-older-view");
+    let a = ShardProcess::start(&backend, "a", test_config()).await;
+    a.freeze_view(true);
+    let b = ShardProcess::start(&backend, "b", test_config()).await;
+    let router = Router::new(&backend).await;
+    // A, seeing only itself, creates games under any id; find one B owns.
+    let mut on_b = None;
+    for attempt in 0..32 {
+        let request = CreateGameRequest {
+            player_id: format!("white{attempt}"),
+            player_name: "white".to_owned(),
+            variant: Variant::Standard as i32,
+            color: ColorChoice::ChooseWhite as i32,
+            ..Default::default()
+        };
+        let created = router.client(&a.addr).create_game(request).await.unwrap().into_inner();
+        if router.owner_addr(&game_id(&created.game_id)).await.as_deref() == Some(b.addr.as_str()) {
+            on_b = Some((created.game_id, format!("white{attempt}")));
+            break;
+        }
+    }
+    let (game, white) = on_b.expect("one of 32 games hashes to B");
+    let mut watch_b = open_watch(&router, &b.addr, &game, 1).await.unwrap();
+    // A seats black and plays a move on its stale view; B is not told.
+    let (_, record) = stored(&router.store, &game).await;
+    let joined = router
+        .client(&a.addr)
+        .join_game(JoinGameRequest {
+            player_id: "black".into(),
+            player_name: "black".into(),
+            code: record.code.clone(),
+        })
+        .await
+        .expect("A seats black on its own view")
+        .into_inner();
+    assert_eq!(joined.game_id, game);
+    send_move(&router, &a.addr, move_request(&game, &white, "e2e4", 0)).await.expect("A plays on its own view");
+    let (_, record) = stored(&router.store, &game).await;
+    assert_eq!(record.moves, ["e2e4"], "the store holds A's writes");
+
+    let (seen, end) = read_events(&mut watch_b, 2, Duration::from_secs(3)).await;
+    assert_eq!(end, StreamEnd::Open);
+    assert_eq!(versions(&seen), [2, 3], "B's watcher gets the seat and the move A wrote");
+    assert_eq!(moved(&seen[1]), Some((0, "e2e4".to_owned())));
+    a.freeze_view(false);
 }

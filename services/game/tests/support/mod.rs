@@ -191,6 +191,11 @@ impl ShardProcess {
         }
     }
 
+    /// Stops (or resumes) reading membership, so the shard's view goes stale.
+    pub fn freeze_view(&self, frozen: bool) {
+        self.drills.view_frozen.store(frozen, Ordering::Relaxed);
+    }
+
     /// Stops (or resumes) renewing the lease, as a paused process would.
     pub fn pause_heartbeat(&self, paused: bool) {
         self.drills.heartbeat_paused.store(paused, Ordering::Relaxed);
