@@ -57,6 +57,13 @@ pub struct Ownership {
     heartbeat_paused: Arc<AtomicBool>,
     /// Fault drills: while set, membership is not read again.
     view_frozen: Arc<AtomicBool>,
+    /// A shard with a newer epoch than this one's left: the games this
+    /// shard takes from it carry that epoch, and a commit at this shard's
+    /// older one would be refused, so a new epoch is taken first.
+    outranked: AtomicBool,
+    /// Held while a new epoch is taken for that, so no command reads the
+    /// old epoch meanwhile.
+    outranking: tokio::sync::Mutex<()>,
 }
 
 impl Ownership {
@@ -85,6 +92,8 @@ impl Ownership {
             settled_from,
             heartbeat_paused,
             view_frozen,
+            outranked: AtomicBool::new(false),
+            outranking: tokio::sync::Mutex::new(()),
         }))
     }
 
@@ -162,6 +171,15 @@ impl Ownership {
             members.retain(|m| m.shard != self.shard);
         }
         members.sort_by(|a, b| a.shard.cmp(&b.shard));
+        let epoch = self.lease.lock().expect("lease lock").epoch;
+        let newer_left = self.members.borrow().iter().any(|old| {
+            old.shard != self.shard
+                && old.epoch > epoch
+                && !members.iter().any(|m| m.shard == old.shard && m.epoch == old.epoch)
+        });
+        if newer_left {
+            self.outranked.store(true, Ordering::Relaxed);
+        }
         let changed = self.members.send_if_modified(|current| {
             let changed = **current != members;
             if changed {
@@ -171,6 +189,16 @@ impl Ownership {
         });
         if changed {
             *self.settled_from.lock().expect("settled lock") = Instant::now() + self.ttl * 2;
+        }
+        Ok(())
+    }
+
+    /// Takes a new epoch if a shard with a newer one left since the last
+    /// look, before this shard writes any of the games it took over.
+    pub async fn outrank_departed(&self) -> Result<(), fogblast_store::StoreError> {
+        let _taking = self.outranking.lock().await;
+        if self.outranked.swap(false, Ordering::Relaxed) {
+            self.reregister().await?;
         }
         Ok(())
     }
@@ -238,6 +266,9 @@ impl Ownership {
             if let Err(error) = self.refresh().await {
                 debug!(%error, "membership not read again");
                 continue;
+            }
+            if let Err(error) = self.outrank_departed().await {
+                warn!(%error, "could not take a new epoch");
             }
             let peers: Vec<Member> = self.members.borrow().iter().filter(|m| m.shard != self.shard).cloned().collect();
             reached.retain(|(shard, epoch)| peers.iter().any(|m| &m.shard == shard && m.epoch == *epoch));

@@ -247,7 +247,10 @@ impl Shard {
 
     /// Runs a command on an owned game until it is committed or refused.
     pub async fn execute(self: &Arc<Self>, game: &GameId, command: Command) -> Result<Done, ServiceError> {
-        let mut epoch = self.ownership.check_fresh(game).await?;
+        self.ownership.check_fresh(game).await?;
+        // Games taken over from a shard with a newer epoch carry it.
+        self.ownership.outrank_departed().await.map_err(unavailable)?;
+        let mut epoch = self.ownership.check(game)?;
         let slot = self.slot(game);
         let mut slot = slot.lock().await;
         for _ in 0..COMMIT_ATTEMPTS {
