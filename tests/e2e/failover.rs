@@ -204,3 +204,77 @@ async fn games_made_while_shards_start_up_are_never_stuck() {
     );
     assert!(slowest < Duration::from_secs(3), "no game waited on a stale view: {slowest:?}");
 }
+
+/// A rolling restart as Kubernetes does one: each shard in turn gets
+/// SIGTERM, exits, and comes back under the same id two seconds later (a
+/// replaced pod), while every game keeps moving. No move waits a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_restart_of_every_shard_stalls_no_game_for_a_second() {
+    let mut cluster = Cluster::start("failover-rolling", 0, 0);
+    for i in 0..SHARDS {
+        let shard = cluster.spawn_shard_with_lease(&format!("shard-{i}"), 3_000);
+        cluster.shards.push(shard);
+    }
+    for i in 0..2 {
+        let gateway = cluster.spawn_gateway(&format!("gateway-{i}"));
+        cluster.gateways.push(gateway);
+    }
+    let line = find_line(Variant::Atomic, WinReason::KingExploded, 70, 90);
+    let mut games = Vec::new();
+    for i in 0..GAMES {
+        let mut white = Client::join(&format!("white{i}"), cluster.gateway(i % 2), None).await;
+        let mut black = Client::join(&format!("black{i}"), cluster.gateway(1 - i % 2), None).await;
+        let game = start_game(&mut white, &mut black, "atomic").await;
+        games.push((game, white, black));
+    }
+    let restarting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let players = games.into_iter().map(|(game, mut white, mut black)| {
+        let line = line.moves.clone();
+        let restarting = restarting.clone();
+        tokio::spawn(async move {
+            let mut slowest = Duration::ZERO;
+            for (ply, uci) in line.iter().enumerate() {
+                let (mover, other) = if ply % 2 == 0 { (&mut white, &mut black) } else { (&mut black, &mut white) };
+                let sent = Instant::now();
+                mover.send(move_frame(&game, uci, ply)).await;
+                let ack = mover.expect_move(ply).await;
+                assert_eq!(ack["uci"], uci.as_str());
+                slowest = slowest.max(sent.elapsed());
+                other.expect_move(ply).await;
+                // Keep moving until the restarts are over, then finish.
+                if restarting.load(std::sync::atomic::Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(120)).await;
+                }
+            }
+            for client in [&mut white, &mut black] {
+                let end = client.expect("end").await;
+                assert_eq!(strings(&end["moves"]), line, "{}: {end}", client.name);
+            }
+            slowest
+        })
+    });
+    let players: Vec<_> = players.collect();
+    let cluster = tokio::task::spawn_blocking(move || {
+        for i in 0..SHARDS {
+            cluster.shards[i].terminate();
+            assert!(cluster.shards[i].wait_exit(Duration::from_secs(10)).is_some(), "shard-{i} exits within its drain");
+            std::thread::sleep(Duration::from_secs(2));
+            cluster.shards[i] = cluster.spawn_shard_with_lease(&format!("shard-{i}"), 3_000);
+        }
+        cluster
+    })
+    .await
+    .unwrap();
+    restarting.store(false, std::sync::atomic::Ordering::Relaxed);
+    let mut slowest = Duration::ZERO;
+    for player in players {
+        slowest = slowest.max(player.await.unwrap());
+    }
+    println!("rolling restart of {SHARDS} shards (2 s gaps) under {GAMES} games: the slowest acknowledgement took {slowest:?}");
+    assert!(slowest < Duration::from_secs(1), "no move waited a second: {slowest:?}");
+    for shard in &cluster.shards {
+        shard.assert_healthy();
+        let logs = shard.logs();
+        assert!(!logs.contains("game carries a newer epoch"), "no takeover's first commit was refused:\n{logs}");
+    }
+}
