@@ -99,10 +99,11 @@ pub trait GameStore: Membership {
     /// version.
     async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError>;
     /// Games whose deadline is at or before `now_ms`, with their deadlines,
-    /// earliest first, at most `limit`.
-    async fn due_games(&self, now_ms: u64, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError>;
-    /// Finished games not yet marked published, at most `limit`.
-    async fn unpublished(&self, limit: usize) -> Result<Vec<GameId>, StoreError>;
+    /// earliest first, at most `limit` after skipping `offset` (a page).
+    async fn due_games(&self, now_ms: u64, offset: usize, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError>;
+    /// Finished games not yet marked published, oldest first, at most
+    /// `limit` after skipping `offset` (a page).
+    async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError>;
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError>;
     /// Reserves a join code for a game; `Ok(false)` if the code is taken.
     async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError>;

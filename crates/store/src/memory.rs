@@ -257,20 +257,21 @@ impl GameStore for MemoryStore {
         Ok(EventsAfter::Events { current, events })
     }
 
-    async fn due_games(&self, now_ms: u64, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
+    async fn due_games(&self, now_ms: u64, offset: usize, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
         let state = self.state();
         let due = state
             .deadlines
             .iter()
             .take_while(|(due, _)| *due <= now_ms)
+            .skip(offset)
             .take(limit)
             .map(|(due, game)| (game.clone(), *due))
             .collect();
         Ok(due)
     }
 
-    async fn unpublished(&self, limit: usize) -> Result<Vec<GameId>, StoreError> {
-        Ok(self.state().outbox.iter().take(limit).map(|(_, game)| game.clone()).collect())
+    async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
+        Ok(self.state().outbox.iter().skip(offset).take(limit).map(|(_, game)| game.clone()).collect())
     }
 
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {

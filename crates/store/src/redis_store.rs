@@ -222,26 +222,27 @@ impl GameStore for RedisStore {
         }
     }
 
-    async fn due_games(&self, now_ms: u64, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
+    async fn due_games(&self, now_ms: u64, offset: usize, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
         let cmd = redis::cmd("ZRANGEBYSCORE")
             .arg(self.key("deadlines"))
             .arg("-inf")
             .arg(now_ms)
             .arg("WITHSCORES")
             .arg("LIMIT")
-            .arg(0)
+            .arg(offset)
             .arg(limit)
             .to_owned();
         let reply = self.query(&cmd).await?;
         pairs(&reply)?.into_iter().map(|(game, due)| Ok((game_id(game)?, uint(due)?))).collect()
     }
 
-    async fn unpublished(&self, limit: usize) -> Result<Vec<GameId>, StoreError> {
+    async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
         if limit == 0 {
             // `ZRANGE 0 -1` would mean everything.
             return Ok(Vec::new());
         }
-        let reply = self.query(redis::cmd("ZRANGE").arg(self.key("outbox")).arg(0).arg(limit - 1)).await?;
+        let reply =
+            self.query(redis::cmd("ZRANGE").arg(self.key("outbox")).arg(offset).arg(offset + limit - 1)).await?;
         array(&reply)?.iter().map(game_id).collect()
     }
 

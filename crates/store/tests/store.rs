@@ -14,8 +14,8 @@ use support::{commit, gid, numbered, sid, sleep_ms, Harness};
 /// Everything a refused commit must leave untouched.
 async fn snapshot(store: &dyn GameStore, game: &str) -> (Option<StoredGame>, EventsAfter, usize, usize) {
     let game = gid(game);
-    let due = store.due_games(u64::MAX, 100).await.unwrap().len();
-    let outbox = store.unpublished(100).await.unwrap().len();
+    let due = store.due_games(u64::MAX, 0, 100).await.unwrap().len();
+    let outbox = store.unpublished(0, 100).await.unwrap().len();
     (store.load(&game).await.unwrap(), store.events_after(&game, 0).await.unwrap(), due, outbox)
 }
 
@@ -145,17 +145,20 @@ async fn deadlines_are_ordered_and_moved(store: &dyn GameStore) {
         c.due_at_ms = due;
         store.commit(c).await.unwrap();
     }
-    assert_eq!(store.due_games(499, 10).await.unwrap(), vec![]);
-    assert_eq!(store.due_games(1000, 10).await.unwrap(), vec![(gid("g2"), 500), (gid("g1"), 1000)]);
-    assert_eq!(store.due_games(1500, 1).await.unwrap(), vec![(gid("g2"), 500)]);
-    assert_eq!(store.due_games(1500, 0).await.unwrap(), vec![]);
+    assert_eq!(store.due_games(499, 0, 10).await.unwrap(), vec![]);
+    assert_eq!(store.due_games(1000, 0, 10).await.unwrap(), vec![(gid("g2"), 500), (gid("g1"), 1000)]);
+    assert_eq!(store.due_games(1500, 0, 1).await.unwrap(), vec![(gid("g2"), 500)]);
+    assert_eq!(store.due_games(1500, 0, 0).await.unwrap(), vec![]);
+    // Pages: the second entry on, and past the end.
+    assert_eq!(store.due_games(1000, 1, 10).await.unwrap(), vec![(gid("g1"), 1000)]);
+    assert_eq!(store.due_games(1000, 2, 10).await.unwrap(), vec![]);
     // A commit without a deadline takes the game off; one with a deadline moves it.
     store.commit(commit(&gid("g2"), 1, 1, "r", &["b"])).await.unwrap();
     let mut later = commit(&gid("g1"), 1, 1, "r", &["b"]);
     later.due_at_ms = Some(3000);
     store.commit(later).await.unwrap();
-    assert_eq!(store.due_games(2500, 10).await.unwrap(), vec![(gid("g3"), 2000)]);
-    assert_eq!(store.due_games(u64::MAX / 2, 10).await.unwrap(), vec![(gid("g3"), 2000), (gid("g1"), 3000)]);
+    assert_eq!(store.due_games(2500, 0, 10).await.unwrap(), vec![(gid("g3"), 2000)]);
+    assert_eq!(store.due_games(u64::MAX / 2, 0, 10).await.unwrap(), vec![(gid("g3"), 2000), (gid("g1"), 3000)]);
 }
 
 async fn outbox_holds_finished_games_until_published(store: &dyn GameStore) {
@@ -166,12 +169,14 @@ async fn outbox_holds_finished_games_until_published(store: &dyn GameStore) {
         store.commit(c).await.unwrap();
         sleep_ms(5).await;
     }
-    assert_eq!(store.unpublished(10).await.unwrap(), vec![gid("g2"), gid("g1")]);
-    assert_eq!(store.unpublished(1).await.unwrap(), vec![gid("g2")]);
-    assert_eq!(store.unpublished(0).await.unwrap(), vec![]);
+    assert_eq!(store.unpublished(0, 10).await.unwrap(), vec![gid("g2"), gid("g1")]);
+    assert_eq!(store.unpublished(0, 1).await.unwrap(), vec![gid("g2")]);
+    assert_eq!(store.unpublished(0, 0).await.unwrap(), vec![]);
+    assert_eq!(store.unpublished(1, 10).await.unwrap(), vec![gid("g1")]);
+    assert_eq!(store.unpublished(2, 10).await.unwrap(), vec![]);
     store.mark_published(&gid("g2")).await.unwrap();
     store.mark_published(&gid("g2")).await.unwrap();
-    assert_eq!(store.unpublished(10).await.unwrap(), vec![gid("g1")]);
+    assert_eq!(store.unpublished(0, 10).await.unwrap(), vec![gid("g1")]);
 }
 
 async fn codes_claim_resolve_release_and_expire(store: &dyn GameStore) {
@@ -373,6 +378,6 @@ async fn redis_key_layout_and_spoiled_data() {
         .query_async(&mut raw)
         .await
         .unwrap();
-    assert!(store.due_games(100, 10).await.is_err());
+    assert!(store.due_games(100, 0, 10).await.is_err());
     harness.cleanup().await;
 }

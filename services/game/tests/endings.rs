@@ -226,7 +226,8 @@ impl Finished {
         }
         let store = self.store.clone();
         let id = GameId::parse(game).unwrap();
-        eventually(Duration::from_secs(5), || async { !store.unpublished(10_000).await.unwrap().contains(&id) }).await;
+        eventually(Duration::from_secs(5), || async { !store.unpublished(0, 10_000).await.unwrap().contains(&id) })
+            .await;
         while self.pull(Duration::from_millis(250)).await {}
         assert_eq!(count(&self.seen), 1, "GameFinished for {game} more than once: {:?}", self.seen);
         let (subject, id, event) = self.seen.iter().find(|(_, _, e)| e.game_id == game).unwrap().clone();

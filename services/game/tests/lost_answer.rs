@@ -60,11 +60,11 @@ impl GameStore for LosingStore {
     async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError> {
         self.inner.events_after(game, after_version).await
     }
-    async fn due_games(&self, now_ms: u64, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
-        self.inner.due_games(now_ms, limit).await
+    async fn due_games(&self, now_ms: u64, offset: usize, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
+        self.inner.due_games(now_ms, offset, limit).await
     }
-    async fn unpublished(&self, limit: usize) -> Result<Vec<GameId>, StoreError> {
-        self.inner.unpublished(limit).await
+    async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
+        self.inner.unpublished(offset, limit).await
     }
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
         self.inner.mark_published(game).await

@@ -482,7 +482,7 @@ async fn a_shard_that_lost_its_lease_cannot_write_over_its_successor() {
 
     // At the store: a write with A's old epoch is refused however current
     // its version, and changes nothing.
-    let due_before = store.due_games(u64::MAX, 1_000).await.unwrap();
+    let due_before = store.due_games(u64::MAX, 0, 1_000).await.unwrap();
     let history_before = store.events_after(&game_id(&game), 0).await.unwrap();
     let mut forged = record_b.clone();
     forged.moves[2] = "d2d4".to_owned();
@@ -504,8 +504,8 @@ async fn a_shard_that_lost_its_lease_cannot_write_over_its_successor() {
     }
     assert_eq!(stored(&store, &game).await.0, written_by_b, "the refused commit changed the game");
     assert_eq!(store.events_after(&game_id(&game), 0).await.unwrap(), history_before);
-    assert_eq!(store.due_games(u64::MAX, 1_000).await.unwrap(), due_before);
-    assert!(!store.unpublished(1_000).await.unwrap().contains(&game_id(&game)));
+    assert_eq!(store.due_games(u64::MAX, 0, 1_000).await.unwrap(), due_before);
+    assert!(!store.unpublished(0, 1_000).await.unwrap().contains(&game_id(&game)));
 
     // A wakes. At once, and again once it has registered anew, a move for
     // the position A last knew is refused and changes nothing.
@@ -964,7 +964,7 @@ async fn flags_fall_with_nobody_connected_after_the_owner_died() {
         assert_eq!(st.epoch, owner.epoch, "game {game} was flagged by its new owner, {}", owner.shard);
     }
     eventually(Duration::from_secs(5), || async {
-        let outbox = store.unpublished(1_000).await.unwrap();
+        let outbox = store.unpublished(0, 1_000).await.unwrap();
         !outbox.contains(&decisive) && !outbox.contains(&drawn)
     })
     .await;
@@ -1182,4 +1182,50 @@ async fn a_watch_relays_what_a_shard_with_an_older_view_wrote() {
     assert_eq!(versions(&seen), [2, 3], "B's watcher gets the seat and the move A wrote");
     assert_eq!(moved(&seen[1]), Some((0, "e2e4".to_owned())));
     a.freeze_view(false);
+}
+
+/// A dead shard's deadlines are found by the shard that takes its games,
+/// however many entries it cannot act on come first: here 600 computer
+/// turns with no engine to ask, older than an open game's expiry.
+#[tokio::test]
+async fn the_sweep_pages_past_deadlines_it_cannot_act_on() {
+    let backend = Backend::embedded();
+    let config = || {
+        let mut config = test_config();
+        config.settings.timeouts.open_game_ms = 3_000;
+        config
+    };
+    let a = ShardProcess::start(&backend, "a", config()).await;
+    let router = Router::new(&backend).await;
+    let computer_game = |n: usize| CreateGameRequest {
+        player_id: format!("p{n}"),
+        player_name: "p".to_owned(),
+        variant: Variant::Standard as i32,
+        color: ColorChoice::ChooseBlack as i32,
+        computer: true,
+        level: fogblast_proto::game::Level::Easy as i32,
+        ..Default::default()
+    };
+    for n in 0..600 {
+        router.client(&a.addr).create_game(computer_game(n)).await.unwrap();
+    }
+    let open = CreateGameRequest {
+        player_id: "host".to_owned(),
+        player_name: "host".to_owned(),
+        variant: Variant::Standard as i32,
+        color: ColorChoice::ChooseWhite as i32,
+        ..Default::default()
+    };
+    let open = router.client(&a.addr).create_game(open).await.unwrap().into_inner().game_id;
+    // A dies with every timer; B takes all of it over from the store.
+    a.kill();
+    let b = ShardProcess::start(&backend, "b", config()).await;
+    settle(&router, &[&b.addr]).await;
+    eventually(Duration::from_secs(10), || async {
+        let (_, record) = stored(&router.store, &open).await;
+        record.status() == fogblast_proto::game::Status::Ended
+    })
+    .await;
+    let (_, record) = stored(&router.store, &open).await;
+    assert_eq!(record.reason(), EndReason::Aborted, "the open game nobody joined expired");
 }

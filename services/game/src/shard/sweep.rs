@@ -12,6 +12,11 @@ use tracing::warn;
 
 use super::Shard;
 
+/// Entries read per page of the deadlines and the outbox.
+const SWEEP_PAGE: usize = 500;
+/// Pages read per sweep, at most: the sweep reaches 10,000 entries deep.
+const SWEEP_PAGES: usize = 20;
+
 /// The games a background task works on now, so a second task for the
 /// same game is not started while the first runs.
 #[derive(Debug, Default)]
@@ -54,15 +59,32 @@ impl Shard {
     /// whose timers died with another shard.
     pub async fn sweep(self: &Arc<Self>) -> Result<(), StoreError> {
         let now = self.store.now_ms().await?;
-        for (game, _) in self.store.due_games(now, 500).await? {
-            if self.ownership.owns(&game) {
-                let shard = self.clone();
-                tokio::spawn(async move { shard.on_due(&game).await });
+        // Page past what this shard cannot act on (other shards' games, a
+        // computer's turn while the engines are down), so one stuck kind of
+        // entry never hides another.
+        for page in 0..SWEEP_PAGES {
+            let due = self.store.due_games(now, page * SWEEP_PAGE, SWEEP_PAGE).await?;
+            let last_page = due.len() < SWEEP_PAGE;
+            for (game, _) in due {
+                if self.ownership.owns(&game) {
+                    let shard = self.clone();
+                    tokio::spawn(async move { shard.on_due(&game).await });
+                }
+            }
+            if last_page {
+                break;
             }
         }
-        for game in self.store.unpublished(500).await? {
-            if self.ownership.owns(&game) {
-                self.spawn_publish(game);
+        for page in 0..SWEEP_PAGES {
+            let unpublished = self.store.unpublished(page * SWEEP_PAGE, SWEEP_PAGE).await?;
+            let last_page = unpublished.len() < SWEEP_PAGE;
+            for game in unpublished {
+                if self.ownership.owns(&game) {
+                    self.spawn_publish(game);
+                }
+            }
+            if last_page {
+                break;
             }
         }
         self.evict();
