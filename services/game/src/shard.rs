@@ -119,19 +119,12 @@ impl Shard {
         Ok(Some(Cached { live, version: stored.version }))
     }
 
-    /// The game as last committed, read from the store.
+    /// The game as last committed, read from the store. Reads never take
+    /// the game's lock: a spectator or a reconnecting player is served the
+    /// latest commit without holding up a command on the game.
     pub async fn current(&self, game: &GameId) -> Result<(LiveGame, u64), ServiceError> {
-        if !self.ownership.owns(game) {
-            let cached = self.load(game).await?.ok_or_else(|| not_found(game))?;
-            return Ok((cached.live, cached.version));
-        }
-        let slot = self.slot(game);
-        let mut slot = slot.lock().await;
-        // Read through: no commit would catch a held copy that a shard with
-        // a lagging view of membership has made stale.
-        slot.cached = self.load(game).await?;
-        let cached = slot.cached.as_ref().ok_or_else(|| not_found(game))?;
-        Ok((cached.live.clone(), cached.version))
+        let cached = self.load(game).await?.ok_or_else(|| not_found(game))?;
+        Ok((cached.live, cached.version))
     }
 
     /// The game as `player` (or a spectator, for `None`) may see it.

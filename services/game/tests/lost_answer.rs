@@ -1,9 +1,14 @@
+//! The store failing the ways real ones do, under one shard.
+//!
 //! A commit whose answer is lost (the store applied it, but answered after
 //! the client's timeout) is reported `UNAVAILABLE`, and the resent command
 //! finds the move already played and commits nothing. The move's event
 //! must reach the game's watchers all the same, at once, not with the
 //! game's next commit: under load this showed as moves relayed tens of
 //! seconds late, and games whose end frame never came.
+//!
+//! A slow read (a big game replayed, a busy store) serves a spectator
+//! late, but never holds up the players' moves behind it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,11 +24,14 @@ use fogblast_store::{
 };
 use tokio::net::TcpListener;
 
-/// The in-process store, except that it can lose the answer of a commit.
+/// The in-process store, except that it can lose the answer of a commit
+/// and be slow to read a game.
 #[derive(Debug, Default)]
 struct LosingStore {
     inner: MemoryStore,
     lose_next_answer: AtomicBool,
+    /// Every `load` takes this long.
+    slow_loads_ms: std::sync::atomic::AtomicU64,
 }
 
 #[tonic::async_trait]
@@ -48,6 +56,10 @@ impl GameStore for LosingStore {
         self.inner.now_ms().await
     }
     async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError> {
+        let slow = self.slow_loads_ms.load(Ordering::SeqCst);
+        if slow > 0 {
+            tokio::time::sleep(Duration::from_millis(slow)).await;
+        }
         self.inner.load(game).await
     }
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
@@ -138,4 +150,54 @@ async fn a_move_whose_commit_answer_was_lost_still_reaches_the_watchers() {
         .unwrap()
         .unwrap();
     assert_eq!(seen.version, second);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_spectator_read_does_not_hold_up_a_move() {
+    let store = Arc::new(LosingStore::default());
+    let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", grpc.local_addr().unwrap());
+    tokio::spawn(fogblast_game_service::run(
+        GameConfig::default(),
+        store.clone(),
+        Arc::new(MemoryBus::new()),
+        grpc,
+        http,
+        std::future::pending(),
+    ));
+    while store.members().await.unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut client = GameClient::connect(addr).await.unwrap();
+    let created = client
+        .create_game(CreateGameRequest {
+            player_id: "alice".into(),
+            variant: Variant::Standard as i32,
+            color: ColorChoice::ChooseWhite as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    client
+        .join_game(JoinGameRequest { player_id: "bob".into(), code: created.code, ..Default::default() })
+        .await
+        .unwrap();
+    let game = created.game_id;
+
+    // Reads of the game now take 800 ms; the shard holds the game itself.
+    store.slow_loads_ms.store(800, Ordering::SeqCst);
+    let mut spectator = client.clone();
+    let request = fogblast_proto::game::GetStateRequest { game_id: game.clone(), player_id: String::new() };
+    let read = tokio::spawn(async move { spectator.get_state(request).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = std::time::Instant::now();
+    let request =
+        MakeMoveRequest { game_id: game.clone(), player_id: "alice".into(), uci: "e2e4".into(), ply: 0, lag_ms: 0 };
+    client.make_move(request).await.expect("the move is played");
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(400), "the move did not wait for the spectator's read: {took:?}");
+    let state = read.await.unwrap().expect("the spectator is served").into_inner();
+    assert!(state.version > 0);
 }
