@@ -18,6 +18,7 @@ mod support;
 mod computer;
 mod endpoints;
 mod fog_computer;
+mod frozen_matchmaker;
 mod fuzz;
 mod identity;
 mod lobby;

@@ -192,8 +192,23 @@ impl Proc {
 
     /// Asks to stop: SIGTERM.
     pub fn terminate(&self) {
-        let status = Command::new("kill").arg("-TERM").arg(self.pid().to_string()).status().expect("kill runs");
-        assert!(status.success(), "kill -TERM {} failed", self.pid());
+        self.signal("-TERM");
+    }
+
+    /// Freezes the process (SIGSTOP): its sockets stay open and nothing
+    /// answers, as with a hung or partitioned peer.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Wakes a frozen process (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill").arg(signal).arg(self.pid().to_string()).status().expect("kill runs");
+        assert!(status.success(), "kill {signal} {} failed", self.pid());
     }
 
     /// Waits for the process to exit, up to `limit`.

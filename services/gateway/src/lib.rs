@@ -25,9 +25,11 @@ use tracing::{info, warn};
 mod archive_api;
 mod config;
 mod conn;
+mod deadline;
 mod feeds;
 pub mod frames;
 mod http;
+mod lanes;
 mod limits;
 mod lobby;
 mod metrics;
@@ -96,14 +98,18 @@ pub async fn run(
     let (drain, draining) = watch::channel(false);
     let rating = match &config.rating_addr {
         Some(addr) => {
-            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone()).map_err(ServeError::RatingAddress)?;
+            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone())
+                .map_err(ServeError::RatingAddress)?
+                .connect_timeout(config.settings.rating_timeout());
             Some(fogblast_proto::rating::rating_client::RatingClient::new(endpoint.connect_lazy()))
         }
         None => None,
     };
     let matchmaker = match &config.matchmaker_addr {
         Some(addr) => {
-            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone()).map_err(ServeError::RatingAddress)?;
+            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone())
+                .map_err(ServeError::RatingAddress)?
+                .connect_timeout(config.settings.matchmaker_timeout());
             Some(fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient::new(endpoint.connect_lazy()))
         }
         None => None,
@@ -122,7 +128,7 @@ pub async fn run(
         metrics: metrics.clone(),
         draining,
         rating,
-        matchmaker: lobby::Matchmaker::new(matchmaker),
+        matchmaker: lobby::Matchmaker::new(matchmaker, config.settings.matchmaker_timeout()),
         lobby,
         config,
         tasks,
