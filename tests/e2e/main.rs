@@ -23,6 +23,7 @@ mod fuzz;
 mod identity;
 mod lobby;
 mod play;
+mod presence;
 mod rated;
 mod reconnect;
 mod trace;

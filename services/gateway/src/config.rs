@@ -56,6 +56,9 @@ pub struct GatewaySettings {
     /// Each rating service call (profiles, leaderboards, archived games, PGN) is answered 503 after this long.
     #[arg(long = "rating-timeout-ms", env = "FOGBLAST_GATEWAY_RATING_TIMEOUT_MS", default_value_t = 3_000)]
     pub rating_timeout_ms: u64,
+    /// A seated player here counts as gone this long after the gateway last renewed their presence (renewed every third of it), so a gateway that dies leaves no one present for good; 0: present until reported gone.
+    #[arg(long = "presence-lease-ms", env = "FOGBLAST_GATEWAY_PRESENCE_LEASE_MS", default_value_t = 20_000)]
+    pub presence_lease_ms: u64,
     /// How often shard membership is read again.
     #[arg(long = "membership-refresh-ms", env = "FOGBLAST_GATEWAY_MEMBERSHIP_REFRESH_MS", default_value_t = 1_000)]
     pub membership_refresh_ms: u64,
@@ -73,6 +76,10 @@ pub struct GatewaySettings {
 impl GatewaySettings {
     pub fn route_timeout(&self) -> Duration {
         Duration::from_millis(self.route_timeout_ms)
+    }
+
+    pub fn presence_lease(&self) -> Duration {
+        Duration::from_millis(self.presence_lease_ms)
     }
 
     pub fn matchmaker_timeout(&self) -> Duration {

@@ -35,6 +35,7 @@ mod lobby;
 mod metrics;
 mod notices;
 mod players;
+mod presence;
 mod session;
 mod token;
 
@@ -121,7 +122,12 @@ pub async fn run(
     let tasks = TaskTracker::new();
     let gateway = Arc::new(Gateway {
         signer: TokenSigner::new(&secret),
-        feeds: feeds::Feeds::new(router.clone(), metrics.clone(), tasks.clone()),
+        feeds: feeds::Feeds::new(
+            router.clone(),
+            metrics.clone(),
+            tasks.clone(),
+            config.settings.presence_lease().as_millis() as u64,
+        ),
         players: players::Players::new(bus, metrics.clone()),
         limits: limits::IpLimits::new(config.settings.max_connections_per_ip, config.settings.games_per_ip_minute),
         router,
@@ -133,6 +139,7 @@ pub async fn run(
         config,
         tasks,
     });
+    presence::renew(Arc::downgrade(&gateway.feeds), gateway.router.clone(), gateway.config.settings.presence_lease());
     let drain_time = Duration::from_millis(gateway.config.settings.drain_ms);
     let app = http::routes(gateway.clone()).into_make_service_with_connect_info::<SocketAddr>();
     info!(addr = %addr, "gateway listening");
