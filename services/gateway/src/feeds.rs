@@ -216,6 +216,9 @@ impl Feeds {
             players.dedup();
             seats.extend(players.into_iter().map(|p| (feed.game.clone(), p.clone())));
         }
+        // In the same order every time, so renewals spread over a period
+        // reach each seat about one period apart.
+        seats.sort();
         seats
     }
 
