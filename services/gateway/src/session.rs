@@ -199,7 +199,8 @@ impl Session {
 
     /// Starts the command in `text` in its lane. Only `hello` is carried
     /// out before the next frame is read: every later command depends on
-    /// who it names, and it calls no slow dependency.
+    /// who it names, and it waits only for the local bus client to
+    /// subscribe to the player's notices, never for another service.
     async fn accept(&mut self, text: &str, lanes: &mut Lanes) {
         let request = match fogblast_protocol::parse(text) {
             Ok(request) => request,
