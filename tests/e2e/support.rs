@@ -192,11 +192,11 @@ impl Proc {
 
     /// Asks to stop: SIGTERM.
     pub fn terminate(&self) {
-        let status = Command::new("kill").arg("-TERM").arg(self.pid().to_string()).status().expect("kill runs");
-        assert!(status.success(), "kill -TERM {} failed", self.pid());
+        self.signal("-TERM");
     }
 
-    /// Freezes (SIGSTOP): its sockets stay open, nothing answers on them.
+    /// Freezes the process (SIGSTOP): its sockets stay open and nothing
+    /// answers, as with a hung or partitioned peer.
     pub fn freeze(&self) {
         self.signal("-STOP");
     }

@@ -61,7 +61,9 @@ pub struct Commit {
     /// The writer's membership epoch.
     pub epoch: u64,
     pub record: Vec<u8>,
-    /// At least one event. They get versions `expected_version + 1` on.
+    /// They get versions `expected_version + 1` on. A create has at least
+    /// one; a commit of none writes the record alone and keeps the version
+    /// (a presence lease renewed: nothing a watcher needs to hear).
     pub events: Vec<Vec<u8>>,
     /// When the game next needs attention (store time, unix ms); `None`
     /// takes it off the deadline set.

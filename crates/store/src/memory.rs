@@ -196,8 +196,8 @@ impl GameStore for MemoryStore {
     }
 
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
-        if commit.events.is_empty() {
-            return Err(StoreError::new("a commit needs at least one event").into());
+        if commit.events.is_empty() && commit.expected_version == 0 {
+            return Err(StoreError::new("a new game is committed with at least one event").into());
         }
         let new_version = new_version(commit.expected_version, commit.events.len())?;
         let now = self.clock.now_ms();

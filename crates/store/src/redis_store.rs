@@ -170,8 +170,8 @@ impl GameStore for RedisStore {
     }
 
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
-        if commit.events.is_empty() {
-            return Err(StoreError::new("a commit needs at least one event").into());
+        if commit.events.is_empty() && commit.expected_version == 0 {
+            return Err(StoreError::new("a new game is committed with at least one event").into());
         }
         let version = new_version(commit.expected_version, commit.events.len())?;
         let mut invocation = self.scripts.commit.prepare_invoke();

@@ -77,6 +77,22 @@ async fn empty_commit_is_refused(store: &dyn GameStore) {
     assert_eq!(store.load(&g).await.unwrap(), None);
 }
 
+async fn a_commit_of_no_events_writes_the_record_and_keeps_the_version(store: &dyn GameStore) {
+    let g = gid("g1");
+    store.commit(commit(&g, 0, 1, "r1", &["a", "b"])).await.unwrap();
+    let mut renewal = commit(&g, 2, 1, "r2", &[]);
+    renewal.due_at_ms = Some(42);
+    assert_eq!(store.commit(renewal).await.unwrap(), 2);
+    assert_eq!(store.load(&g).await.unwrap(), Some(StoredGame { version: 2, epoch: 1, record: b"r2".to_vec() }));
+    assert_eq!(store.due_games(100, 0, 10).await.unwrap().len(), 1, "its deadline moved");
+    assert!(
+        matches!(store.events_after(&g, 0).await.unwrap(), EventsAfter::Events { current: 2, ref events } if events.len() == 2)
+    );
+    // It is still checked like any other commit.
+    let stale = store.commit(commit(&g, 1, 1, "r3", &[])).await;
+    assert!(matches!(stale, Err(CommitError::VersionConflict { current: 2 })), "{stale:?}");
+}
+
 async fn one_writer_wins_each_race(writers: &[Arc<dyn GameStore>]) {
     let g = gid("raced");
     writers[0].commit(commit(&g, 0, 1, "start", &["e"])).await.unwrap();
@@ -311,6 +327,7 @@ suite!(
         stale_epoch_changes_nothing,
         newer_epoch_is_recorded,
         empty_commit_is_refused,
+        a_commit_of_no_events_writes_the_record_and_keeps_the_version,
         events_after_gives_exact_ranges,
         history_cap_leaves_a_gap,
         deadlines_are_ordered_and_moved,

@@ -57,9 +57,12 @@ pub enum Command {
         player: PlayerId,
         new_game: String,
     },
+    /// `lease_ms` (with `connected`, if not 0): gone that long from now
+    /// unless reported again.
     Presence {
         player: PlayerId,
         connected: bool,
+        lease_ms: u64,
     },
     /// Whatever has fallen due: a flag, an abort, an abandoned game.
     Tick,
@@ -154,7 +157,7 @@ pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts
         Command::Takeback { player, action } => next.takeback(&player, action)?,
         Command::ClaimVictory { player } => next.claim_victory(&player, timeouts)?,
         Command::Rematch { player, new_game } => next.rematch(&player, new_game)?,
-        Command::Presence { player, connected } => next.presence(&player, connected, timeouts),
+        Command::Presence { player, connected, lease_ms } => next.presence(&player, connected, lease_ms, timeouts),
         Command::Tick => next.tick(timeouts),
     };
     if !changed {
@@ -446,6 +449,8 @@ impl Next {
     fn claim_victory(&mut self, player: &PlayerId, timeouts: &Timeouts) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         self.require_playing()?;
+        // A lease that lapsed counts even if the sweep has not seen it yet.
+        self.lapse(timeouts);
         let gone_since = self.live.seat(!color).gone_since_ms;
         if gone_since == 0 {
             return Err(CommandError::OpponentPresent);
@@ -483,27 +488,58 @@ impl Next {
         Ok(true)
     }
 
-    fn presence(&mut self, player: &PlayerId, connected: bool, timeouts: &Timeouts) -> bool {
+    fn presence(&mut self, player: &PlayerId, connected: bool, lease_ms: u64, timeouts: &Timeouts) -> bool {
         let Some(color) = self.live.color_of(player) else { return false };
         if self.live.status() == Status::Ended {
             return false;
         }
         let now = self.now_ms;
         let seat = self.live.seat_mut(color);
+        let until = if lease_ms == 0 { 0 } else { now.saturating_add(lease_ms) };
         match (connected, seat.gone_since_ms) {
-            (true, 0) => false,
+            // A renewal: no event, but the new expiry is stored, so the
+            // game's next owner knows it too.
+            (true, 0) => {
+                let renewed = seat.present_until_ms != until;
+                seat.present_until_ms = until;
+                renewed
+            }
             (false, since) if since != 0 => false,
             (true, _) => {
                 seat.gone_since_ms = 0;
+                seat.present_until_ms = until;
                 self.events.push(Event::Presence { color, gone: false, claim_in_ms: 0 });
                 true
             }
             (false, _) => {
                 seat.gone_since_ms = now;
+                seat.present_until_ms = 0;
                 self.events.push(Event::Presence { color, gone: true, claim_in_ms: timeouts.claim_after_ms });
                 true
             }
         }
+    }
+
+    /// Seats whose presence lease ran out without a renewal (their gateway
+    /// died, or lost the game service) count as gone since it ran out, as
+    /// if reported gone then: the opponent hears it, with the time left to
+    /// a claim.
+    fn lapse(&mut self, timeouts: &Timeouts) -> bool {
+        let now = self.now_ms;
+        let mut lapsed = false;
+        for color in [Color::White, Color::Black] {
+            let seat = self.live.seat_mut(color);
+            let until = seat.present_until_ms;
+            if seat.gone_since_ms != 0 || until == 0 || now < until {
+                continue;
+            }
+            seat.gone_since_ms = until;
+            seat.present_until_ms = 0;
+            let claim_in_ms = (until + timeouts.claim_after_ms).saturating_sub(now);
+            self.events.push(Event::Presence { color, gone: true, claim_in_ms });
+            lapsed = true;
+        }
+        lapsed
     }
 
     /// Ends the game for whatever fell due; the rules are `next_due`'s.
@@ -522,17 +558,18 @@ impl Next {
                         return true;
                     }
                 }
+                let lapsed = self.lapse(timeouts);
                 if self.live.first_move_due_ms(timeouts.no_start_ms).is_some_and(|due| now >= due) {
-                    return self.end(None, EndReason::Aborted);
+                    return self.end(None, EndReason::Aborted) || lapsed;
                 }
                 let not_started = self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0;
                 if let Some(since) = self.both_gone_since() {
                     if now >= since + timeouts.abandon_ms {
                         let reason = if not_started { EndReason::Aborted } else { EndReason::Abandoned };
-                        return self.end(None, reason);
+                        return self.end(None, reason) || lapsed;
                     }
                 }
-                false
+                lapsed
             }
             _ => false,
         }
@@ -569,6 +606,14 @@ pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
             let gone = |c: Color, since: u64| since != 0 || live.is_computer(c);
             if gone(Color::White, white) && gone(Color::Black, black) {
                 due.push(white.max(black) + timeouts.abandon_ms);
+            }
+            // A lease that lapses makes its seat gone: the sweep must see it
+            // even when nothing else happens in the game.
+            for color in [Color::White, Color::Black] {
+                let seat = live.seat(color);
+                if seat.gone_since_ms == 0 && seat.present_until_ms != 0 {
+                    due.push(seat.present_until_ms);
+                }
             }
             due.into_iter().min()
         }

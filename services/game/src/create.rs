@@ -125,6 +125,7 @@ fn seat(player: Player, settings: Option<&fogblast_proto::game::ClockSettings>) 
         remaining_ms: settings.map_or(0, |s| u64::from(s.initial_ms)),
         lag_quota_ms: settings.map_or(0, |s| LagPolicy::for_clock(s).initial_ms),
         gone_since_ms: 0,
+        present_until_ms: 0,
     }
 }
 

@@ -174,7 +174,11 @@ impl Game for GameService {
     async fn report_presence(&self, request: Request<PresenceRequest>) -> Result<Response<CommandResponse>, Status> {
         let request = request.into_inner();
         self.timed("report_presence", async {
-            let command = Command::Presence { player: player_id(&request.player_id)?, connected: request.connected };
+            let command = Command::Presence {
+                player: player_id(&request.player_id)?,
+                connected: request.connected,
+                lease_ms: request.lease_ms,
+            };
             self.command(&request.game_id, command).await
         })
         .await

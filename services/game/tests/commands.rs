@@ -1,7 +1,7 @@
 //! The command layer on its own, where time is whatever the test says: a
 //! clock that runs only for the side to move, lag compensated within the
 //! quota, a move that arrives after the flag, the timeouts that end games
-//! nobody plays, offers and presence.
+//! nobody plays, offers and presence, reported and by lease.
 
 use fogblast_game_service::commands::{apply, next_due, Command, Event, Outcome};
 use fogblast_game_service::create::{new_record, NewGame};
@@ -159,18 +159,96 @@ fn a_gone_opponent_can_be_claimed_against_only_after_the_announced_time() {
     let live = game(Variant::Atomic, None);
     let live = play(&live, "w", "e2e4", START, 0);
     let live = play(&live, "b", "e7e5", START, 0);
-    let gone = apply(&live, Command::Presence { player: id("b"), connected: false }, START + 1_000, &timeouts());
+    let gone =
+        apply(&live, Command::Presence { player: id("b"), connected: false, lease_ms: 0 }, START + 1_000, &timeouts());
     let Outcome::Applied(gone) = gone.unwrap() else { panic!("presence recorded") };
     assert!(matches!(gone.events[..], [Event::Presence { color: Color::Black, gone: true, claim_in_ms: 20_000 }]));
     let live = gone.live;
     // Reporting it again changes nothing.
-    let again = apply(&live, Command::Presence { player: id("b"), connected: false }, START + 2_000, &timeouts());
+    let again =
+        apply(&live, Command::Presence { player: id("b"), connected: false, lease_ms: 0 }, START + 2_000, &timeouts());
     assert!(matches!(again, Ok(Outcome::Unchanged)));
     let early = apply(&live, Command::ClaimVictory { player: id("w") }, START + 20_999, &timeouts()).unwrap_err();
     assert_eq!(early, CommandError::ClaimTooEarly { wait_ms: 1 });
     assert_eq!(early.error_code(), ErrorCode::Conflict);
     let won = applied(apply(&live, Command::ClaimVictory { player: id("w") }, START + 21_000, &timeouts()));
     assert_eq!((won.record.result.as_str(), won.record.reason()), ("1-0", EndReason::Abandoned));
+}
+
+fn present(live: &LiveGame, player: &str, at: u64, lease_ms: u64) -> Result<Outcome, CommandError> {
+    apply(live, Command::Presence { player: id(player), connected: true, lease_ms }, at, &timeouts())
+}
+
+#[test]
+fn a_presence_lease_that_lapses_makes_the_seat_gone_since_it_lapsed() {
+    let live = game(Variant::Atomic, None);
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    let live = applied(present(&live, "w", START, 5_000));
+    let live = applied(present(&live, "b", START, 5_000));
+    // The sweep is asked to look when a lease would lapse.
+    assert_eq!(next_due(&live, &timeouts()), Some(START + 5_000));
+    // A renewal moves the lapse later, without an event.
+    let renewed = present(&live, "b", START + 3_000, 5_000).unwrap();
+    let Outcome::Applied(renewed) = renewed else { panic!("the renewal is stored") };
+    assert!(renewed.events.is_empty(), "{:?}", renewed.events);
+    let live = applied(present(&renewed.live, "w", START + 3_000, 5_000));
+    assert_eq!(next_due(&live, &timeouts()), Some(START + 8_000));
+    let present_yet = apply(&live, Command::ClaimVictory { player: id("w") }, START + 7_999, &timeouts()).unwrap_err();
+    assert_eq!(present_yet, CommandError::OpponentPresent);
+
+    // Black's gateway stops renewing; white's keeps going.
+    let live = applied(present(&live, "w", START + 6_000, 5_000));
+    let lapsed = apply(&live, Command::Tick, START + 8_200, &timeouts()).unwrap();
+    let Outcome::Applied(lapsed) = lapsed else { panic!("the lapse is recorded") };
+    assert!(
+        matches!(lapsed.events[..], [Event::Presence { color: Color::Black, gone: true, claim_in_ms: 19_800 }]),
+        "{:?}",
+        lapsed.events
+    );
+    let live = lapsed.live;
+    let early = apply(&live, Command::ClaimVictory { player: id("w") }, START + 27_999, &timeouts()).unwrap_err();
+    assert_eq!(early, CommandError::ClaimTooEarly { wait_ms: 1 });
+    let won = applied(apply(&live, Command::ClaimVictory { player: id("w") }, START + 28_000, &timeouts()));
+    assert_eq!((won.record.result.as_str(), won.record.reason()), ("1-0", EndReason::Abandoned));
+}
+
+#[test]
+fn a_claim_sees_a_lapsed_lease_before_the_sweep_does() {
+    let live = game(Variant::Atomic, None);
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    let live = applied(present(&live, "b", START, 1_000));
+    let won = applied(apply(&live, Command::ClaimVictory { player: id("w") }, START + 21_000, &timeouts()));
+    assert_eq!(won.record.reason(), EndReason::Abandoned);
+}
+
+#[test]
+fn a_game_whose_two_leases_lapsed_is_abandoned_after_the_abandon_time() {
+    let live = game(Variant::Standard, None);
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    let live = applied(present(&live, "w", START, 2_000));
+    let live = applied(present(&live, "b", START + 1_000, 2_000));
+    let live = applied(apply(&live, Command::Tick, START + 2_000, &timeouts()));
+    assert_eq!(live.status(), Status::Playing, "only white's lease lapsed");
+    let live = applied(apply(&live, Command::Tick, START + 3_000, &timeouts()));
+    assert_eq!(next_due(&live, &timeouts()), Some(START + 3_000 + 300_000), "gone since black's lease lapsed");
+    let ended = applied(apply(&live, Command::Tick, START + 303_000, &timeouts()));
+    assert_eq!((ended.record.result.as_str(), ended.record.reason()), ("1/2-1/2", EndReason::Abandoned));
+}
+
+#[test]
+fn a_player_back_after_a_lapse_is_present_again() {
+    let live = game(Variant::Atomic, None);
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = applied(present(&live, "b", START, 1_000));
+    let live = applied(apply(&live, Command::Tick, START + 1_000, &timeouts()));
+    let back = present(&live, "b", START + 2_000, 1_000).unwrap();
+    let Outcome::Applied(back) = back else { panic!("back is recorded") };
+    assert!(matches!(back.events[..], [Event::Presence { color: Color::Black, gone: false, .. }]));
+    let present_again = apply(&back.live, Command::ClaimVictory { player: id("w") }, START + 2_500, &timeouts());
+    assert_eq!(present_again.unwrap_err(), CommandError::OpponentPresent);
 }
 
 #[test]

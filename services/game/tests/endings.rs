@@ -266,8 +266,12 @@ async fn send(router: &Router, game: &str, player: &str, rpc: Rpc) -> Result<u64
                     Rpc::Draw(action) => client.draw(offer(action)).await,
                     Rpc::Takeback(action) => client.takeback(offer(action)).await,
                     Rpc::Presence(connected) => {
-                        let request =
-                            PresenceRequest { game_id: game_id.clone(), player_id: player_id.clone(), connected };
+                        let request = PresenceRequest {
+                            game_id: game_id.clone(),
+                            player_id: player_id.clone(),
+                            connected,
+                            lease_ms: 0,
+                        };
                         client.report_presence(request).await
                     }
                 }

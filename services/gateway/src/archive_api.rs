@@ -21,6 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
+use crate::deadline::within;
 use crate::Gateway;
 
 fn error_response(error: &ServiceError) -> Response {
@@ -35,9 +36,7 @@ fn client(gateway: &Gateway) -> Result<RatingClient<Channel>, ServiceError> {
         .ok_or_else(|| ServiceError::new(ErrorCode::Unavailable, "the game archive is not configured on this gateway"))
 }
 
-fn status(status: &tonic::Status) -> ServiceError {
-    ServiceError::from_status(status)
-}
+const RATING: &str = "rating service";
 
 fn variant_from_path(name: &str) -> Result<Variant, ServiceError> {
     name.parse().map_err(|_| ServiceError::new(ErrorCode::NotFound, "variants are standard, atomic and fog"))
@@ -90,8 +89,12 @@ pub fn archived_value(archived: &ArchivedGame) -> Value {
 
 pub async fn profile(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
     let result = async {
-        let profile = client(&gateway)?.get_profile(ProfileRequest { player_id: id }).await.map_err(|s| status(&s))?;
-        let profile = profile.into_inner();
+        let profile = within(
+            gateway.config.settings.rating_timeout(),
+            RATING,
+            client(&gateway)?.get_profile(ProfileRequest { player_id: id }),
+        )
+        .await?;
         let ratings: Vec<Value> = profile
             .ratings
             .iter()
@@ -130,7 +133,9 @@ pub async fn player_games(
             page_size: page.page_size.unwrap_or(0),
             page_token: page.page_token.unwrap_or_default(),
         };
-        let games = client(&gateway)?.list_player_games(request).await.map_err(|s| status(&s))?.into_inner();
+        let games =
+            within(gateway.config.settings.rating_timeout(), RATING, client(&gateway)?.list_player_games(request))
+                .await?;
         let next = Some(games.next_page_token).filter(|t| !t.is_empty());
         Ok::<_, ServiceError>(
             json!({ "games": games.games.iter().map(archived_value).collect::<Vec<_>>(), "next_page_token": next }),
@@ -156,7 +161,7 @@ pub async fn leaderboard(
             variant: fogblast_proto::game::Variant::from(variant) as i32,
             limit: limit.limit.unwrap_or(0),
         };
-        let board = client(&gateway)?.get_leaderboard(request).await.map_err(|s| status(&s))?.into_inner();
+        let board = within(gateway.config.settings.rating_timeout(), RATING, client(&gateway)?.get_leaderboard(request)).await?;
         let entries: Vec<Value> = board
             .entries
             .iter()
@@ -173,14 +178,24 @@ pub async fn leaderboard(
 
 /// A finished game from the archive, for when the game service no longer holds it.
 pub async fn archived_game(gateway: &Gateway, id: &str) -> Result<Value, ServiceError> {
-    let archived = client(gateway)?.get_game(GameRequest { game_id: id.to_owned() }).await.map_err(|s| status(&s))?;
-    Ok(archived_value(&archived.into_inner()))
+    let archived = within(
+        gateway.config.settings.rating_timeout(),
+        RATING,
+        client(gateway)?.get_game(GameRequest { game_id: id.to_owned() }),
+    )
+    .await?;
+    Ok(archived_value(&archived))
 }
 
 pub async fn pgn(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
     let result = async {
-        let pgn = client(&gateway)?.export_pgn(GameRequest { game_id: id.clone() }).await.map_err(|s| status(&s))?;
-        Ok::<_, ServiceError>(pgn.into_inner().pgn)
+        let pgn = within(
+            gateway.config.settings.rating_timeout(),
+            RATING,
+            client(&gateway)?.export_pgn(GameRequest { game_id: id.clone() }),
+        )
+        .await?;
+        Ok::<_, ServiceError>(pgn.pgn)
     }
     .await;
     match result {

@@ -47,6 +47,18 @@ pub struct GatewaySettings {
     /// Shards are asked to fail over for at most this long before a command is answered `unavailable`.
     #[arg(long = "route-timeout-ms", env = "FOGBLAST_GATEWAY_ROUTE_TIMEOUT_MS", default_value_t = 8_000)]
     pub route_timeout_ms: u64,
+    /// Commands one connection may have waiting for an answer; past that they are refused with `rate_limited`.
+    #[arg(long = "max-in-flight", env = "FOGBLAST_GATEWAY_MAX_IN_FLIGHT", default_value_t = 16)]
+    pub max_in_flight: usize,
+    /// Each matchmaker call (`seek`, `cancel_seek`, `lobby`) is answered `unavailable` after this long.
+    #[arg(long = "matchmaker-timeout-ms", env = "FOGBLAST_GATEWAY_MATCHMAKER_TIMEOUT_MS", default_value_t = 2_000)]
+    pub matchmaker_timeout_ms: u64,
+    /// Each rating service call (profiles, leaderboards, archived games, PGN) is answered 503 after this long.
+    #[arg(long = "rating-timeout-ms", env = "FOGBLAST_GATEWAY_RATING_TIMEOUT_MS", default_value_t = 3_000)]
+    pub rating_timeout_ms: u64,
+    /// A seated player here counts as gone this long after the gateway last renewed their presence (renewed every third of it), so a gateway that dies leaves no one present for good; 0: present until reported gone.
+    #[arg(long = "presence-lease-ms", env = "FOGBLAST_GATEWAY_PRESENCE_LEASE_MS", default_value_t = 20_000)]
+    pub presence_lease_ms: u64,
     /// How often shard membership is read again (also at once when a shard does not answer).
     #[arg(long = "membership-refresh-ms", env = "FOGBLAST_GATEWAY_MEMBERSHIP_REFRESH_MS", default_value_t = 250)]
     pub membership_refresh_ms: u64,
@@ -64,6 +76,18 @@ pub struct GatewaySettings {
 impl GatewaySettings {
     pub fn route_timeout(&self) -> Duration {
         Duration::from_millis(self.route_timeout_ms)
+    }
+
+    pub fn presence_lease(&self) -> Duration {
+        Duration::from_millis(self.presence_lease_ms)
+    }
+
+    pub fn matchmaker_timeout(&self) -> Duration {
+        Duration::from_millis(self.matchmaker_timeout_ms)
+    }
+
+    pub fn rating_timeout(&self) -> Duration {
+        Duration::from_millis(self.rating_timeout_ms)
     }
 }
 

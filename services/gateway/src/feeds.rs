@@ -7,7 +7,9 @@
 //!
 //! Feeds also report presence: when a player's last socket on a game they
 //! are seated in goes, the game service is told, and the opponent hears
-//! `opponent_gone`.
+//! `opponent_gone`. A player reported here is present only on a lease,
+//! which `presence.rs` renews while they stay, so a gateway that dies
+//! without a word leaves its players gone once their leases lapse.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
@@ -87,6 +89,8 @@ pub struct Feeds {
     /// Where presence reports run, so a draining gateway waits for them
     /// with its sessions.
     tasks: TaskTracker,
+    /// How long a report of a player here holds without a renewal.
+    presence_lease_ms: u64,
 }
 
 impl std::fmt::Debug for Feeds {
@@ -96,8 +100,15 @@ impl std::fmt::Debug for Feeds {
 }
 
 impl Feeds {
-    pub fn new(router: Arc<Router>, metrics: Arc<Metrics>, tasks: TaskTracker) -> Arc<Feeds> {
-        Arc::new_cyclic(|me| Feeds { router, metrics, feeds: Mutex::default(), me: me.clone(), tasks })
+    pub fn new(router: Arc<Router>, metrics: Arc<Metrics>, tasks: TaskTracker, presence_lease_ms: u64) -> Arc<Feeds> {
+        Arc::new_cyclic(|me| Feeds {
+            router,
+            metrics,
+            feeds: Mutex::default(),
+            me: me.clone(),
+            tasks,
+            presence_lease_ms,
+        })
     }
 
     fn feed(&self, game: &GameId) -> Arc<Feed> {
@@ -189,8 +200,30 @@ impl Feeds {
         }
     }
 
+    /// Every seated player on a socket here, with their game.
+    pub fn seats(&self) -> Vec<(GameId, PlayerId)> {
+        let feeds = self.feeds.lock().expect("feeds lock");
+        let mut seats = Vec::new();
+        for feed in feeds.values() {
+            let state = feed.state.lock().expect("feed lock");
+            let mut players: Vec<&PlayerId> = state
+                .subscribers
+                .values()
+                .filter(|s| s.seat != Seat::Spectator)
+                .filter_map(|s| s.player.as_ref())
+                .collect();
+            players.sort();
+            players.dedup();
+            seats.extend(players.into_iter().map(|p| (feed.game.clone(), p.clone())));
+        }
+        // In the same order every time, so renewals spread over a period
+        // reach each seat about one period apart.
+        seats.sort();
+        seats
+    }
+
     /// Whether `player` holds its seat in `game` on a socket here.
-    fn seated_here(&self, game: &GameId, player: &PlayerId) -> bool {
+    pub fn seated_here(&self, game: &GameId, player: &PlayerId) -> bool {
         let feeds = self.feeds.lock().expect("feeds lock");
         feeds.get(game).is_some_and(|feed| {
             let state = feed.state.lock().expect("feed lock");
@@ -204,7 +237,7 @@ impl Feeds {
     /// to the report of the change that made it so, and one that became
     /// untrue while it was on its way goes again: the last word the game
     /// hears is the truth.
-    fn report_presence(&self, game: &GameId, player: &PlayerId, connected: bool) {
+    pub fn report_presence(&self, game: &GameId, player: &PlayerId, connected: bool) {
         let Some(feeds) = self.me.upgrade() else { return };
         let router = self.router.clone();
         let (game, player) = (game.clone(), player.clone());
@@ -216,7 +249,9 @@ impl Feeds {
                 if feeds.seated_here(&game, &player) != connected {
                     break;
                 }
-                let request = PresenceRequest { game_id: game.to_string(), player_id: player.to_string(), connected };
+                let lease_ms = if connected { feeds.presence_lease_ms } else { 0 };
+                let request =
+                    PresenceRequest { game_id: game.to_string(), player_id: player.to_string(), connected, lease_ms };
                 let result = router.report_presence(request).await;
                 if let Err(error) = result {
                     if error.code != ErrorCode::GameOver {

@@ -25,14 +25,17 @@ use tracing::{info, warn};
 mod archive_api;
 mod config;
 mod conn;
+mod deadline;
 mod feeds;
 pub mod frames;
 mod http;
+mod lanes;
 mod limits;
 mod lobby;
 mod metrics;
 mod notices;
 mod players;
+mod presence;
 mod session;
 mod token;
 
@@ -96,14 +99,18 @@ pub async fn run(
     let (drain, draining) = watch::channel(false);
     let rating = match &config.rating_addr {
         Some(addr) => {
-            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone()).map_err(ServeError::RatingAddress)?;
+            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone())
+                .map_err(ServeError::RatingAddress)?
+                .connect_timeout(config.settings.rating_timeout());
             Some(fogblast_proto::rating::rating_client::RatingClient::new(endpoint.connect_lazy()))
         }
         None => None,
     };
     let matchmaker = match &config.matchmaker_addr {
         Some(addr) => {
-            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone()).map_err(ServeError::RatingAddress)?;
+            let endpoint = tonic::transport::Endpoint::from_shared(addr.clone())
+                .map_err(ServeError::RatingAddress)?
+                .connect_timeout(config.settings.matchmaker_timeout());
             Some(fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient::new(endpoint.connect_lazy()))
         }
         None => None,
@@ -115,18 +122,24 @@ pub async fn run(
     let tasks = TaskTracker::new();
     let gateway = Arc::new(Gateway {
         signer: TokenSigner::new(&secret),
-        feeds: feeds::Feeds::new(router.clone(), metrics.clone(), tasks.clone()),
+        feeds: feeds::Feeds::new(
+            router.clone(),
+            metrics.clone(),
+            tasks.clone(),
+            config.settings.presence_lease().as_millis() as u64,
+        ),
         players: players::Players::new(bus, metrics.clone()),
         limits: limits::IpLimits::new(config.settings.max_connections_per_ip, config.settings.games_per_ip_minute),
         router,
         metrics: metrics.clone(),
         draining,
         rating,
-        matchmaker: lobby::Matchmaker::new(matchmaker),
+        matchmaker: lobby::Matchmaker::new(matchmaker, config.settings.matchmaker_timeout()),
         lobby,
         config,
         tasks,
     });
+    presence::renew(Arc::downgrade(&gateway.feeds), gateway.router.clone(), gateway.config.settings.presence_lease());
     let drain_time = Duration::from_millis(gateway.config.settings.drain_ms);
     let app = http::routes(gateway.clone()).into_make_service_with_connect_info::<SocketAddr>();
     info!(addr = %addr, "gateway listening");

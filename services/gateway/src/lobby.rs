@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use fogblast_bus::EventBus;
 use fogblast_proto::error::{ErrorCode, ServiceError};
@@ -23,7 +24,10 @@ use tonic::transport::Channel;
 use tracing::{debug, warn};
 
 use crate::conn::Conn;
+use crate::deadline::within;
 use crate::{frames, notices};
+
+const MATCHMAKER: &str = "matchmaker";
 
 /// The lobby's subscribers on this gateway and the newest frame seen.
 #[derive(Default)]
@@ -84,19 +88,18 @@ fn no_matchmaker() -> ServiceError {
     ServiceError::new(ErrorCode::Unavailable, "quick pairing and the lobby are not running on this server")
 }
 
-fn status(status: tonic::Status) -> ServiceError {
-    ServiceError::from_status(&status)
-}
-
-/// The matchmaker, if this gateway has one.
+/// The matchmaker, if this gateway has one. Every call has `timeout`, the
+/// ones a client waits for and the best-effort ones alike (those would
+/// otherwise pile up as tasks while the matchmaker hangs).
 #[derive(Clone, Debug)]
 pub struct Matchmaker {
     client: Option<MatchmakerClient<Channel>>,
+    timeout: Duration,
 }
 
 impl Matchmaker {
-    pub fn new(client: Option<MatchmakerClient<Channel>>) -> Matchmaker {
-        Matchmaker { client }
+    pub fn new(client: Option<MatchmakerClient<Channel>>, timeout: Duration) -> Matchmaker {
+        Matchmaker { client, timeout }
     }
 
     fn client(&self) -> Result<MatchmakerClient<Channel>, ServiceError> {
@@ -121,28 +124,30 @@ impl Matchmaker {
             range: range.map(|(min, max)| RatingRange { min, max }),
             rating: None,
         };
-        let answer = self.client()?.seek(request).await.map_err(status)?.into_inner();
+        let answer = within(self.timeout, MATCHMAKER, self.client()?.seek(request)).await?;
         Ok((answer.seek_id, answer.pool))
     }
 
     pub async fn cancel_seek(&self, player: &str) -> Result<bool, ServiceError> {
         let request = CancelSeekRequest { player_id: player.to_owned() };
-        Ok(self.client()?.cancel_seek(request).await.map_err(status)?.into_inner().cancelled)
+        Ok(within(self.timeout, MATCHMAKER, self.client()?.cancel_seek(request)).await?.cancelled)
     }
 
     /// The lobby now, as its frame.
     pub async fn list(&self) -> Result<LobbyFrame, ServiceError> {
         let request = ListLobbyRequest { variant: Variant::Unspecified as i32, limit: 0 };
-        let answer = self.client()?.list_lobby(request).await.map_err(status)?.into_inner();
+        let answer = within(self.timeout, MATCHMAKER, self.client()?.list_lobby(request)).await?;
         Ok(notices::lobby_frame(answer.version, &answer.open))
     }
 
     /// Best effort: a game waiting for a human opponent appears in the lobby.
     pub fn open_board(&self, board: Board) {
         let Some(mut client) = self.client.clone() else { return };
+        let timeout = self.timeout;
         tokio::spawn(async move {
-            if let Err(error) = client.open_board(OpenBoardRequest { board: Some(board) }).await {
-                debug!(code = ?error.code(), message = error.message(), "board not listed");
+            let listed = within(timeout, MATCHMAKER, client.open_board(OpenBoardRequest { board: Some(board) })).await;
+            if let Err(error) = listed {
+                debug!(code = ?error.code, message = error.message, "board not listed");
             }
         });
     }
@@ -150,8 +155,9 @@ impl Matchmaker {
     pub fn close_board(&self, game: &str) {
         let Some(mut client) = self.client.clone() else { return };
         let request = CloseBoardRequest { game_id: game.to_owned(), player_id: String::new() };
+        let timeout = self.timeout;
         tokio::spawn(async move {
-            let _ = client.close_board(request).await;
+            let _ = within(timeout, MATCHMAKER, client.close_board(request)).await;
         });
     }
 
@@ -159,8 +165,9 @@ impl Matchmaker {
     pub fn player_left(&self, player: &str) {
         let Some(mut client) = self.client.clone() else { return };
         let request = PlayerLeftRequest { player_id: player.to_owned() };
+        let timeout = self.timeout;
         tokio::spawn(async move {
-            let _ = client.player_left(request).await;
+            let _ = within(timeout, MATCHMAKER, client.player_left(request)).await;
         });
     }
 }

@@ -1,9 +1,10 @@
 //! One client connection: reads its frames, checks them against the
-//! connection's credits, carries out each command through the game
-//! service, and writes what comes back. Every refusal is an `error` frame
-//! with a code, and the connection stays usable; only abuse (flooding past
-//! the credits, a frame over the size limit) or a client too slow to read
-//! closes it.
+//! connection's credits, hands each command to its lane (`lanes.rs`) so
+//! that a slow one never holds up the socket, carries it out through the
+//! game service or the matchmaker, and writes what comes back. Every
+//! refusal is an `error` frame with a code, and the connection stays
+//! usable; only abuse (flooding past the credits, a frame over the size
+//! limit) or a client too slow to read closes it.
 
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
@@ -26,6 +27,7 @@ use tokio::time::Instant;
 use crate::conn::{Close, Conn};
 use crate::feeds::Seat;
 use crate::frames;
+use crate::lanes::{Lane, Lanes, Order};
 use crate::limits::Bucket;
 use crate::Gateway;
 
@@ -37,6 +39,7 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     gateway.metrics.connections.inc();
     let (mut sink, mut stream) = socket.split();
     let mut session = Session { gateway: gateway.clone(), conn: conn.clone(), ip, player: None, name: String::new() };
+    let mut lanes = Lanes::new(gateway.config.settings.max_in_flight);
     let mut credits =
         Bucket::new(gateway.config.settings.credits, Duration::from_millis(gateway.config.settings.credit_window_ms));
     let mut refusals =
@@ -75,7 +78,7 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
                             session.error(ErrorCode::RateLimited, "too many messages: slow down", id);
                             continue;
                         }
-                        session.handle(&text).await;
+                        session.accept(&text, &mut lanes).await;
                     }
                     Message::Binary(_) => session.error(ErrorCode::BadRequest, "frames are JSON text", None),
                     Message::Pong(payload) => session.measured(&payload),
@@ -92,6 +95,7 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
                     break None;
                 }
             }
+            () = lanes.reap() => {}
             _ = closed.changed() => break closed.borrow().clone(),
             _ = draining.changed() => {
                 let reconnect = ServerFrame::Reconnect { reason: "server restarting".into() };
@@ -105,6 +109,10 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
         let frame = CloseFrame { code: close.code, reason: Utf8Bytes::from_static(close.reason) };
         let _ = sink.send(Message::Close(Some(frame))).await;
     }
+    // Commands already sent are carried out, as they were when the socket
+    // handled one at a time; each call has its own deadline, and the route
+    // timeout bounds the wait for the lot.
+    lanes.finish(gateway.config.settings.route_timeout()).await;
     session.finish();
     gateway.metrics.connections.dec();
 }
@@ -120,12 +128,43 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
+/// Cheap to clone: each command runs on a copy taken when it arrived, so
+/// it sees the player as of then (a command sent before `hello` stays
+/// unauthorized even if it runs after).
+#[derive(Clone)]
 struct Session {
     gateway: Arc<Gateway>,
     conn: Arc<Conn>,
     ip: IpAddr,
     player: Option<PlayerId>,
     name: String,
+}
+
+/// Where a command runs: `None` for `hello`, which runs before the next
+/// frame is read.
+fn order(frame: &ClientFrame) -> Option<Order> {
+    // By the id as parsed, so two spellings of one game share its lane; a
+    // malformed id is refused by the command itself.
+    let game = |game: &str| {
+        let id = GameId::parse(game).map_or_else(|_| game.to_owned(), |id| id.to_string());
+        Some(Order::In(Lane::Game(id)))
+    };
+    match frame {
+        ClientFrame::Hello(_) => None,
+        ClientFrame::Ping => Some(Order::Barrier),
+        ClientFrame::Watch(w) => game(&w.game),
+        ClientFrame::Resume(r) => game(&r.game),
+        ClientFrame::Move(m) => game(&m.game),
+        ClientFrame::Resign(r) | ClientFrame::Abort(r) | ClientFrame::ClaimVictory(r) | ClientFrame::Rematch(r) => {
+            game(&r.game)
+        }
+        ClientFrame::Draw(o) => game(&o.game),
+        ClientFrame::Takeback(o) => game(&o.game),
+        ClientFrame::Seek(_) | ClientFrame::CancelSeek => Some(Order::In(Lane::Seeks)),
+        // A game is created or joined by a code, not yet by an id, and the
+        // lobby is a read: none has an order to keep.
+        ClientFrame::Create(_) | ClientFrame::Join(_) | ClientFrame::Lobby => Some(Order::Free),
+    }
 }
 
 fn bad(message: impl Into<String>) -> ServiceError {
@@ -158,11 +197,27 @@ impl Session {
         }
     }
 
-    async fn handle(&mut self, text: &str) {
+    /// Starts the command in `text` in its lane. Only `hello` is carried
+    /// out before the next frame is read: every later command depends on
+    /// who it names, and it waits only for the local bus client to
+    /// subscribe to the player's notices, never for another service.
+    async fn accept(&mut self, text: &str, lanes: &mut Lanes) {
         let request = match fogblast_protocol::parse(text) {
             Ok(request) => request,
             Err(bad) => return self.error(bad.code, &bad.message, bad.id),
         };
+        let order = match order(&request.frame) {
+            None => return self.handle(request).await,
+            Some(order) => order,
+        };
+        let id = request.id.clone();
+        let mut session = self.clone();
+        if !lanes.start(order, async move { session.handle(request).await }) {
+            self.error(ErrorCode::RateLimited, "too many commands waiting for an answer: wait for them", id);
+        }
+    }
+
+    async fn handle(&mut self, request: fogblast_protocol::Request) {
         let kind = request.frame.kind();
         let started = Instant::now();
         let result = self.dispatch(request.frame, request.id.as_ref()).await;
