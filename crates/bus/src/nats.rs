@@ -17,6 +17,8 @@ use crate::{BusError, ConsumerConfig, Delivery, EventBus, Headers, Message, Publ
 /// consumer has pulled but not handled waits out `ack_wait` if it crashes,
 /// and is unavailable to the other replicas sharing the durable meanwhile.
 const PULL_BATCH: usize = 16;
+/// Tries at setting up the stream when a service starts.
+const STREAM_SETUP_ATTEMPTS: u32 = 5;
 
 /// Where and how the bus lives on the NATS server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,16 +98,28 @@ impl NatsBus {
             async_nats::connect(&config.url).await.map_err(|e| error(&format!("connecting to {}", config.url), e))?;
         let jetstream = jetstream::new(client.clone());
         let prefix = config.subject_prefix;
-        jetstream
-            .create_or_update_stream(stream::Config {
-                name: config.stream.clone(),
-                subjects: vec![format!("{prefix}{DURABLE_SUBJECTS}")],
-                storage: stream::StorageType::File,
-                duplicate_window: config.duplicate_window,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| error(&format!("setting up stream {}", config.stream), e))?;
+        let stream_config = stream::Config {
+            name: config.stream.clone(),
+            subjects: vec![format!("{prefix}{DURABLE_SUBJECTS}")],
+            storage: stream::StorageType::File,
+            duplicate_window: config.duplicate_window,
+            ..Default::default()
+        };
+        // A server busy creating other streams' stores can refuse one for a
+        // moment ("error creating store for stream"): a service starting
+        // then tries again rather than exit.
+        let mut attempt = 1;
+        loop {
+            match jetstream.create_or_update_stream(stream_config.clone()).await {
+                Ok(_) => break,
+                Err(e) if attempt < STREAM_SETUP_ATTEMPTS => {
+                    tracing::warn!(stream = %config.stream, attempt, error = %e, "stream not set up; trying again");
+                    tokio::time::sleep(Duration::from_millis(200) * attempt).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(error(&format!("setting up stream {}", config.stream), e)),
+            }
+        }
         Ok(NatsBus { client, jetstream, stream: config.stream, prefix })
     }
 
