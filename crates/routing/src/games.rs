@@ -15,8 +15,7 @@ use tonic::Streaming;
 
 use crate::{Retry, Router};
 
-/// Where a call goes: the owner of a game, or any shard (which resolves a
-/// join code or places a new game and redirects when it is not the owner).
+/// The game a call names, to route it to the game's owner.
 fn owner_of(request_game: &str) -> Result<GameId, ServiceError> {
     GameId::parse(request_game).map_err(|e| ServiceError::new(ErrorCode::BadRequest, e.to_string()))
 }
@@ -24,7 +23,7 @@ fn owner_of(request_game: &str) -> Result<GameId, ServiceError> {
 impl Router {
     /// Creates a game on the shard that will own it.
     pub async fn create_game(&self, request: CreateGameRequest) -> Result<CreateGameResponse, ServiceError> {
-        self.call_with(None, Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(None, Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.create_game(request).await }
         })
@@ -34,7 +33,7 @@ impl Router {
     /// Seats a player by join code: any shard resolves the code, the owner
     /// seats the player.
     pub async fn join_game(&self, request: JoinGameRequest) -> Result<JoinGameResponse, ServiceError> {
-        self.call_with(None, Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(None, Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.join_game(request).await }
         })
@@ -43,7 +42,7 @@ impl Router {
 
     pub async fn make_move(&self, request: MakeMoveRequest) -> Result<CommandResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.make_move(request).await }
         })
@@ -52,7 +51,7 @@ impl Router {
 
     pub async fn resign(&self, request: GameCommand) -> Result<CommandResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.resign(request).await }
         })
@@ -61,7 +60,7 @@ impl Router {
 
     pub async fn abort(&self, request: GameCommand) -> Result<CommandResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.abort(request).await }
         })
@@ -70,7 +69,7 @@ impl Router {
 
     pub async fn claim_victory(&self, request: GameCommand) -> Result<CommandResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.claim_victory(request).await }
         })
@@ -79,7 +78,7 @@ impl Router {
 
     pub async fn rematch(&self, request: GameCommand) -> Result<RematchResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.rematch(request).await }
         })
@@ -89,7 +88,7 @@ impl Router {
     /// Offers, accepts or declines a draw.
     pub async fn draw(&self, request: OfferRequest) -> Result<CommandResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.draw(request).await }
         })
@@ -99,7 +98,7 @@ impl Router {
     /// Proposes, accepts or declines a takeback.
     pub async fn takeback(&self, request: OfferRequest) -> Result<CommandResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::COMMAND, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.takeback(request).await }
         })
@@ -110,7 +109,7 @@ impl Router {
     /// twice changes nothing, so it is retried like a read.
     pub async fn report_presence(&self, request: PresenceRequest) -> Result<CommandResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::READ, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Read, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.report_presence(request).await }
         })
@@ -120,7 +119,7 @@ impl Router {
     /// The game as `request.player_id` (empty: a spectator) sees it.
     pub async fn get_state(&self, request: GetStateRequest) -> Result<GameState, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::READ, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Read, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.get_state(request).await }
         })
@@ -130,7 +129,7 @@ impl Router {
     /// Opens the game's event stream after `request.after_version`.
     pub async fn watch(&self, request: WatchRequest) -> Result<Streaming<WatchEvent>, ServiceError> {
         let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::READ, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), Retry::Read, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.watch(request).await }
         })

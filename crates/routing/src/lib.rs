@@ -40,13 +40,9 @@ pub enum Retry {
 }
 
 impl Retry {
-    pub const READ: Retry = Retry::Read;
-    pub const COMMAND: Retry = Retry::Command;
-
+    /// Both policies retry the same failures for now; see [`Retry::Command`].
     fn retries(self, code: ErrorCode) -> bool {
-        match self {
-            Retry::Read | Retry::Command => matches!(code, ErrorCode::NotOwner | ErrorCode::Unavailable),
-        }
+        matches!(code, ErrorCode::NotOwner | ErrorCode::Unavailable)
     }
 }
 
@@ -236,7 +232,7 @@ mod tests {
 
     #[test]
     fn only_failures_that_may_pass_are_retried() {
-        for retry in [Retry::READ, Retry::COMMAND] {
+        for retry in [Retry::Read, Retry::Command] {
             assert!(retry.retries(ErrorCode::NotOwner));
             assert!(retry.retries(ErrorCode::Unavailable));
             for code in [ErrorCode::IllegalMove, ErrorCode::Conflict, ErrorCode::GameOver, ErrorCode::NotFound] {

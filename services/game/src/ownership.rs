@@ -31,6 +31,9 @@ use tracing::{debug, info, warn};
 /// in time is not judged by it (it may be frozen, busy or far away).
 const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
 
+/// Membership is read again before a refusal only if older than this.
+const REFRESH_DEBOUNCE: Duration = Duration::from_millis(20);
+
 /// The lease as this shard holds it.
 #[derive(Clone, Copy, Debug)]
 struct Lease {
@@ -53,6 +56,8 @@ pub struct Ownership {
     /// When this shard registered or last saw membership change: for a
     /// while after, another shard's view may still differ from its own.
     settled_from: Mutex<Instant>,
+    /// When membership was last read, so refusals do not read it again and again.
+    refreshed_at: Mutex<Instant>,
     /// Fault drills: while set, the lease is not renewed.
     heartbeat_paused: Arc<AtomicBool>,
     /// Fault drills: while set, membership is not read again.
@@ -90,6 +95,7 @@ impl Ownership {
             lease: Mutex::new(lease),
             members,
             settled_from,
+            refreshed_at: Mutex::new(Instant::now()),
             heartbeat_paused,
             view_frozen,
             outranked: AtomicBool::new(false),
@@ -137,8 +143,13 @@ impl Ownership {
         match self.check(game) {
             Ok(epoch) => Ok(epoch),
             Err(_) => {
-                if let Err(error) = self.refresh().await {
-                    debug!(%error, "membership not read again");
+                // Many refusals at once (a gateway with a stale view) cost
+                // the store one read.
+                let stale = self.refreshed_at.lock().expect("refreshed lock").elapsed() >= REFRESH_DEBOUNCE;
+                if stale {
+                    if let Err(error) = self.refresh().await {
+                        debug!(%error, "membership not read again");
+                    }
                 }
                 self.check(game)
             }
@@ -166,6 +177,7 @@ impl Ownership {
         if self.view_frozen.load(Ordering::Relaxed) {
             return Ok(());
         }
+        *self.refreshed_at.lock().expect("refreshed lock") = Instant::now();
         let mut members = self.store.members().await?;
         if !self.serving() {
             members.retain(|m| m.shard != self.shard);

@@ -17,12 +17,15 @@ use std::time::Duration;
 use fogblast_bus::MemoryBus;
 use fogblast_game_service::GameConfig;
 use fogblast_proto::game::game_client::GameClient;
-use fogblast_proto::game::{ColorChoice, CreateGameRequest, JoinGameRequest, MakeMoveRequest, Variant, WatchRequest};
+use fogblast_proto::game::{
+    ColorChoice, CreateGameRequest, CreateGameResponse, JoinGameRequest, MakeMoveRequest, Variant, WatchRequest,
+};
 use fogblast_proto::ids::{GameId, ShardId};
 use fogblast_store::{
     Commit, CommitError, EventsAfter, GameStore, Member, Membership, MemoryStore, StoreError, StoredGame,
 };
 use tokio::net::TcpListener;
+use tonic::transport::Channel;
 
 /// The in-process store, except that it can lose the answer of a commit
 /// and be slow to read a game.
@@ -92,9 +95,9 @@ impl GameStore for LosingStore {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_move_whose_commit_answer_was_lost_still_reaches_the_watchers() {
-    let store = Arc::new(LosingStore::default());
+/// One shard serving on `store`, and a game alice (white) created on it,
+/// not yet joined.
+async fn shard_with_a_game(store: Arc<LosingStore>) -> (GameClient<Channel>, CreateGameResponse) {
     let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = format!("http://{}", grpc.local_addr().unwrap());
@@ -120,6 +123,13 @@ async fn a_move_whose_commit_answer_was_lost_still_reaches_the_watchers() {
         .await
         .unwrap()
         .into_inner();
+    (client, created)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_whose_commit_answer_was_lost_still_reaches_the_watchers() {
+    let store = Arc::new(LosingStore::default());
+    let (mut client, created) = shard_with_a_game(store.clone()).await;
     let joined = client
         .join_game(JoinGameRequest { player_id: "bob".into(), code: created.code, ..Default::default() })
         .await
@@ -155,31 +165,7 @@ async fn a_move_whose_commit_answer_was_lost_still_reaches_the_watchers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_spectator_read_does_not_hold_up_a_move() {
     let store = Arc::new(LosingStore::default());
-    let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = format!("http://{}", grpc.local_addr().unwrap());
-    tokio::spawn(fogblast_game_service::run(
-        GameConfig::default(),
-        store.clone(),
-        Arc::new(MemoryBus::new()),
-        grpc,
-        http,
-        std::future::pending(),
-    ));
-    while store.members().await.unwrap().is_empty() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let mut client = GameClient::connect(addr).await.unwrap();
-    let created = client
-        .create_game(CreateGameRequest {
-            player_id: "alice".into(),
-            variant: Variant::Standard as i32,
-            color: ColorChoice::ChooseWhite as i32,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let (mut client, created) = shard_with_a_game(store.clone()).await;
     client
         .join_game(JoinGameRequest { player_id: "bob".into(), code: created.code, ..Default::default() })
         .await
