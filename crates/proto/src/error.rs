@@ -89,9 +89,13 @@ impl ErrorCode {
             Code::Aborted => ErrorCode::StalePly,
             Code::ResourceExhausted => ErrorCode::RateLimited,
             Code::Unauthenticated => ErrorCode::Unauthorized,
-            // A connection that broke mid-call surfaces as `Unknown`; like
-            // the others here it is worth retrying elsewhere.
-            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown => ErrorCode::Unavailable,
+            // A connection that broke mid-call surfaces as `Unknown`, and one
+            // a draining shard closed (HTTP/2 GOAWAY, "h2 protocol error")
+            // as `Internal`: the service itself always sends its detail, so
+            // a bare status is the transport's, worth retrying elsewhere.
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown | Code::Internal => {
+                ErrorCode::Unavailable
+            }
             _ => ErrorCode::Internal,
         }
     }
@@ -151,6 +155,14 @@ impl From<ServiceError> for Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bare_transport_failure_is_unavailable_but_the_services_internal_error_is_not() {
+        let closed = Status::internal("h2 protocol error: http2 error");
+        assert_eq!(ServiceError::from_status(&closed).code, ErrorCode::Unavailable);
+        let ours = ServiceError::new(ErrorCode::Internal, "game g is unreadable").into_status();
+        assert_eq!(ServiceError::from_status(&ours).code, ErrorCode::Internal);
+    }
 
     #[test]
     fn a_status_carries_code_message_and_owner_both_ways() {
