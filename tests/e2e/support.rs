@@ -17,7 +17,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use fogblast_client::protocol::{ClientFrame, ColorChoice, Create, Hello, Join, Opponent};
+use fogblast_client::protocol::{ClientFrame, ColorChoice, Create, Hello, Join, Opponent, TimeControl};
 use fogblast_client::tungstenite::Message;
 pub use fogblast_client::Closed;
 use fogblast_client::Http;
@@ -658,10 +658,20 @@ pub fn move_frame(game: &str, uci: &str, ply: usize) -> Value {
 /// `white` creates a game of `variant` as white and `black` joins it by its
 /// code; returns the game id once both have its state.
 pub async fn start_game(white: &mut Client, black: &mut Client, variant: &str) -> String {
+    start_game_with_clock(white, black, variant, None).await
+}
+
+/// [`start_game`] with a clock of `clock` = (initial, increment) ms.
+pub async fn start_game_with_clock(
+    white: &mut Client,
+    black: &mut Client,
+    variant: &str,
+    clock: Option<(u32, u32)>,
+) -> String {
     let create = Create {
         variant: serde_json::from_value(json!(variant)).expect("a variant of the protocol"),
         color: ColorChoice::White,
-        clock: None,
+        clock: clock.map(|(initial_ms, increment_ms)| TimeControl { initial_ms, increment_ms }),
         opponent: Opponent::Human,
         level: None,
         rated: None,

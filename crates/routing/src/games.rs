@@ -10,6 +10,7 @@ use fogblast_proto::game::{
     JoinGameResponse, MakeMoveRequest, OfferRequest, PresenceRequest, RematchResponse, WatchEvent, WatchRequest,
 };
 use fogblast_proto::ids::GameId;
+use tokio::time::Instant;
 use tonic::transport::Channel;
 use tonic::Streaming;
 
@@ -40,10 +41,18 @@ impl Router {
         .await
     }
 
+    /// Sends a move to its game's owner. Each attempt tells the shard how
+    /// long the move has been on its way (`waited_ms`: what the caller set,
+    /// plus the time spent here), so retries across a failover are not
+    /// charged to the mover's clock.
     pub async fn make_move(&self, request: MakeMoveRequest) -> Result<CommandResponse, ServiceError> {
         let game = owner_of(&request.game_id)?;
+        let started = Instant::now();
         self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
+            let mut request = request.clone();
+            let here = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
+            request.waited_ms = request.waited_ms.saturating_add(here);
+            let request = fogblast_telemetry::traced(request);
             async move { client.make_move(request).await }
         })
         .await

@@ -13,6 +13,17 @@ use fogblast_proto::game::ClockSettings;
 /// at most this long past zero for a move that lag may still excuse.
 pub const MAX_COMPENSATION_MS: u64 = 1_000;
 
+/// A move's time on its way inside Fogblast (gateway queues, retries across
+/// a failover) is handed back up to this: more than the gateway's own
+/// routing deadline, which gives up on a move before then.
+pub const MAX_DELIVERY_MS: u64 = 10_000;
+
+/// The store time at which a move that reached the shard at `now_ms` after
+/// `waited_ms` on its way was made, as far as the mover's clock goes.
+pub fn moved_at_ms(now_ms: u64, waited_ms: u64) -> u64 {
+    now_ms.saturating_sub(waited_ms.min(MAX_DELIVERY_MS))
+}
+
 /// How much lag a game's players may have compensated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LagPolicy {
@@ -129,6 +140,14 @@ mod tests {
         // A move at the last instant the timer allows is still in time.
         let time = time_spent(5_299, 1_000, 300);
         assert!(time.spent_ms < 5_000);
+    }
+
+    #[test]
+    fn a_move_s_time_on_its_way_is_not_the_player_s_up_to_the_cap() {
+        assert_eq!(moved_at_ms(50_000, 1_700), 48_300);
+        assert_eq!(moved_at_ms(50_000, 0), 50_000);
+        assert_eq!(moved_at_ms(50_000, 3_600_000), 50_000 - MAX_DELIVERY_MS);
+        assert_eq!(moved_at_ms(500, 1_700), 0);
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub enum Command {
         uci: String,
         ply: u32,
         lag_ms: u32,
+        /// How long the move was on its way inside Fogblast.
+        waited_ms: u32,
     },
     /// The computer seat's move, made for the position at `ply`.
     ComputerMove {
@@ -132,11 +134,11 @@ pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts
     let mut next = Next { live: live.clone(), events: Vec::new(), now_ms, refusal: None, rematch: false };
     let changed = match command {
         Command::Join { player, name } => next.join(player, name)?,
-        Command::Move { player, uci, ply, lag_ms } => {
+        Command::Move { player, uci, ply, lag_ms, waited_ms } => {
             let color = next.seated_color(&player)?;
             match next.check_ply(color, &uci, ply)? {
                 PlyCheck::Resend => return Ok(Outcome::AlreadyPlayed),
-                PlyCheck::Fresh => next.play(color, &uci, u64::from(lag_ms))?,
+                PlyCheck::Fresh => next.play(color, &uci, u64::from(lag_ms), u64::from(waited_ms))?,
             }
         }
         Command::ComputerMove { uci, ply } => {
@@ -145,7 +147,7 @@ pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts
             {
                 return Ok(Outcome::Unchanged);
             }
-            next.play(color, &uci, 0)?
+            next.play(color, &uci, 0, 0)?
         }
         Command::Resign { player } => {
             let color = next.seated_color(&player)?;
@@ -242,7 +244,7 @@ impl Next {
         Ok(PlyCheck::Fresh)
     }
 
-    fn play(&mut self, color: Color, uci: &str, lag_ms: u64) -> Result<bool, CommandError> {
+    fn play(&mut self, color: Color, uci: &str, lag_ms: u64, waited_ms: u64) -> Result<bool, CommandError> {
         self.require_playing()?;
         if self.live.game.position().turn() != color {
             return Err(CommandError::NotYourTurn);
@@ -254,12 +256,14 @@ impl Next {
         let Some(m) = position.parse_uci(&parsed) else {
             return Err(CommandError::IllegalMove { uci: uci.to_owned() });
         };
-        // Settle the mover's clock first: a move after the flag fell loses on time.
+        // Settle the mover's clock first: a move after the flag fell loses on
+        // time. The clock stops when the gateway read the move, so a failover
+        // or a retry on the way is not charged to the mover.
         if self.live.clock_running() {
-            let now = self.now_ms;
+            let moved_at = clock::moved_at_ms(self.now_ms, waited_ms);
             let started = self.live.record.turn_started_ms;
             let seat = self.live.seat(color);
-            let time = clock::time_spent(now.saturating_sub(started), lag_ms, seat.lag_quota_ms);
+            let time = clock::time_spent(moved_at.saturating_sub(started), lag_ms, seat.lag_quota_ms);
             if time.spent_ms >= seat.remaining_ms {
                 self.flag(color);
                 self.refusal = Some(CommandError::FlagFell);

@@ -109,6 +109,7 @@ impl Game for GameService {
                 uci: request.uci,
                 ply: request.ply,
                 lag_ms: request.lag_ms,
+                waited_ms: request.waited_ms,
             };
             self.command(&request.game_id, command).await
         });

@@ -57,7 +57,7 @@ fn applied(outcome: Result<Outcome, CommandError>) -> LiveGame {
 }
 
 fn play(live: &LiveGame, player: &str, uci: &str, at: u64, lag_ms: u32) -> LiveGame {
-    let command = Command::Move { player: id(player), uci: uci.into(), ply: live.ply() as u32, lag_ms };
+    let command = Command::Move { player: id(player), uci: uci.into(), ply: live.ply() as u32, lag_ms, waited_ms: 0 };
     applied(apply(live, command, at, &timeouts()))
 }
 
@@ -98,11 +98,30 @@ fn measured_lag_is_given_back_within_the_quota() {
 }
 
 #[test]
+fn the_time_a_move_spent_on_its_way_is_not_charged_and_the_opponent_s_clock_starts_at_the_commit() {
+    let live = game(Variant::Standard, Some((60_000, 0)));
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    // White moved 2 s into its turn; a failover kept the move on its way 1.5 s.
+    let command = Command::Move { player: id("w"), uci: "g1f3".into(), ply: 2, lag_ms: 0, waited_ms: 1_500 };
+    let live = applied(apply(&live, command, START + 3_500, &timeouts()));
+    assert_eq!(remaining(&live, Color::White), 60_000 - 2_000);
+    assert_eq!(live.record.turn_started_ms, START + 3_500, "black sees the move only now");
+    // No more than the cap is handed back, and never time from before the turn.
+    let command = Command::Move { player: id("b"), uci: "b8c6".into(), ply: 3, lag_ms: 0, waited_ms: u32::MAX };
+    let live = applied(apply(&live, command, START + 3_500 + 30_000, &timeouts()));
+    assert_eq!(remaining(&live, Color::Black), 60_000 - (30_000 - 10_000));
+    let command = Command::Move { player: id("w"), uci: "f1c4".into(), ply: 4, lag_ms: 0, waited_ms: 9_000 };
+    let live = applied(apply(&live, command, START + 33_500 + 4_000, &timeouts()));
+    assert_eq!(remaining(&live, Color::White), 58_000, "a move on its way longer than the turn costs nothing");
+}
+
+#[test]
 fn a_move_after_the_flag_fell_ends_the_game_on_time_and_is_refused() {
     let live = game(Variant::Atomic, Some((60_000, 0)));
     let live = play(&live, "w", "e2e4", START, 0);
     let live = play(&live, "b", "e7e5", START, 0);
-    let late = Command::Move { player: id("w"), uci: "g1f3".into(), ply: 2, lag_ms: 0 };
+    let late = Command::Move { player: id("w"), uci: "g1f3".into(), ply: 2, lag_ms: 0, waited_ms: 0 };
     let Outcome::Applied(result) = apply(&live, late, START + 61_000 + 1_200, &timeouts()).unwrap() else {
         panic!("the flag is recorded")
     };

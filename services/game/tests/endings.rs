@@ -895,6 +895,7 @@ async fn unknown_and_malformed_ids_and_codes_are_refused() {
             uci: "e2e4".to_owned(),
             ply: 0,
             lag_ms: 0,
+            waited_ms: 0,
         };
         for target in [&mut client, &mut owner_client] {
             let status = target.make_move(request.clone()).await.expect_err("refused");
@@ -1000,6 +1001,7 @@ async fn a_game_written_by_a_shard_with_a_lagging_view_is_served_fresh() {
         uci: uci.to_owned(),
         ply,
         lag_ms: 0,
+        waited_ms: 0,
     };
     on_a.make_move(request(WHITE, "e2e4", 0)).await.expect("a plays white's move");
     let version = router

@@ -155,7 +155,8 @@ fn play_and_check(seed: u64, max_plies: usize) {
         };
         let mover = before.turn();
         let uci = m.to_uci(fogblast_rules::CastlingMode::Standard).to_string();
-        let command = Command::Move { player: player(mover), uci: uci.clone(), ply: ply as u32, lag_ms: 0 };
+        let command =
+            Command::Move { player: player(mover), uci: uci.clone(), ply: ply as u32, lag_ms: 0, waited_ms: 0 };
         let Outcome::Applied(applied) = apply(&live, command, 2_000 + ply as u64, &timeouts).unwrap() else {
             panic!("a legal move was not applied");
         };

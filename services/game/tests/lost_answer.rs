@@ -140,8 +140,14 @@ async fn a_move_whose_commit_answer_was_lost_still_reaches_the_watchers() {
     let mut events = client.watch(WatchRequest { game_id: game.clone(), after_version }).await.unwrap().into_inner();
     let play = |player: &str, uci: &str, ply: u32| {
         let mut client = client.clone();
-        let request =
-            MakeMoveRequest { game_id: game.clone(), player_id: player.into(), uci: uci.into(), ply, lag_ms: 0 };
+        let request = MakeMoveRequest {
+            game_id: game.clone(),
+            player_id: player.into(),
+            uci: uci.into(),
+            ply,
+            lag_ms: 0,
+            waited_ms: 0,
+        };
         async move { client.make_move(request).await }
     };
     let first = play("alice", "e2e4", 0).await.unwrap().into_inner().version;
@@ -179,8 +185,14 @@ async fn a_slow_spectator_read_does_not_hold_up_a_move() {
     let read = tokio::spawn(async move { spectator.get_state(request).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
     let started = std::time::Instant::now();
-    let request =
-        MakeMoveRequest { game_id: game.clone(), player_id: "alice".into(), uci: "e2e4".into(), ply: 0, lag_ms: 0 };
+    let request = MakeMoveRequest {
+        game_id: game.clone(),
+        player_id: "alice".into(),
+        uci: "e2e4".into(),
+        ply: 0,
+        lag_ms: 0,
+        waited_ms: 0,
+    };
     client.make_move(request).await.expect("the move is played");
     let took = started.elapsed();
     assert!(took < Duration::from_millis(400), "the move did not wait for the spectator's read: {took:?}");

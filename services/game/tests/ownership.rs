@@ -74,7 +74,14 @@ fn quiet_moves(replay: &Game) -> Vec<String> {
 }
 
 fn move_request(game: &str, player: &str, uci: &str, ply: u32) -> MakeMoveRequest {
-    MakeMoveRequest { game_id: game.to_owned(), player_id: player.to_owned(), uci: uci.to_owned(), ply, lag_ms: 0 }
+    MakeMoveRequest {
+        game_id: game.to_owned(),
+        player_id: player.to_owned(),
+        uci: uci.to_owned(),
+        ply,
+        lag_ms: 0,
+        waited_ms: 0,
+    }
 }
 
 /// `MakeMove` sent to one shard, without following redirects.

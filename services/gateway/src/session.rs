@@ -202,25 +202,27 @@ impl Session {
     /// who it names, and it waits only for the local bus client to
     /// subscribe to the player's notices, never for another service.
     async fn accept(&mut self, text: &str, lanes: &mut Lanes) {
+        let received = Instant::now();
         let request = match fogblast_protocol::parse(text) {
             Ok(request) => request,
             Err(bad) => return self.error(bad.code, &bad.message, bad.id),
         };
         let order = match order(&request.frame) {
-            None => return self.handle(request).await,
+            None => return self.handle(request, received).await,
             Some(order) => order,
         };
         let id = request.id.clone();
         let mut session = self.clone();
-        if !lanes.start(order, async move { session.handle(request).await }) {
+        if !lanes.start(order, async move { session.handle(request, received).await }) {
             self.error(ErrorCode::RateLimited, "too many commands waiting for an answer: wait for them", id);
         }
     }
 
-    async fn handle(&mut self, request: fogblast_protocol::Request) {
+    /// Carries out a command read from the socket at `received`.
+    async fn handle(&mut self, request: fogblast_protocol::Request, received: Instant) {
         let kind = request.frame.kind();
         let started = Instant::now();
-        let result = self.dispatch(request.frame, request.id.as_ref()).await;
+        let result = self.dispatch(request.frame, request.id.as_ref(), received).await;
         self.gateway.metrics.command_seconds.with_label_values(&[kind]).observe(started.elapsed().as_secs_f64());
         if let Err(error) = result {
             self.error(error.code, &error.message, request.id);
@@ -231,7 +233,7 @@ impl Session {
         self.player.as_ref().ok_or_else(|| ServiceError::new(ErrorCode::Unauthorized, "say hello first"))
     }
 
-    async fn dispatch(&mut self, message: ClientFrame, id: Option<&Id>) -> Result<(), ServiceError> {
+    async fn dispatch(&mut self, message: ClientFrame, id: Option<&Id>, received: Instant) -> Result<(), ServiceError> {
         if let ClientFrame::Hello(hello) = message {
             return self.hello(hello, id).await;
         }
@@ -289,6 +291,9 @@ impl Session {
                     uci: m.uci,
                     ply: m.ply,
                     lag_ms: self.conn.lag_ms.load(Ordering::Relaxed).min(u64::from(u32::MAX)) as u32,
+                    // Waiting in this connection's lane (and following the
+                    // game, above) is not the mover's time either.
+                    waited_ms: u32::try_from(received.elapsed().as_millis()).unwrap_or(u32::MAX),
                 };
                 // The move's trace starts here; the move itself stays out
                 // (in fog of war it is hidden from the opponent).

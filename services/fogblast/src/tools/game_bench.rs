@@ -151,6 +151,7 @@ async fn play_games(
                 uci,
                 ply: game.ply() as u32,
                 lag_ms: 0,
+                waited_ms: 0,
             };
             let sent = Instant::now();
             client.make_move(request).await?;

@@ -355,6 +355,7 @@ impl Router {
             uci: uci.to_owned(),
             ply,
             lag_ms: 0,
+            waited_ms: 0,
         };
         self.on_owner(game, |mut client| {
             let request = request.clone();
