@@ -162,6 +162,31 @@ impl Feeds {
         true
     }
 
+    /// [`Feeds::subscribe`] for a socket that resumes at `seen` after the
+    /// store answered with the game at version `stored`: when the feed is
+    /// running but has not yet heard up to `stored` (its stream lags, or
+    /// watches a shard that missed the commits), the replay would leave the
+    /// socket behind, so this returns `false` and the caller sends the
+    /// stored state instead.
+    pub fn resume(
+        &self,
+        game: &GameId,
+        conn: &Arc<Conn>,
+        seat: Seat,
+        player: Option<PlayerId>,
+        seen: u64,
+        stored: u64,
+    ) -> bool {
+        {
+            let feed = self.feed(game);
+            let state = feed.state.lock().expect("feed lock");
+            if state.task.is_some() && state.last < stored {
+                return false;
+            }
+        }
+        self.subscribe(game, conn, seat, player, seen)
+    }
+
     /// Whether `conn` already follows `game`.
     pub fn follows(&self, game: &GameId, conn: &Conn) -> bool {
         let feeds = self.feeds.lock().expect("feeds lock");
@@ -389,4 +414,34 @@ fn gone_but_here(event: &AudienceEvent, state: &FeedState) -> Option<PlayerId> {
         _ => return None,
     };
     state.subscribers.values().find(|s| s.seat == seat).and_then(|s| s.player.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use fogblast_store::MemoryStore;
+
+    use super::*;
+
+    async fn feeds() -> Arc<Feeds> {
+        let router = Arc::new(Router::new(Arc::new(MemoryStore::new()), Duration::from_millis(200)).await);
+        Feeds::new(router, Arc::new(Metrics::new().unwrap()), TaskTracker::new(), 20_000)
+    }
+
+    #[tokio::test]
+    async fn a_resume_the_feed_cannot_bring_up_to_the_stored_version_gets_the_state() {
+        let feeds = feeds().await;
+        let game = GameId::parse("g-lagging").unwrap();
+        let (watcher, _rx, _closed) = Conn::new();
+        // A running feed that has heard nothing beyond version 2 (no shard
+        // answers its Watch here, as one that missed the commits).
+        assert!(feeds.subscribe(&game, &watcher, Seat::Spectator, None, 2));
+        let (resuming, _rx, _closed) = Conn::new();
+        assert!(
+            !feeds.resume(&game, &resuming, Seat::Spectator, None, 2, 5),
+            "the store has version 5: replaying the feed would bring nothing"
+        );
+        assert!(feeds.resume(&game, &resuming, Seat::Spectator, None, 2, 2), "the feed is as new as the store");
+    }
 }

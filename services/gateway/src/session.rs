@@ -270,8 +270,9 @@ impl Session {
                     return Err(bad(format!("version {} is ahead of the game ({})", resume.v, state.version)));
                 }
                 // Replay from the gateway's feed when it reaches back far
-                // enough; otherwise the whole state.
-                if !self.gateway.feeds.subscribe(&game, &self.conn, seat, Some(player), resume.v) {
+                // enough and is as new as the store; otherwise the whole
+                // state.
+                if !self.gateway.feeds.resume(&game, &self.conn, seat, Some(player), resume.v, state.version) {
                     self.follow_from(&game, Some(state), id);
                 }
                 Ok(())
