@@ -103,6 +103,11 @@ pub trait GameStore: Membership {
     /// Games whose deadline is at or before `now_ms`, with their deadlines,
     /// earliest first, at most `limit` after skipping `offset` (a page).
     async fn due_games(&self, now_ms: u64, offset: usize, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError>;
+    /// Moves the game's deadline from `due_ms` to `to_ms` if it is still
+    /// `due_ms` (a commit since has set its own): for a deadline the sweep
+    /// found and could not act on yet, so it waits its turn again instead
+    /// of coming up in every sweep. `Ok(false)` when it was not moved.
+    async fn postpone(&self, game: &GameId, due_ms: u64, to_ms: u64) -> Result<bool, StoreError>;
     /// Finished games not yet marked published, oldest first, at most
     /// `limit` after skipping `offset` (a page).
     async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError>;

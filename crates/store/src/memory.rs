@@ -270,6 +270,15 @@ impl GameStore for MemoryStore {
         Ok(due)
     }
 
+    async fn postpone(&self, game: &GameId, due_ms: u64, to_ms: u64) -> Result<bool, StoreError> {
+        let mut state = self.state();
+        if state.due_of.get(game) != Some(&due_ms) {
+            return Ok(false);
+        }
+        state.set_deadline(game, Some(to_ms));
+        Ok(true)
+    }
+
     async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
         Ok(self.state().outbox.iter().skip(offset).take(limit).map(|(_, game)| game.clone()).collect())
     }

@@ -236,6 +236,12 @@ impl GameStore for RedisStore {
         pairs(&reply)?.into_iter().map(|(game, due)| Ok((game_id(game)?, uint(due)?))).collect()
     }
 
+    async fn postpone(&self, game: &GameId, due_ms: u64, to_ms: u64) -> Result<bool, StoreError> {
+        let mut invocation = self.scripts.postpone.prepare_invoke();
+        invocation.key(self.key("deadlines")).arg(game.as_str()).arg(due_ms).arg(to_ms);
+        Ok(uint(&self.run(&invocation).await?)? == 1)
+    }
+
     async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
         if limit == 0 {
             // `ZRANGE 0 -1` would mean everything.

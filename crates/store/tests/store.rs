@@ -175,6 +175,13 @@ async fn deadlines_are_ordered_and_moved(store: &dyn GameStore) {
     store.commit(later).await.unwrap();
     assert_eq!(store.due_games(2500, 0, 10).await.unwrap(), vec![(gid("g3"), 2000)]);
     assert_eq!(store.due_games(u64::MAX / 2, 0, 10).await.unwrap(), vec![(gid("g3"), 2000), (gid("g1"), 3000)]);
+    // A deadline is postponed only from the value it still has.
+    assert!(!store.postpone(&gid("g3"), 1999, 9000).await.unwrap(), "a commit set another deadline since");
+    assert!(!store.postpone(&gid("g2"), 500, 9000).await.unwrap(), "no deadline: nothing to move");
+    assert!(store.postpone(&gid("g3"), 2000, 4000).await.unwrap());
+    assert_eq!(store.due_games(3500, 0, 10).await.unwrap(), vec![(gid("g1"), 3000)]);
+    assert_eq!(store.due_games(4000, 0, 10).await.unwrap(), vec![(gid("g1"), 3000), (gid("g3"), 4000)]);
+    assert_eq!(store.due_games(u64::MAX / 2, 0, 10).await.unwrap().len(), 2, "g2 stays without one");
 }
 
 async fn outbox_holds_finished_games_until_published(store: &dyn GameStore) {

@@ -78,6 +78,9 @@ impl GameStore for LosingStore {
     async fn due_games(&self, now_ms: u64, offset: usize, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
         self.inner.due_games(now_ms, offset, limit).await
     }
+    async fn postpone(&self, game: &GameId, due_ms: u64, to_ms: u64) -> Result<bool, StoreError> {
+        self.inner.postpone(game, due_ms, to_ms).await
+    }
     async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
         self.inner.unpublished(offset, limit).await
     }

@@ -1236,3 +1236,35 @@ async fn the_sweep_pages_past_deadlines_it_cannot_act_on() {
     let (_, record) = stored(&router.store, &open).await;
     assert_eq!(record.reason(), EndReason::Aborted, "the open game nobody joined expired");
 }
+
+/// A computer's turn that no engine answers leaves no deadline overdue:
+/// its rescue deadline moves on after each look, so the sweep's list of
+/// overdue games holds only what can be acted on.
+#[tokio::test]
+async fn a_computer_turn_no_engine_answers_is_rescheduled() {
+    let backend = Backend::embedded();
+    let a = ShardProcess::start(&backend, "a", test_config()).await;
+    let router = Router::new(&backend).await;
+    let request = CreateGameRequest {
+        player_id: "p".to_owned(),
+        player_name: "p".to_owned(),
+        variant: Variant::Standard as i32,
+        color: ColorChoice::ChooseBlack as i32,
+        computer: true,
+        level: fogblast_proto::game::Level::Easy as i32,
+        ..Default::default()
+    };
+    let game = router.client(&a.addr).create_game(request).await.unwrap().into_inner().game_id;
+    let game = GameId::parse(&game).unwrap();
+    let created = router.store.now_ms().await.unwrap();
+    let rescue = commands::COMPUTER_RESCUE_MS;
+    let first = router.store.due_games(created + rescue + 1_000, 0, 10).await.unwrap();
+    assert_eq!(first.iter().map(|(g, _)| g).collect::<Vec<_>>(), vec![&game], "the computer's turn has a deadline");
+    // Past the deadline and a sweep: moved on, not left overdue.
+    tokio::time::sleep(Duration::from_millis(rescue + 1_500)).await;
+    let now = router.store.now_ms().await.unwrap();
+    assert!(router.store.due_games(now, 0, 10).await.unwrap().is_empty(), "nothing overdue");
+    let later = router.store.due_games(now + rescue, 0, 10).await.unwrap();
+    assert_eq!(later.len(), 1, "the rescue comes up again");
+    assert!(later[0].1 > first[0].1, "{later:?} after {first:?}");
+}

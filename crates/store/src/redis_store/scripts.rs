@@ -117,6 +117,17 @@ return live
 
 /// The scripts, hashed once; redis-rs sends `EVALSHA` and falls back to
 /// loading the script when Redis has forgotten it.
+/// KEYS: deadlines. ARGV: game id, the deadline it must still have, the new
+/// one. Returns 1 when moved.
+const POSTPONE: &str = r#"
+local current = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if current and tonumber(current) == tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"#;
+
 #[derive(Clone, Debug)]
 pub(super) struct Scripts {
     pub commit: Script,
@@ -125,6 +136,7 @@ pub(super) struct Scripts {
     pub renew: Script,
     pub deregister: Script,
     pub members: Script,
+    pub postpone: Script,
 }
 
 impl Scripts {
@@ -136,6 +148,7 @@ impl Scripts {
             renew: Script::new(RENEW),
             deregister: Script::new(DEREGISTER),
             members: Script::new(MEMBERS),
+            postpone: Script::new(POSTPONE),
         }
     }
 }

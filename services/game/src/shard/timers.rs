@@ -2,7 +2,8 @@
 //! next deadline (a flag, an abort, the computer's turn) and then ticks the
 //! game. Arming a timer again supersedes the one before, which finds itself
 //! replaced when it wakes and does nothing; the sweep catches deadlines
-//! whose timers died with another shard.
+//! whose timers died with another shard. A computer's turn that no engine
+//! has answered by its deadline has the deadline moved on.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,7 +15,7 @@ use fogblast_proto::ids::GameId;
 use tracing::warn;
 
 use super::Shard;
-use crate::commands::Command;
+use crate::commands::{self, Command};
 
 /// The generation of each game's pending timer.
 #[derive(Debug, Default)]
@@ -66,10 +67,27 @@ impl Shard {
                 let live = done.live;
                 if live.status() == Status::Playing && live.is_computer(live.game.position().turn()) {
                     self.spawn_think(game.clone());
+                    self.postpone_rescue(game, &live).await;
                 }
             }
             Err(error) if error.code == ErrorCode::NotOwner || error.code == ErrorCode::NotFound => {}
             Err(error) => warn!(game = %game, %error, "deadline not handled; the sweep will try again"),
+        }
+    }
+}
+
+impl Shard {
+    /// The computer's turn is overdue and no engine has answered yet (the
+    /// engine is asked again meanwhile): the rescue deadline moves on by
+    /// its own length, so the game comes up again then rather than in
+    /// every sweep ahead of deadlines that can be acted on.
+    async fn postpone_rescue(&self, game: &GameId, live: &crate::record::LiveGame) {
+        let Some(due) = commands::next_due(live, &self.config.settings.timeouts) else { return };
+        let Ok(now) = self.store.now_ms().await else { return };
+        if due <= now {
+            if let Err(error) = self.store.postpone(game, due, now + commands::COMPUTER_RESCUE_MS).await {
+                warn!(game = %game, %error, "the computer's rescue deadline stays where it was");
+            }
         }
     }
 }
