@@ -97,6 +97,8 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
         "during kill -9 engine-0",
         "during SIGSTOP shard-",
         "after SIGSTOP shard-",
+        "during rolling restart of 3 shards",
+        "during frozen matchmaker-0",
         "during SIGTERM gateway-1",
     ] {
         let line =
@@ -105,6 +107,26 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
         let columns: Vec<&str> = line.split_whitespace().collect();
         let moves: u64 = columns[columns.len().saturating_sub(5)].parse().unwrap_or(0);
         assert!(moves > 0, "no move acknowledged in the phase: {line}");
+    }
+    // Each fault that holds up moves has its row, and games resumed: the
+    // rolling restart and the frozen matchmaker hold no move a second.
+    for (fault, bounded) in [
+        ("kill -9 of a shard", false),
+        ("SIGSTOP of a shard", false),
+        ("rolling restart of 3 shards", true),
+        ("frozen matchmaker-0", true),
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(fault))
+            .unwrap_or_else(|| panic!("no held-up row for {fault:?}"));
+        // The columns after the name: moves, p50, max, moves over 1 s.
+        let columns: Vec<&str> = line.split_whitespace().collect();
+        let moves: u64 = columns[columns.len() - 4].parse().unwrap_or(0);
+        assert!(moves > 0, "no move held up by the fault to measure: {line}");
+        if bounded {
+            assert_eq!(columns[columns.len() - 1], "0", "a move waited over a second: {line}");
+        }
     }
     // The killed gateway's bots came back through the other one.
     let events = stdout.lines().find(|l| l.starts_with("events:")).expect("an events line");

@@ -11,14 +11,17 @@
 //! computer, and spectators. While they play, one process at a time is
 //! killed with `SIGKILL` and started again (a game shard, a gateway, the
 //! rating service, an engine replica), a shard is paused with `SIGSTOP`
-//! past its lease and resumed, and the other gateway is stopped with
-//! `SIGTERM` (it drains, telling its clients to reconnect) and started again.
+//! past its lease and resumed (its sockets stay open), every shard is
+//! restarted in turn as a Kubernetes rollout does (`SIGTERM`, back two
+//! seconds later), a matchmaker is frozen with `SIGSTOP` while players move,
+//! and the other gateway is stopped with `SIGTERM` (it drains, telling its
+//! clients to reconnect) and started again.
 //!
 //! At the end every game is ended, read back from the archive and judged
 //! (see `chaos/verdict.rs`), and the report gives moves per second and the
-//! acknowledgement latency before, during and after each fault, and how
-//! long games took to resume after the shard was killed. The command fails
-//! if any line of the verdict does.
+//! acknowledgement latency before, during and after each fault, and for
+//! each fault that touches games the acknowledgement p50 and max of the
+//! moves it held up. The command fails if any line of the verdict does.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -122,16 +125,35 @@ enum Fault {
     /// `SIGTERM`: the gateway drains (`reconnect` to its clients), then starts again.
     Drain(&'static str),
     PauseShard,
+    /// Every shard in turn: `SIGTERM`, exit, back two seconds later.
+    RollShards,
+    /// `SIGSTOP` for the down time, then `SIGCONT`: a hung dependency.
+    Freeze(&'static str),
 }
 
-const SCHEDULE: [Fault; 6] = [
+const SCHEDULE: [Fault; 8] = [
     Fault::KillShard,
     Fault::Kill("gateway-0"),
     Fault::Kill("rating"),
     Fault::Kill("engine-0"),
     Fault::PauseShard,
+    Fault::RollShards,
+    Fault::Freeze("matchmaker-0"),
     Fault::Drain("gateway-1"),
 ];
+
+/// A stretch in which a fault held up moves: the report gives the
+/// acknowledgements of the moves in flight at its start or sent within it.
+#[derive(Debug)]
+struct Stall {
+    what: String,
+    start: Instant,
+    end: Instant,
+}
+
+/// How long a shard replaced in a rolling restart stays away, as a pod
+/// being replaced does.
+const ROLL_GAP: Duration = Duration::from_secs(2);
 
 /// The busiest shard since `before` (moves applied per shard), and its count.
 /// The shard that applied the most moves since `moves_before`, after
@@ -225,7 +247,7 @@ async fn main(args: &ChaosArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-type Outcome = (Records, verdict::Database, Vec<Phase>, Option<bool>, Vec<(&'static str, Instant)>);
+type Outcome = (Records, verdict::Database, Vec<Phase>, Option<bool>, Vec<Stall>);
 
 async fn scenario(
     args: &ChaosArgs,
@@ -320,7 +342,8 @@ async fn scenario(
             Fault::KillShard => {
                 let i = busiest_shard(cluster, &moves_before, elapsed()).await.context("no shard to kill")?;
                 let name = cluster.procs[i].name.clone();
-                stalls.push(("kill -9", fault_at));
+                let lease = Duration::from_millis(args.lease_ms);
+                stalls.push(Stall { what: "kill -9 of a shard".into(), start: fault_at, end: fault_at + lease });
                 kill_and_restart(cluster, &shared, i, args.down_s, elapsed()).await?;
                 println!("{:>6.1}s  {name} started again and ready", elapsed());
                 format!("kill -9 {name}")
@@ -329,7 +352,8 @@ async fn scenario(
                 let i = busiest_shard(cluster, &moves_before, elapsed()).await.context("no shard to pause")?;
                 let name = cluster.procs[i].name.clone();
                 println!("{:>6.1}s  SIGSTOP {name} for {} ms", elapsed(), 2 * args.lease_ms);
-                stalls.push(("SIGSTOP", fault_at));
+                let lease = Duration::from_millis(args.lease_ms);
+                stalls.push(Stall { what: "SIGSTOP of a shard".into(), start: fault_at, end: fault_at + lease });
                 let logged = cluster.log_len(i);
                 cluster.pause(i)?;
                 watch_over(cluster, &shared, Duration::from_millis(2 * args.lease_ms)).await;
@@ -352,6 +376,33 @@ async fn scenario(
                     );
                 }
                 format!("SIGSTOP {name}")
+            }
+            Fault::RollShards => {
+                let shards: Vec<usize> =
+                    (0..cluster.procs.len()).filter(|&i| cluster.procs[i].kind == procs::Kind::Shard).collect();
+                for &i in &shards {
+                    let name = cluster.procs[i].name.clone();
+                    println!("{:>6.1}s  SIGTERM {name} (rolling restart)", elapsed());
+                    cluster.terminate(i).await?;
+                    watch_over(cluster, &shared, ROLL_GAP).await;
+                    cluster.spawn(i)?;
+                    cluster.wait_ready(i).await?;
+                    println!("{:>6.1}s  {name} back and ready", elapsed());
+                }
+                let what = format!("rolling restart of {} shards", shards.len());
+                stalls.push(Stall { what: what.clone(), start: fault_at, end: Instant::now() });
+                what
+            }
+            Fault::Freeze(name) => {
+                let i = cluster.index(name)?;
+                println!("{:>6.1}s  SIGSTOP {name} for {} s", elapsed(), args.down_s);
+                cluster.pause(i)?;
+                watch_over(cluster, &shared, Duration::from_secs(args.down_s)).await;
+                cluster.resume(i)?;
+                println!("{:>6.1}s  SIGCONT {name}", elapsed());
+                let what = format!("frozen {name}");
+                stalls.push(Stall { what: what.clone(), start: fault_at, end: Instant::now() });
+                what
             }
         };
         let back = Instant::now();
@@ -479,7 +530,7 @@ fn percentiles(mut latencies: Vec<Duration>) -> (Duration, Duration, Duration) {
     (at(0.5), at(0.99), latencies[latencies.len() - 1])
 }
 
-fn report(records: &Records, phases: &[Phase], stalls: &[(&str, Instant)], lease_ms: u64) {
+fn report(records: &Records, phases: &[Phase], stalls: &[Stall], lease_ms: u64) {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!();
     println!("moves acknowledged and their latency (send to the mover's own move frame), by phase:");
@@ -504,30 +555,26 @@ fn report(records: &Records, phases: &[Phase], stalls: &[(&str, Instant)], lease
             ms(max)
         );
     }
-    for (what, at) in stalls {
-        // Moves in flight at the fault or sent within a lease after it:
-        // those of the shard's games wait for the failover.
-        let window_end = *at + Duration::from_millis(lease_ms);
-        let stalled: Vec<(Instant, Duration)> = records
+    println!();
+    println!(
+        "moves held up by each fault (in flight at its start or sent during it; a shard's kill or SIGSTOP: within \
+         a lease, {lease_ms} ms, after it), from send to acknowledgement:"
+    );
+    println!("  {:<32} {:>7} {:>10} {:>10} {:>14}", "fault", "moves", "p50 ms", "max ms", "over 1 s");
+    for stall in stalls {
+        let held: Vec<Duration> = records
             .acks
             .iter()
             .filter(|(acked, latency)| {
                 let sent = *acked - *latency;
-                acked >= at && sent <= window_end && sent + Duration::from_secs(5) >= *at
+                *acked >= stall.start && sent <= stall.end && sent + Duration::from_secs(5) >= stall.start
             })
-            .copied()
+            .map(|(_, latency)| *latency)
             .collect();
-        let resumed = stalled.iter().map(|(acked, _)| *acked - *at).max().unwrap_or_default();
-        let slow = stalled.iter().filter(|(_, latency)| *latency > Duration::from_millis(lease_ms / 2)).count();
-        let slowest = stalled.iter().map(|(_, l)| *l).max().unwrap_or_default();
-        println!(
-            "games resumed after the shard's {what}: every move in flight or sent within a lease ({lease_ms} ms) \
-             was acknowledged {:.0} ms after it ({} moves, {slow} of them held up over {} ms; the slowest took {:.0} ms)",
-            ms(resumed),
-            stalled.len(),
-            lease_ms / 2,
-            ms(slowest)
-        );
+        let n = held.len();
+        let over = held.iter().filter(|l| **l > Duration::from_secs(1)).count();
+        let (p50, _, max) = percentiles(held);
+        println!("  {:<32} {:>7} {:>10.1} {:>10.1} {:>14}", stall.what, n, ms(p50), ms(max), over);
     }
     let games = records.games.len();
     let fog = records.games.values().filter(|g| g.variant == Variant::Fog).count();
