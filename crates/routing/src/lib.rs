@@ -139,7 +139,11 @@ impl Router {
             .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("bad shard address {addr}: {e}")))?
             .connect_timeout(Duration::from_secs(2))
             .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(10))
+            // A connection whose shard stops answering pings (frozen, or cut
+            // off without a reset) is dropped within 4 s, so calls and
+            // Watch streams opened again get a fresh one.
+            .http2_keep_alive_interval(Duration::from_secs(1))
+            .keep_alive_timeout(Duration::from_secs(3))
             .keep_alive_while_idle(true);
         let client = GameClient::new(endpoint.connect_lazy());
         clients.insert(addr.to_owned(), client.clone());

@@ -7,12 +7,14 @@
 //! to another shard; the gateway resumes there from its last version. For
 //! two leases after a membership change, when a shard with an older view
 //! may still write the game, the stream also reads the store every 250 ms.
+//! A stream quiet for a second sends a heartbeat, so its watcher can tell a
+//! quiet game from a frozen shard or a connection cut without a reset.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::game::{watch_event, Snapshot, WatchEvent};
+use fogblast_proto::game::{watch_event, Heartbeat, Snapshot, WatchEvent};
 use fogblast_proto::ids::GameId;
 use fogblast_store::EventsAfter;
 use prost::Message;
@@ -28,6 +30,8 @@ pub type WatchStream = ReceiverStream<Result<WatchEvent, Status>>;
 /// How often a stream checks that this shard still owns its game, and,
 /// while membership is unsettled, that the store holds nothing it missed.
 const RECHECK: Duration = Duration::from_millis(250);
+/// A stream that sent nothing for this long sends a heartbeat.
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
 
 pub fn watch(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<WatchStream, ServiceError> {
     shard.ownership.check(&game)?;
@@ -68,6 +72,9 @@ async fn follow(
     let mut recheck =
         tokio::time::interval(RECHECK.min(shard.config.settings.lease() / 3).max(Duration::from_millis(1)));
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut sent = last;
+    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             received = live.recv() => match received {
@@ -100,6 +107,16 @@ async fn follow(
                 if shard.ownership.unsettled() && !catch_up(shard, game, &mut last, tx).await? {
                     return Ok(());
                 }
+            }
+            _ = heartbeat.tick() => {
+                // Quiet since the last tick: say the stream is alive.
+                if last == sent {
+                    let beat = WatchEvent { version: last, kind: Some(watch_event::Kind::Heartbeat(Heartbeat {})) };
+                    if tx.send(Ok(beat)).await.is_err() {
+                        return Ok(());
+                    }
+                }
+                sent = last;
             }
             _ = tx.closed() => return Ok(()),
         }

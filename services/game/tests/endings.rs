@@ -332,16 +332,19 @@ async fn open_watch(router: &Router, game: &str, after: u64) -> tonic::Streaming
     router.client(&addr).watch(request).await.expect("a watch stream").into_inner()
 }
 
-/// The next event on a watch stream, within a few seconds.
+/// The next event on a watch stream (heartbeats aside), within a few seconds.
 async fn next_event(stream: &mut tonic::Streaming<WatchEvent>) -> (u64, AudienceEvent) {
-    let event = tokio::time::timeout(Duration::from_secs(5), stream.message())
-        .await
-        .expect("an event in time")
-        .expect("a healthy stream")
-        .expect("the stream goes on");
-    match event.kind {
-        Some(watch_event::Kind::Event(audience)) => (event.version, audience),
-        other => panic!("expected an event at {}, got {other:?}", event.version),
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(5), stream.message())
+            .await
+            .expect("an event in time")
+            .expect("a healthy stream")
+            .expect("the stream goes on");
+        match event.kind {
+            Some(watch_event::Kind::Heartbeat(_)) => {}
+            Some(watch_event::Kind::Event(audience)) => return (event.version, audience),
+            other => panic!("expected an event at {}, got {other:?}", event.version),
+        }
     }
 }
 
@@ -955,7 +958,9 @@ async fn a_game_written_by_a_shard_with_a_lagging_view_is_served_fresh() {
     let mut config = test_config();
     config.settings.lease_ms = 6_000;
     let a = ShardProcess::start(&backend, "a", config.clone()).await;
+    // `a` neither renews nor reads membership again: it has not seen `b`.
     a.pause_heartbeat(true);
+    a.freeze_view(true);
     let b = ShardProcess::start(&backend, "b", config).await;
     let router = Router::new(&backend).await;
     let mut on_a = router.client(&a.addr);

@@ -139,7 +139,12 @@ enum StreamEnd {
     Error(ServiceError),
 }
 
-/// Reads until `count` events arrived, the stream ended, or `limit` passed.
+fn is_heartbeat(event: &WatchEvent) -> bool {
+    matches!(event.kind, Some(watch_event::Kind::Heartbeat(_)))
+}
+
+/// Reads until `count` events arrived (heartbeats aside), the stream
+/// ended, or `limit` passed.
 async fn read_events(
     stream: &mut Streaming<WatchEvent>,
     count: usize,
@@ -150,6 +155,7 @@ async fn read_events(
     let _ = tokio::time::timeout(limit, async {
         while events.len() < count {
             match stream.message().await {
+                Ok(Some(event)) if is_heartbeat(&event) => {}
                 Ok(Some(event)) => events.push(event),
                 Ok(None) => {
                     end = StreamEnd::Closed;
@@ -1267,4 +1273,25 @@ async fn a_computer_turn_no_engine_answers_is_rescheduled() {
     let later = router.store.due_games(now + rescue, 0, 10).await.unwrap();
     assert_eq!(later.len(), 1, "the rescue comes up again");
     assert!(later[0].1 > first[0].1, "{later:?} after {first:?}");
+}
+
+/// A quiet game's stream says it is alive about once a second, with the
+/// last version it sent, and carries the next event as usual.
+#[tokio::test]
+async fn a_quiet_watch_stream_sends_heartbeats() {
+    let backend = Backend::embedded();
+    let a = ShardProcess::start(&backend, "a", test_config()).await;
+    let router = Router::new(&backend).await;
+    settle(&router, &[&a.addr]).await;
+    let (game, _) = router.start_game(Variant::Standard, "alice", "bob", None).await;
+    let version = router.make_move(&game, "alice", "e2e4", 0).await.unwrap();
+    let mut stream = open_watch(&router, &a.addr, &game, version).await.unwrap();
+    let started = std::time::Instant::now();
+    let beat = tokio::time::timeout(Duration::from_secs(3), stream.message()).await.unwrap().unwrap().unwrap();
+    assert!(is_heartbeat(&beat), "{beat:?}");
+    assert_eq!(beat.version, version);
+    assert!(started.elapsed() >= Duration::from_millis(900), "not before the stream was quiet for a second");
+    let moved = router.make_move(&game, "bob", "e7e5", 1).await.unwrap();
+    let (events, _) = read_events(&mut stream, 1, Duration::from_secs(3)).await;
+    assert_eq!(events.iter().map(|e| e.version).collect::<Vec<_>>(), vec![moved]);
 }

@@ -293,6 +293,10 @@ impl Feeds {
 
 /// How often a feed checks that its stream is still at the game's owner.
 const OWNER_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
+/// A stream silent this long, heartbeats included (the shard sends one a
+/// second), is opened again: its shard froze or the connection was cut
+/// without a reset.
+const SILENCE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Follows the game's Watch stream, on whichever shard owns it, until the
 /// feed's last subscriber leaves (which aborts this task).
@@ -324,10 +328,14 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
         let owner_at_open = router.owner_addr(&feed.game);
         let mut recheck = tokio::time::interval(OWNER_RECHECK);
         recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut heard = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 message = stream.message() => match message {
-                    Ok(Some(event)) => deliver(&feeds, &feed, event),
+                    Ok(Some(event)) => {
+                        heard = tokio::time::Instant::now();
+                        deliver(&feeds, &feed, event);
+                    }
                     Ok(None) => break,
                     Err(status) => {
                         debug!(game = %feed.game, code = ?status.code(), "watch ended; resuming");
@@ -339,6 +347,10 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
                         debug!(game = %feed.game, "the game changed owner; watching the new one");
                         break;
                     }
+                    if heard.elapsed() >= SILENCE {
+                        debug!(game = %feed.game, "the watch stream went silent; opening it again");
+                        break;
+                    }
                 }
             }
         }
@@ -347,6 +359,9 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
 
 fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchEvent) {
     let version = event.version;
+    if matches!(event.kind, Some(watch_event::Kind::Heartbeat(_))) {
+        return;
+    }
     let mut state = feed.state.lock().expect("feed lock");
     if version <= state.last && !matches!(event.kind, Some(watch_event::Kind::Snapshot(_))) {
         return;
@@ -387,7 +402,7 @@ fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchE
             state.recent.clear();
             sent
         }
-        None => 0,
+        Some(watch_event::Kind::Heartbeat(_)) | None => 0,
     };
     state.last = version;
     drop(state);
@@ -418,11 +433,95 @@ fn gone_but_here(event: &AudienceEvent, state: &FeedState) -> Option<PlayerId> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
+    use fogblast_proto::game::game_server::{Game, GameServer};
+    use fogblast_proto::game::{
+        CommandResponse, CreateGameRequest, CreateGameResponse, GameCommand, GetStateRequest, JoinGameRequest,
+        JoinGameResponse, MakeMoveRequest, OfferRequest, RematchResponse, WatchEvent,
+    };
+    use fogblast_proto::ids::ShardId;
+    use fogblast_routing::Membership;
     use fogblast_store::MemoryStore;
+    use tonic::{Request, Response, Status};
 
     use super::*;
+
+    /// A shard whose Watch streams stay open and silent (as a frozen
+    /// shard's, or a connection cut without a reset), counting how often
+    /// they are opened.
+    #[derive(Default)]
+    struct SilentShard {
+        watches: Arc<AtomicUsize>,
+    }
+
+    fn no<T>() -> Result<Response<T>, Status> {
+        Err(Status::unimplemented("not in this test"))
+    }
+
+    #[tonic::async_trait]
+    impl Game for SilentShard {
+        async fn create_game(&self, _: Request<CreateGameRequest>) -> Result<Response<CreateGameResponse>, Status> {
+            no()
+        }
+        async fn join_game(&self, _: Request<JoinGameRequest>) -> Result<Response<JoinGameResponse>, Status> {
+            no()
+        }
+        async fn make_move(&self, _: Request<MakeMoveRequest>) -> Result<Response<CommandResponse>, Status> {
+            no()
+        }
+        async fn resign(&self, _: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
+            no()
+        }
+        async fn abort(&self, _: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
+            no()
+        }
+        async fn draw(&self, _: Request<OfferRequest>) -> Result<Response<CommandResponse>, Status> {
+            no()
+        }
+        async fn takeback(&self, _: Request<OfferRequest>) -> Result<Response<CommandResponse>, Status> {
+            no()
+        }
+        async fn claim_victory(&self, _: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
+            no()
+        }
+        async fn rematch(&self, _: Request<GameCommand>) -> Result<Response<RematchResponse>, Status> {
+            no()
+        }
+        async fn report_presence(&self, _: Request<PresenceRequest>) -> Result<Response<CommandResponse>, Status> {
+            no()
+        }
+        async fn get_state(&self, _: Request<GetStateRequest>) -> Result<Response<GameState>, Status> {
+            no()
+        }
+        type WatchStream = futures::stream::Pending<Result<WatchEvent, Status>>;
+        async fn watch(&self, _: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
+            self.watches.fetch_add(1, Ordering::Relaxed);
+            Ok(Response::new(futures::stream::pending()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_feed_whose_stream_goes_silent_opens_it_again() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = format!("http://{}", listener.local_addr().unwrap());
+        let shard = SilentShard::default();
+        let watches = shard.watches.clone();
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(GameServer::new(shard))
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        let store = Arc::new(MemoryStore::new());
+        store.register(&ShardId::parse("silent").unwrap(), &addr, Duration::from_secs(60)).await.unwrap();
+        let router = Arc::new(Router::new(store, Duration::from_millis(500)).await);
+        let feeds = Feeds::new(router, Arc::new(Metrics::new().unwrap()), TaskTracker::new(), 20_000);
+        let (watcher, _rx, _closed) = Conn::new();
+        feeds.subscribe(&GameId::parse("g-silent").unwrap(), &watcher, Seat::Spectator, None, 0);
+        tokio::time::sleep(SILENCE + Duration::from_millis(800)).await;
+        assert!(watches.load(Ordering::Relaxed) >= 2, "the silent stream was opened again");
+    }
 
     async fn feeds() -> Arc<Feeds> {
         let router = Arc::new(Router::new(Arc::new(MemoryStore::new()), Duration::from_millis(200)).await);

@@ -19,8 +19,8 @@ use fogblast_game_service::{Drills, GameConfig, GameSettings};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    ColorChoice, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest, JoinGameResponse,
-    MakeMoveRequest, Variant, WatchEvent, WatchRequest,
+    watch_event, ColorChoice, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest,
+    JoinGameResponse, MakeMoveRequest, Variant, WatchEvent, WatchRequest,
 };
 use fogblast_proto::ids::GameId;
 use fogblast_store::{placement, GameStore, MemoryStore, RedisStore};
@@ -375,7 +375,8 @@ impl Router {
         .unwrap()
     }
 
-    /// Every event after `after`, until `count` arrived or `limit` passed.
+    /// Every event after `after` (heartbeats aside), until `count` arrived
+    /// or `limit` passed.
     pub async fn watch_events(&self, game: &str, after: u64, count: usize, limit: Duration) -> Vec<WatchEvent> {
         let addr = self.owner_addr(&GameId::parse(game).unwrap()).await.unwrap();
         let request = WatchRequest { game_id: game.to_owned(), after_version: after };
@@ -384,6 +385,7 @@ impl Router {
         let _ = tokio::time::timeout(limit, async {
             while events.len() < count {
                 match stream.message().await {
+                    Ok(Some(event)) if matches!(event.kind, Some(watch_event::Kind::Heartbeat(_))) => {}
                     Ok(Some(event)) => events.push(event),
                     _ => break,
                 }
