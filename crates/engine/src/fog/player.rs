@@ -34,8 +34,17 @@ const MAX_PLY: usize = 32;
 pub struct FogSettings {
     /// Most candidate positions kept by the belief.
     pub belief_cap: usize,
-    /// Positions sampled from the belief and searched.
+    /// Positions sampled from the belief and searched (fewer only when
+    /// time runs out).
     pub samples: usize,
+    /// Most positions searched when time allows: past `samples`, sampling
+    /// goes on until the best move is clear of the next (or the two are
+    /// too close to matter), `time_share` of the move's time is spent, or
+    /// the candidates run out.
+    pub max_samples: usize,
+    /// Percent of the move's time sampling may run into past `samples`;
+    /// the rest is headroom under the cap.
+    pub time_share: u32,
     /// Deepest search of one sample, in plies (captures are followed
     /// further).
     pub depth: u32,
@@ -52,6 +61,13 @@ pub struct FogSettings {
     /// belief allows for (any candidate's piece on any fogged square, or a
     /// piece in sight) could take it, unless every move does.
     pub king_guard: bool,
+    /// Centipawns charged for each enemy piece the belief allows for in
+    /// the fog (by square and role, the fog counted as empty) that could
+    /// take our king after the move.
+    pub unseen_care: i32,
+    /// The belief keeps first the candidates in which the opponent's last
+    /// move threatens our king (see [`Belief::track_with`]).
+    pub keep_threats: bool,
 }
 
 impl Level {
@@ -61,32 +77,44 @@ impl Level {
             Level::Easy => FogSettings {
                 belief_cap: 32,
                 samples: 3,
+                max_samples: 3,
+                time_share: 100,
                 depth: 1,
                 nodes_per_sample: 2_000,
                 max_time: Duration::from_millis(300),
                 noise: 120,
                 king_care: 0,
                 king_guard: false,
+                unseen_care: 0,
+                keep_threats: false,
             },
             Level::Medium => FogSettings {
                 belief_cap: 128,
                 samples: 4,
+                max_samples: 4,
+                time_share: 100,
                 depth: 2,
                 nodes_per_sample: 20_000,
                 max_time: Duration::from_millis(600),
                 noise: 60,
                 king_care: 0,
                 king_guard: false,
+                unseen_care: 0,
+                keep_threats: false,
             },
             Level::Hard => FogSettings {
                 belief_cap: 256,
                 samples: 12,
+                max_samples: 96,
+                time_share: 50,
                 depth: 3,
                 nodes_per_sample: 60_000,
                 max_time: Duration::from_secs(1),
                 noise: 0,
                 king_care: 100,
                 king_guard: true,
+                unseen_care: 0,
+                keep_threats: true,
             },
         }
     }
@@ -153,7 +181,7 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         return Err(FogError::NotOurTurn(color));
     }
     let settings = limits.settings;
-    let belief = Belief::track(obs, settings.belief_cap, limits.seed)?;
+    let belief = Belief::track_with(obs, settings.belief_cap, limits.seed, settings.keep_threats)?;
     let mut rng = Rng::new(limits.seed ^ 0xf09_5ea7c4);
     let live: Vec<Position> = belief
         .particles()
@@ -166,7 +194,8 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     }
     let mut order: Vec<usize> = (0..live.len()).collect();
     rng.shuffle(&mut order);
-    let samples: Vec<Position> = order.iter().take(settings.samples.max(1)).map(|&i| live[i]).collect();
+    let most = settings.max_samples.max(settings.samples).max(1);
+    let samples: Vec<Position> = order.iter().take(most).map(|&i| live[i]).collect();
 
     // Our moves come from what we see, not from a guess about the fog.
     let sight = match obs.plies().last() {
@@ -216,33 +245,62 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         root_moves
             .iter()
             .zip(&exposed)
-            .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.exposes(&mover, m)) })
+            .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.attackers(&mover, m) > 0) })
             .collect()
     } else {
         vec![0; root_moves.len()]
     };
     let least_danger = danger.iter().copied().min().unwrap_or(0);
+    // What each move is charged on top of its average: the share of
+    // candidates that take our king after it, and the unseen pieces that
+    // might.
+    let charge: Vec<i64> = if settings.unseen_care > 0 {
+        let mover = mover.unwrap_or(samples[0]);
+        let threats = FogThreats::new(sight, &live, color);
+        root_moves
+            .iter()
+            .zip(&risk)
+            .map(|(&(_, m), &r)| {
+                r * i64::from(settings.king_care) / 100
+                    + i64::from(threats.attackers(&mover, m)) * i64::from(settings.unseen_care)
+            })
+            .collect()
+    } else {
+        risk.iter().map(|r| r * i64::from(settings.king_care) / 100).collect()
+    };
+    let contenders: Vec<usize> = (0..root_moves.len()).filter(|&i| danger[i] == least_danger).collect();
+    let soft_deadline = limits.movetime.map(|t| started + t * settings.time_share.min(100) / 100);
+    let mut per_sample: Vec<Vec<i32>> = Vec::with_capacity(samples.len());
     let mut totals = vec![0i64; root_moves.len()];
-    let mut searched = 0usize;
     let mut min_depth = u32::MAX;
     for (index, sample) in samples.iter().enumerate() {
         if index > 0 && searcher.out_of_time() {
             break;
         }
+        // Past the level's samples, more are searched only while they can
+        // still change the choice and the time allows.
+        if index >= settings.samples.max(1)
+            && (contenders.len() < 2
+                || soft_deadline.is_some_and(|d| Instant::now() >= d)
+                || settled(&per_sample, &contenders, &charge))
+        {
+            break;
+        }
         let Some((depth, scores)) = searcher.root(sample, &root_moves, settings) else { break };
-        for (total, score) in totals.iter_mut().zip(scores) {
+        for (total, &score) in totals.iter_mut().zip(&scores) {
             *total += i64::from(score);
         }
-        searched += 1;
+        per_sample.push(scores);
         min_depth = min_depth.min(depth);
     }
+    let searched = per_sample.len();
     let searched_n = searched.max(1) as i64;
     let mut best = (i64::MIN, 0usize);
     for (i, total) in totals.iter().enumerate() {
         if danger[i] > least_danger {
             continue;
         }
-        let mut score = total / searched_n - risk[i] * i64::from(settings.king_care) / 100;
+        let mut score = total / searched_n - charge[i];
         if settings.noise > 0 {
             let spread = 2 * settings.noise as u64 + 1;
             let key =
@@ -290,22 +348,47 @@ impl FogThreats {
         FogThreats { visible, fogged, color }
     }
 
-    /// Whether after `m` in `mover` (our moves, from what we see) one of
-    /// these pieces could take our king. Fogged squares count as empty, so
-    /// a line through the fog is open: the careful reading.
-    fn exposes(&self, mover: &Position, m: Move) -> bool {
+    /// How many of these pieces (by square and role) could take our king
+    /// after `m` in `mover` (our moves, from what we see). Fogged squares
+    /// count as empty, so a line through the fog is open: the careful
+    /// reading.
+    fn attackers(&self, mover: &Position, m: Move) -> u32 {
         let mut after = *mover;
         after.play_unchecked(m);
         let board = after.board();
-        let Some(king) = board.king_of(self.color) else { return true };
+        let Some(king) = board.king_of(self.color) else { return 16 };
         let occupied = board.occupied();
         let ours = board.by_color(self.color);
-        Role::ALL.into_iter().any(|role| {
-            let in_sight = board.by_piece(role.of(!self.color)) & self.visible;
-            let attackers = in_sight | (self.fogged[role.index()] - ours);
-            (attacks::attacks(role, self.color, king, occupied) & attackers).any()
-        })
+        Role::ALL
+            .into_iter()
+            .map(|role| {
+                let in_sight = board.by_piece(role.of(!self.color)) & self.visible;
+                let attackers = in_sight | (self.fogged[role.index()] - ours);
+                (attacks::attacks(role, self.color, king, occupied) & attackers).count() as u32
+            })
+            .sum()
     }
+}
+
+/// Whether the samples so far have made the choice among `contenders`
+/// (with their `charge`s): the leader is ahead of the next best by more than
+/// twice the standard error of their paired difference, or that difference
+/// is known to within a few centipawns either way.
+fn settled(per_sample: &[Vec<i32>], contenders: &[usize], charge: &[i64]) -> bool {
+    let n = per_sample.len();
+    if n < 2 || contenders.len() < 2 {
+        return true;
+    }
+    let mean = |i: usize| per_sample.iter().map(|s| i64::from(s[i])).sum::<i64>() as f64 / n as f64 - charge[i] as f64;
+    let mut ranked: Vec<(f64, usize)> = contenders.iter().map(|&i| (mean(i), i)).collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let ((lead, first), (_, second)) = (ranked[0], ranked[1]);
+    let gap = lead - ranked[1].0;
+    let diffs: Vec<f64> = per_sample.iter().map(|s| f64::from(s[first] - s[second])).collect();
+    let mean_diff = diffs.iter().sum::<f64>() / n as f64;
+    let var = diffs.iter().map(|d| (d - mean_diff).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let se = (var / n as f64).sqrt();
+    gap > 2.0 * se || se < 10.0
 }
 
 fn report(
