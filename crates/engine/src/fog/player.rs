@@ -5,6 +5,7 @@
 //! samples pays for it in proportion, which is the care an unseen attacker
 //! calls for: a king can be taken without any warning.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -103,7 +104,7 @@ impl Level {
                 keep_threats: false,
             },
             Level::Hard => FogSettings {
-                belief_cap: 256,
+                belief_cap: 4_096,
                 samples: 12,
                 max_samples: 96,
                 time_share: 50,
@@ -222,10 +223,10 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     // samples alone: how often each move leaves our king where an enemy
     // piece can take it next.
     let mut exposed = vec![0i64; root_moves.len()];
+    let index_of: HashMap<Uci, usize> = root_moves.iter().enumerate().map(|(i, &(uci, _))| (uci, i)).collect();
     for pos in &live {
-        let here = pos.legal_moves();
-        for (i, &(uci, _)) in root_moves.iter().enumerate() {
-            let Some(m) = here.iter().copied().find(|&m| uci_of(m) == uci) else { continue };
+        for m in pos.legal_moves() {
+            let Some(&i) = index_of.get(&uci_of(m)) else { continue };
             let mut child = *pos;
             child.play_unchecked(m);
             let board = child.board();
