@@ -3,7 +3,9 @@
 //! which taking a king wins at once), and play the move with the best
 //! average over the samples. A move that loses the king in some of the
 //! samples pays for it in proportion, which is the care an unseen attacker
-//! calls for: a king can be taken without any warning.
+//! calls for: a king can be taken without any warning. Hard samples on past
+//! its count while more samples could still change the move and its time
+//! allows.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -62,10 +64,6 @@ pub struct FogSettings {
     /// belief allows for (any candidate's piece on any fogged square, or a
     /// piece in sight) could take it, unless every move does.
     pub king_guard: bool,
-    /// Centipawns charged for each enemy piece the belief allows for in
-    /// the fog (by square and role, the fog counted as empty) that could
-    /// take our king after the move.
-    pub unseen_care: i32,
     /// The belief keeps first the candidates in which the opponent's last
     /// move threatens our king (see [`Belief::track_with`]).
     pub keep_threats: bool,
@@ -86,7 +84,6 @@ impl Level {
                 noise: 120,
                 king_care: 0,
                 king_guard: false,
-                unseen_care: 0,
                 keep_threats: false,
             },
             Level::Medium => FogSettings {
@@ -100,7 +97,6 @@ impl Level {
                 noise: 60,
                 king_care: 0,
                 king_guard: false,
-                unseen_care: 0,
                 keep_threats: false,
             },
             Level::Hard => FogSettings {
@@ -114,7 +110,6 @@ impl Level {
                 noise: 0,
                 king_care: 100,
                 king_guard: true,
-                unseen_care: 0,
                 keep_threats: true,
             },
         }
@@ -246,29 +241,15 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         root_moves
             .iter()
             .zip(&exposed)
-            .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.attackers(&mover, m) > 0) })
+            .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.exposes(&mover, m)) })
             .collect()
     } else {
         vec![0; root_moves.len()]
     };
     let least_danger = danger.iter().copied().min().unwrap_or(0);
     // What each move is charged on top of its average: the share of
-    // candidates that take our king after it, and the unseen pieces that
-    // might.
-    let charge: Vec<i64> = if settings.unseen_care > 0 {
-        let mover = mover.unwrap_or(samples[0]);
-        let threats = FogThreats::new(sight, &live, color);
-        root_moves
-            .iter()
-            .zip(&risk)
-            .map(|(&(_, m), &r)| {
-                r * i64::from(settings.king_care) / 100
-                    + i64::from(threats.attackers(&mover, m)) * i64::from(settings.unseen_care)
-            })
-            .collect()
-    } else {
-        risk.iter().map(|r| r * i64::from(settings.king_care) / 100).collect()
-    };
+    // candidates that take our king after it.
+    let charge: Vec<i64> = risk.iter().map(|r| r * i64::from(settings.king_care) / 100).collect();
     let contenders: Vec<usize> = (0..root_moves.len()).filter(|&i| danger[i] == least_danger).collect();
     let soft_deadline = limits.movetime.map(|t| started + t * settings.time_share.min(100) / 100);
     let mut per_sample: Vec<Vec<i32>> = Vec::with_capacity(samples.len());
@@ -349,25 +330,21 @@ impl FogThreats {
         FogThreats { visible, fogged, color }
     }
 
-    /// How many of these pieces (by square and role) could take our king
-    /// after `m` in `mover` (our moves, from what we see). Fogged squares
-    /// count as empty, so a line through the fog is open: the careful
-    /// reading.
-    fn attackers(&self, mover: &Position, m: Move) -> u32 {
+    /// Whether after `m` in `mover` (our moves, from what we see) one of
+    /// these pieces could take our king. Fogged squares count as empty, so
+    /// a line through the fog is open: the careful reading.
+    fn exposes(&self, mover: &Position, m: Move) -> bool {
         let mut after = *mover;
         after.play_unchecked(m);
         let board = after.board();
-        let Some(king) = board.king_of(self.color) else { return 16 };
+        let Some(king) = board.king_of(self.color) else { return true };
         let occupied = board.occupied();
         let ours = board.by_color(self.color);
-        Role::ALL
-            .into_iter()
-            .map(|role| {
-                let in_sight = board.by_piece(role.of(!self.color)) & self.visible;
-                let attackers = in_sight | (self.fogged[role.index()] - ours);
-                (attacks::attacks(role, self.color, king, occupied) & attackers).count() as u32
-            })
-            .sum()
+        Role::ALL.into_iter().any(|role| {
+            let in_sight = board.by_piece(role.of(!self.color)) & self.visible;
+            let attackers = in_sight | (self.fogged[role.index()] - ours);
+            (attacks::attacks(role, self.color, king, occupied) & attackers).any()
+        })
     }
 }
 
@@ -633,4 +610,26 @@ fn king_terms(pos: &Position, color: Color) -> i32 {
         pressure += board.attackers(sq, !color, occupied).count() as i32;
     }
     cover * 6 - pressure * 12
+}
+
+#[cfg(test)]
+mod tests {
+    use super::settled;
+
+    #[test]
+    fn sampling_settles_on_a_clear_lead_or_a_gap_too_small_to_matter() {
+        // Move 0 leads move 1 by about 300 cp in every sample.
+        let clear: Vec<Vec<i32>> = (0..12).map(|k| vec![300 + k * 7 % 40, k * 11 % 30, -500]).collect();
+        assert!(settled(&clear, &[0, 1, 2], &[0, 0, 0]));
+        // Scores that swing from sample to sample around a small gap:
+        // still open.
+        let noisy: Vec<Vec<i32>> =
+            (0..12).map(|k| vec![if k % 2 == 0 { 600 } else { -400 }, if k % 3 == 0 { 500 } else { -300 }]).collect();
+        assert!(!settled(&noisy, &[0, 1], &[0, 0]));
+        // Two moves that score alike in every sample: nothing to learn.
+        let alike: Vec<Vec<i32>> = (0..12).map(|k| vec![k * 50, k * 50 + 1]).collect();
+        assert!(settled(&alike, &[0, 1], &[0, 0]));
+        // One move allowed: nothing to choose.
+        assert!(settled(&noisy, &[1], &[0, 0]));
+    }
 }

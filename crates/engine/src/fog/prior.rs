@@ -31,7 +31,6 @@ pub const PRIOR_HARD: FogSettings = FogSettings {
     noise: 0,
     king_care: 100,
     king_guard: true,
-    unseen_care: 0,
     keep_threats: false,
 };
 
