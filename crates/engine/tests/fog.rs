@@ -5,7 +5,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use fogblast_engine::fog::{baseline_move, Belief, FogSettings, ObservedPly, Sight};
+use fogblast_engine::fog::{baseline_move, prior_fog_move, Belief, FogSettings, ObservedPly, Sight, PRIOR_HARD};
 use fogblast_engine::{best_fog_move, FogLimits, FogObservation, Level};
 use fogblast_rules::{Bitboard, CastlingMode, Color, Game, Position, Variant};
 use proptest::prelude::*;
@@ -108,6 +108,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// The prior Hard, kept as a yardstick, answers legal moves too (its
+    /// budgets cut so the test stays quick in a debug build).
+    #[test]
+    fn the_prior_hard_answers_a_legal_move(choices in prop::collection::vec(any::<u32>(), 0..60), seed in any::<u64>()) {
+        let game = random_game(&choices);
+        prop_assume!(game.outcome().is_none());
+        let color = game.position().turn();
+        let obs = FogObservation::from_game(&game, color);
+        let settings = FogSettings { samples: 2, nodes_per_sample: 2_000, belief_cap: 64, ..PRIOR_HARD };
+        let limits = FogLimits { settings, movetime: None, seed };
+        let report = prior_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
+        prop_assert!(game.position().parse_uci(&report.best).is_some(), "{} in {}", report.best, game.position().fen());
+    }
+}
+
 #[test]
 fn an_uncapped_belief_holds_the_real_position() {
     for seed in 0..4u32 {
@@ -153,7 +171,13 @@ fn a_king_in_sight_is_taken() {
 /// debug build) against the baseline in fixed-seed games, both colours.
 #[test]
 fn the_player_beats_the_baseline() {
-    let settings = FogSettings { samples: 4, nodes_per_sample: 4_000, belief_cap: 48, ..Level::Hard.fog_settings() };
+    let settings = FogSettings {
+        samples: 4,
+        max_samples: 8,
+        nodes_per_sample: 4_000,
+        belief_cap: 48,
+        ..Level::Hard.fog_settings()
+    };
     let stop = AtomicBool::new(false);
     let mut wins = 0;
     for game_index in 0..4u64 {
@@ -184,7 +208,14 @@ fn the_player_beats_the_baseline() {
 /// A reduced Hard, king guard on: few samples and nodes, since the guard
 /// does not depend on them.
 fn guarded_settings() -> FogSettings {
-    FogSettings { samples: 2, depth: 2, nodes_per_sample: 2_000, belief_cap: 64, ..Level::Hard.fog_settings() }
+    FogSettings {
+        samples: 2,
+        max_samples: 2,
+        depth: 2,
+        nodes_per_sample: 2_000,
+        belief_cap: 64,
+        ..Level::Hard.fog_settings()
+    }
 }
 
 proptest! {
@@ -201,7 +232,7 @@ proptest! {
         let settings = guarded_settings();
         let limits = FogLimits { settings, movetime: None, seed };
         let report = best_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
-        let belief = Belief::track(&obs, settings.belief_cap, seed).unwrap();
+        let belief = Belief::track_with(&obs, settings.belief_cap, seed, settings.keep_threats).unwrap();
         let live: Vec<Position> = belief
             .particles()
             .iter()

@@ -44,6 +44,16 @@ impl Belief {
     /// Follows `obs` from the standard start, keeping at most `cap`
     /// candidates (at least one).
     pub fn track(obs: &FogObservation, cap: usize, seed: u64) -> Result<Belief, BeliefError> {
+        Belief::track_with(obs, cap, seed, false)
+    }
+
+    /// As [`Belief::track`]; with `keep_threats`, an opponent ply that
+    /// leaves more candidates than the cap keeps first (up to a third of the
+    /// cap each) those in which the opponent's move attacks our king, then
+    /// those in which it bears on the squares around it, and fills the rest
+    /// at random. The sample then loses least often the positions that
+    /// could cost us the king, which are the ones the king guard needs.
+    pub fn track_with(obs: &FogObservation, cap: usize, seed: u64, keep_threats: bool) -> Result<Belief, BeliefError> {
         let cap = cap.max(1);
         let color = obs.color();
         let mut rng = Rng::new(seed ^ 0x5eed_fb0f);
@@ -60,6 +70,9 @@ impl Belief {
             }
             let previous = belief.particles.clone();
             let mut next = Vec::new();
+            // With `keep_threats`, how each of `next` bears on our king: 0
+            // attacks it, 1 attacks a square next to it, 2 neither.
+            let mut threat = Vec::new();
             let mut seen = HashSet::new();
             match observed {
                 ObservedPly::Own { uci, after } => {
@@ -96,6 +109,9 @@ impl Belief {
                             child.play_unchecked(m);
                             let flagged = (ours - child.board().by_color(color)) - after.visible();
                             if flagged == *lost && after.matches(&child, color) && seen.insert(child.zobrist_hash()) {
+                                if keep_threats {
+                                    threat.push(threat_tier(&child, m, color));
+                                }
                                 next.push(child);
                             }
                         }
@@ -107,7 +123,9 @@ impl Belief {
                     }
                 }
             }
-            if next.len() > cap {
+            if next.len() > cap && threat.len() == next.len() {
+                next = keep_threatening(next, &threat, cap, &mut rng);
+            } else if next.len() > cap {
                 rng.shuffle(&mut next);
                 next.truncate(cap);
             }
@@ -133,6 +151,47 @@ impl Belief {
     pub fn is_empty(&self) -> bool {
         self.particles.is_empty()
     }
+}
+
+/// How the opponent's move `m`, which made `child`, bears on our king: 0
+/// attacks it, 1 attacks a square next to it, 2 neither.
+fn threat_tier(child: &Position, m: fogblast_rules::Move, color: Color) -> u8 {
+    let board = child.board();
+    let Some(king) = board.king_of(color) else { return 0 };
+    if board.attackers(king, !color, board.occupied()).any() {
+        return 0;
+    }
+    let reach = attacks::attacks(m.promotion().unwrap_or(m.role()), !color, m.to(), board.occupied());
+    if (reach & attacks::king_attacks(king)).any() {
+        1
+    } else {
+        2
+    }
+}
+
+/// `cap` of `next`: up to a third of the cap from each of the first two
+/// tiers of `threat`, at random within a tier, the rest at random.
+fn keep_threatening(next: Vec<Position>, threat: &[u8], cap: usize, rng: &mut Rng) -> Vec<Position> {
+    let mut tiers: [Vec<Position>; 3] = Default::default();
+    for (pos, &tier) in next.into_iter().zip(threat) {
+        tiers[usize::from(tier.min(2))].push(pos);
+    }
+    let mut kept = Vec::with_capacity(cap);
+    let mut rest = Vec::new();
+    for (i, mut tier) in tiers.into_iter().enumerate() {
+        rng.shuffle(&mut tier);
+        if i < 2 {
+            let quota = (cap / 3).max(1).min(tier.len());
+            rest.extend(tier.drain(quota..));
+            kept.extend(tier);
+        } else {
+            rest.extend(tier);
+        }
+    }
+    rng.shuffle(&mut rest);
+    rest.truncate(cap.saturating_sub(kept.len()));
+    kept.extend(rest);
+    kept
 }
 
 /// What the fog itself says, for `color` looking at `sight`: the fogged
@@ -185,6 +244,9 @@ pub(crate) fn moves_position(sight: &Sight, color: Color, rights_from: &Position
     Position::from_setup(setup, Variant::Fog).or_else(|_| Position::from_setup(bare, Variant::Fog)).ok()
 }
 
+/// Most candidates a rebuild guesses.
+const REBUILD_CAP: usize = 512;
+
 /// Candidates consistent with `sight` when no tracked candidate is: our
 /// pieces and the enemy pieces in sight as they are, the rest of the enemy
 /// material of a former candidate placed at random in the fog, where
@@ -199,6 +261,9 @@ fn rebuild(
     cap: usize,
     rng: &mut Rng,
 ) -> Vec<Position> {
+    // Guesses are costly to make and no better for being many: a large
+    // belief is rebuilt to a few hundred.
+    let cap = cap.min(REBUILD_CAP);
     let them = !color;
     let turn = if own_move.is_some() { them } else { color };
     let template = previous.first().copied().unwrap_or_else(|| Position::new(Variant::Fog));
@@ -403,10 +468,11 @@ mod tests {
 
     #[test]
     fn a_capped_belief_stays_consistent_and_bounded() {
-        for seed in 10..14 {
+        for seed in 10..18 {
             let game = random_game(seed, 40);
             let obs = FogObservation::from_game(&game, Color::White);
-            let belief = Belief::track(&obs, 16, seed).unwrap();
+            // Half the games keep the threatening candidates first.
+            let belief = Belief::track_with(&obs, 16, seed, seed % 2 == 1).unwrap();
             assert!(belief.sizes.iter().all(|&n| (1..=16).contains(&n)), "{:?}", belief.sizes);
             let last = obs.plies().last().unwrap();
             let sight = match last {

@@ -3,8 +3,11 @@
 //! which taking a king wins at once), and play the move with the best
 //! average over the samples. A move that loses the king in some of the
 //! samples pays for it in proportion, which is the care an unseen attacker
-//! calls for: a king can be taken without any warning.
+//! calls for: a king can be taken without any warning. Hard samples on past
+//! its count while more samples could still change the move and its time
+//! allows.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -34,8 +37,17 @@ const MAX_PLY: usize = 32;
 pub struct FogSettings {
     /// Most candidate positions kept by the belief.
     pub belief_cap: usize,
-    /// Positions sampled from the belief and searched.
+    /// Positions sampled from the belief and searched (fewer only when
+    /// time runs out).
     pub samples: usize,
+    /// Most positions searched when time allows: past `samples`, sampling
+    /// goes on until the best move is clear of the next (or the two are
+    /// too close to matter), `time_share` of the move's time is spent, or
+    /// the candidates run out.
+    pub max_samples: usize,
+    /// Percent of the move's time sampling may run into past `samples`;
+    /// the rest is headroom under the cap.
+    pub time_share: u32,
     /// Deepest search of one sample, in plies (captures are followed
     /// further).
     pub depth: u32,
@@ -52,6 +64,9 @@ pub struct FogSettings {
     /// belief allows for (any candidate's piece on any fogged square, or a
     /// piece in sight) could take it, unless every move does.
     pub king_guard: bool,
+    /// The belief keeps first the candidates in which the opponent's last
+    /// move threatens our king (see [`Belief::track_with`]).
+    pub keep_threats: bool,
 }
 
 impl Level {
@@ -61,32 +76,41 @@ impl Level {
             Level::Easy => FogSettings {
                 belief_cap: 32,
                 samples: 3,
+                max_samples: 3,
+                time_share: 100,
                 depth: 1,
                 nodes_per_sample: 2_000,
                 max_time: Duration::from_millis(300),
                 noise: 120,
                 king_care: 0,
                 king_guard: false,
+                keep_threats: false,
             },
             Level::Medium => FogSettings {
                 belief_cap: 128,
                 samples: 4,
+                max_samples: 4,
+                time_share: 100,
                 depth: 2,
                 nodes_per_sample: 20_000,
                 max_time: Duration::from_millis(600),
                 noise: 60,
                 king_care: 0,
                 king_guard: false,
+                keep_threats: false,
             },
             Level::Hard => FogSettings {
-                belief_cap: 256,
+                belief_cap: 4_096,
                 samples: 12,
+                max_samples: 96,
+                time_share: 50,
                 depth: 3,
                 nodes_per_sample: 60_000,
                 max_time: Duration::from_secs(1),
                 noise: 0,
                 king_care: 100,
                 king_guard: true,
+                keep_threats: true,
             },
         }
     }
@@ -153,7 +177,7 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         return Err(FogError::NotOurTurn(color));
     }
     let settings = limits.settings;
-    let belief = Belief::track(obs, settings.belief_cap, limits.seed)?;
+    let belief = Belief::track_with(obs, settings.belief_cap, limits.seed, settings.keep_threats)?;
     let mut rng = Rng::new(limits.seed ^ 0xf09_5ea7c4);
     let live: Vec<Position> = belief
         .particles()
@@ -166,7 +190,8 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     }
     let mut order: Vec<usize> = (0..live.len()).collect();
     rng.shuffle(&mut order);
-    let samples: Vec<Position> = order.iter().take(settings.samples.max(1)).map(|&i| live[i]).collect();
+    let most = settings.max_samples.max(settings.samples).max(1);
+    let samples: Vec<Position> = order.iter().take(most).map(|&i| live[i]).collect();
 
     // Our moves come from what we see, not from a guess about the fog.
     let sight = match obs.plies().last() {
@@ -193,10 +218,10 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     // samples alone: how often each move leaves our king where an enemy
     // piece can take it next.
     let mut exposed = vec![0i64; root_moves.len()];
+    let index_of: HashMap<Uci, usize> = root_moves.iter().enumerate().map(|(i, &(uci, _))| (uci, i)).collect();
     for pos in &live {
-        let here = pos.legal_moves();
-        for (i, &(uci, _)) in root_moves.iter().enumerate() {
-            let Some(m) = here.iter().copied().find(|&m| uci_of(m) == uci) else { continue };
+        for m in pos.legal_moves() {
+            let Some(&i) = index_of.get(&uci_of(m)) else { continue };
             let mut child = *pos;
             child.play_unchecked(m);
             let board = child.board();
@@ -222,27 +247,42 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         vec![0; root_moves.len()]
     };
     let least_danger = danger.iter().copied().min().unwrap_or(0);
+    // What each move is charged on top of its average: the share of
+    // candidates that take our king after it.
+    let charge: Vec<i64> = risk.iter().map(|r| r * i64::from(settings.king_care) / 100).collect();
+    let contenders: Vec<usize> = (0..root_moves.len()).filter(|&i| danger[i] == least_danger).collect();
+    let soft_deadline = limits.movetime.map(|t| started + t * settings.time_share.min(100) / 100);
+    let mut per_sample: Vec<Vec<i32>> = Vec::with_capacity(samples.len());
     let mut totals = vec![0i64; root_moves.len()];
-    let mut searched = 0usize;
     let mut min_depth = u32::MAX;
     for (index, sample) in samples.iter().enumerate() {
         if index > 0 && searcher.out_of_time() {
             break;
         }
+        // Past the level's samples, more are searched only while they can
+        // still change the choice and the time allows.
+        if index >= settings.samples.max(1)
+            && (contenders.len() < 2
+                || soft_deadline.is_some_and(|d| Instant::now() >= d)
+                || settled(&per_sample, &contenders, &charge))
+        {
+            break;
+        }
         let Some((depth, scores)) = searcher.root(sample, &root_moves, settings) else { break };
-        for (total, score) in totals.iter_mut().zip(scores) {
+        for (total, &score) in totals.iter_mut().zip(&scores) {
             *total += i64::from(score);
         }
-        searched += 1;
+        per_sample.push(scores);
         min_depth = min_depth.min(depth);
     }
+    let searched = per_sample.len();
     let searched_n = searched.max(1) as i64;
     let mut best = (i64::MIN, 0usize);
     for (i, total) in totals.iter().enumerate() {
         if danger[i] > least_danger {
             continue;
         }
-        let mut score = total / searched_n - risk[i] * i64::from(settings.king_care) / 100;
+        let mut score = total / searched_n - charge[i];
         if settings.noise > 0 {
             let spread = 2 * settings.noise as u64 + 1;
             let key =
@@ -306,6 +346,27 @@ impl FogThreats {
             (attacks::attacks(role, self.color, king, occupied) & attackers).any()
         })
     }
+}
+
+/// Whether the samples so far have made the choice among `contenders`
+/// (with their `charge`s): the leader is ahead of the next best by more than
+/// twice the standard error of their paired difference, or that difference
+/// is known to within a few centipawns either way.
+fn settled(per_sample: &[Vec<i32>], contenders: &[usize], charge: &[i64]) -> bool {
+    let n = per_sample.len();
+    if n < 2 || contenders.len() < 2 {
+        return true;
+    }
+    let mean = |i: usize| per_sample.iter().map(|s| i64::from(s[i])).sum::<i64>() as f64 / n as f64 - charge[i] as f64;
+    let mut ranked: Vec<(f64, usize)> = contenders.iter().map(|&i| (mean(i), i)).collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let ((lead, first), (_, second)) = (ranked[0], ranked[1]);
+    let gap = lead - ranked[1].0;
+    let diffs: Vec<f64> = per_sample.iter().map(|s| f64::from(s[first] - s[second])).collect();
+    let mean_diff = diffs.iter().sum::<f64>() / n as f64;
+    let var = diffs.iter().map(|d| (d - mean_diff).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let se = (var / n as f64).sqrt();
+    gap > 2.0 * se || se < 10.0
 }
 
 fn report(
@@ -549,4 +610,26 @@ fn king_terms(pos: &Position, color: Color) -> i32 {
         pressure += board.attackers(sq, !color, occupied).count() as i32;
     }
     cover * 6 - pressure * 12
+}
+
+#[cfg(test)]
+mod tests {
+    use super::settled;
+
+    #[test]
+    fn sampling_settles_on_a_clear_lead_or_a_gap_too_small_to_matter() {
+        // Move 0 leads move 1 by about 300 cp in every sample.
+        let clear: Vec<Vec<i32>> = (0..12).map(|k| vec![300 + k * 7 % 40, k * 11 % 30, -500]).collect();
+        assert!(settled(&clear, &[0, 1, 2], &[0, 0, 0]));
+        // Scores that swing from sample to sample around a small gap:
+        // still open.
+        let noisy: Vec<Vec<i32>> =
+            (0..12).map(|k| vec![if k % 2 == 0 { 600 } else { -400 }, if k % 3 == 0 { 500 } else { -300 }]).collect();
+        assert!(!settled(&noisy, &[0, 1], &[0, 0]));
+        // Two moves that score alike in every sample: nothing to learn.
+        let alike: Vec<Vec<i32>> = (0..12).map(|k| vec![k * 50, k * 50 + 1]).collect();
+        assert!(settled(&alike, &[0, 1], &[0, 0]));
+        // One move allowed: nothing to choose.
+        assert!(settled(&noisy, &[1], &[0, 0]));
+    }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context as _};
 use clap::Args;
-use fogblast_engine::fog::{baseline_move, FogObservation};
+use fogblast_engine::fog::{baseline_move, Belief, FogObservation, PRIOR_HARD};
 use fogblast_engine::{best_fog_move, Level, Limits, Searcher};
 use fogblast_rules::{Color, Game, Position, Variant};
 
@@ -120,6 +120,9 @@ fn fog(args: &EngineBenchArgs) -> anyhow::Result<()> {
         let mut by_ply: Vec<Vec<usize>> = Vec::new();
         let (mut consistent_max, mut rebuilds, mut samples, mut nodes, mut plies) =
             (0usize, 0usize, 0usize, 0u64, 0usize);
+        // Moves at which the level's belief (tracked again as the player
+        // tracks it) holds the real position, and the prior Hard's would.
+        let (mut held, mut prior_held) = (0usize, 0usize);
         for game_index in 0..args.fog_games.max(1) {
             let engine_side = if game_index.is_multiple_of(2) { Color::White } else { Color::Black };
             let mut game = Game::new(Position::new(Variant::Fog));
@@ -137,6 +140,11 @@ fn fog(args: &EngineBenchArgs) -> anyhow::Result<()> {
                         report.belief_size
                     );
                     ensure!(report.samples >= 1 || report.nodes == 0, "{level}: no sample searched");
+                    let settings = limits.settings;
+                    let holds = |belief: Belief| belief.particles().iter().any(|p| p.board() == pos.board());
+                    held +=
+                        usize::from(holds(Belief::track_with(&obs, settings.belief_cap, seed, settings.keep_threats)?));
+                    prior_held += usize::from(holds(Belief::track(&obs, PRIOR_HARD.belief_cap, seed)?));
                     samples += report.samples;
                     nodes += report.nodes;
                     rebuilds = rebuilds.max(report.rebuilds);
@@ -178,6 +186,12 @@ fn fog(args: &EngineBenchArgs) -> anyhow::Result<()> {
             line.push_str(&format!(" {ply}:{mean:.0}/{}", sizes.iter().max().unwrap_or(&0)));
         }
         writeln!(out, "{line}  largest {consistent_max}  most rebuilds in one game {rebuilds}")?;
+        writeln!(
+            out,
+            "fog level {level:<6} real position in the belief at {:.1}% of moves (the prior Hard's belief: {:.1}%)",
+            100.0 * held as f64 / times.len() as f64,
+            100.0 * prior_held as f64 / times.len() as f64,
+        )?;
     }
     Ok(())
 }

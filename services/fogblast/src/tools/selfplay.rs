@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
-use fogblast_engine::fog::{baseline_move, FogObservation};
+use fogblast_engine::fog::{baseline_move, prior_fog_move, FogObservation, PRIOR_HARD};
 use fogblast_engine::{best_fog_move, newcomer_move, Clock, FogLimits, FogSettings, Level, Searcher, TimeBudget};
 use fogblast_rules::{CastlingMode, Color, Game, Position, Variant};
 
@@ -29,12 +29,16 @@ pub enum Player {
     Baseline,
     Newcomer,
     /// Fog of war only: Hard as it was before its king guard (12 samples,
-    /// king care by share of candidates only), to measure the guard by.
+    /// king care by share of candidates only), to measure the guard by;
+    /// the prior Hard's frozen code with the guard off.
     OldHard,
+    /// Fog of war only: Hard as it stood before it spent its time (issue
+    /// 22), frozen code and settings, to measure its successor by.
+    PriorHard,
 }
 
-/// [`Player::OldHard`]'s settings: Hard's, without the king guard.
-const OLD_FOG_HARD: FogSettings = FogSettings { king_guard: false, ..Level::Hard.fog_settings() };
+/// [`Player::OldHard`]'s settings: the prior Hard's, without the king guard.
+const OLD_FOG_HARD: FogSettings = FogSettings { king_guard: false, ..PRIOR_HARD };
 
 impl std::str::FromStr for Player {
     type Err = String;
@@ -49,11 +53,14 @@ impl std::str::FromStr for Player {
         if s.eq_ignore_ascii_case("old-hard") {
             return Ok(Player::OldHard);
         }
+        if s.eq_ignore_ascii_case("prior-hard") {
+            return Ok(Player::PriorHard);
+        }
         s.parse().map(Player::Level).map_err(|err: fogblast_engine::ParseLevelError| {
             format!(
                 "{err}, baseline (fog of war: a random visible capture, else a random move) \
-                 newcomer (a king explosion if any, else a random move) or old-hard (fog of war: \
-                 Hard before its king guard)"
+                 newcomer (a king explosion if any, else a random move), old-hard (fog of war: \
+                 Hard before its king guard) or prior-hard (fog of war: Hard before issue 22)"
             )
         })
     }
@@ -66,6 +73,7 @@ impl std::fmt::Display for Player {
             Player::Baseline => f.write_str("baseline"),
             Player::Newcomer => f.write_str("newcomer"),
             Player::OldHard => f.write_str("old-hard"),
+            Player::PriorHard => f.write_str("prior-hard"),
         }
     }
 }
@@ -182,7 +190,7 @@ fn play_game(
                 searchers[side.index()].search(&pos, game.history_keys(), &limits, &stop, &mut |_| {}).best
             }
             Player::Newcomer => newcomer_move(&pos, seed),
-            Player::Baseline | Player::OldHard => anyhow::bail!("{player} plays fog of war only"),
+            Player::Baseline | Player::OldHard | Player::PriorHard => anyhow::bail!("{player} plays fog of war only"),
         };
         let spent = started.elapsed();
         if let Some((_, increment)) = clock {
@@ -225,7 +233,8 @@ fn play_fog_game(
         let m = match player {
             Player::Baseline => baseline_move(&pos.legal_moves(), seed).context("no move in a game not over")?,
             Player::Newcomer => anyhow::bail!("the newcomer plays atomic and standard chess only"),
-            Player::Level(_) | Player::OldHard => {
+            Player::Level(_) | Player::OldHard | Player::PriorHard => {
+                let frozen = if player == Player::PriorHard { PRIOR_HARD } else { OLD_FOG_HARD };
                 let limits = match (clock, player) {
                     (Some((_, increment)), Player::Level(level)) => {
                         let side_clock = Clock { remaining: remaining[side.index()], increment, moves_to_go: None };
@@ -233,14 +242,18 @@ fn play_fog_game(
                     }
                     (Some((_, increment)), _) => {
                         let side_clock = Clock { remaining: remaining[side.index()], increment, moves_to_go: None };
-                        let movetime = TimeBudget::from_clock(&side_clock, 0).hard.min(OLD_FOG_HARD.max_time);
-                        FogLimits { settings: OLD_FOG_HARD, movetime: Some(movetime), seed }
+                        let movetime = TimeBudget::from_clock(&side_clock, 0).hard.min(frozen.max_time);
+                        FogLimits { settings: frozen, movetime: Some(movetime), seed }
                     }
                     // Calibration: node and sample budgets only.
                     (None, Player::Level(level)) => FogLimits { settings: level.fog_settings(), movetime: None, seed },
-                    (None, _) => FogLimits { settings: OLD_FOG_HARD, movetime: None, seed },
+                    (None, _) => FogLimits { settings: frozen, movetime: None, seed },
                 };
-                let report = best_fog_move(&views[side.index()], &limits, &stop)?;
+                let report = match player {
+                    Player::Level(_) => best_fog_move(&views[side.index()], &limits, &stop)?,
+                    // The yardsticks play their frozen code.
+                    _ => prior_fog_move(&views[side.index()], &limits, &stop)?,
+                };
                 let uci = report.best;
                 pos.parse_uci(&uci).with_context(|| format!("the engine chose {uci}, not a legal move"))?
             }
@@ -262,7 +275,7 @@ fn play_fog_game(
 }
 
 pub fn run(args: &SelfplayArgs) -> anyhow::Result<()> {
-    for fog_only in [Player::Baseline, Player::OldHard] {
+    for fog_only in [Player::Baseline, Player::OldHard, Player::PriorHard] {
         if args.variant != Variant::Fog && [args.first, args.second].contains(&fog_only) {
             anyhow::bail!("{fog_only} plays fog of war only");
         }

@@ -1,0 +1,451 @@
+//! Fog of war Hard as it stood before it spent its time (issue 22): 12
+//! samples searched to depth 3 within 60,000 nodes each, king care by the
+//! share of candidates, and the king guard. Frozen here, code and settings,
+//! as the yardstick its successor is measured against
+//! (`fogblast-tools selfplay --variant fog --second prior-hard`); the
+//! levels never play it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use fogblast_rules::{Bitboard, CastlingMode, Color, Move, MoveList, Position, Role, Uci};
+
+use super::belief::{moves_position, Belief};
+use super::observation::{FogObservation, ObservedPly, Sight};
+use super::player::{FogError, FogLimits, FogReport, FogSettings};
+use super::rng::Rng;
+use crate::clock::Instant;
+use crate::eval::{evaluate, piece_value};
+use crate::search::splitmix;
+use fogblast_rules::attacks;
+
+/// The prior Hard's settings.
+pub const PRIOR_HARD: FogSettings = FogSettings {
+    belief_cap: 256,
+    samples: 12,
+    max_samples: 12,
+    time_share: 100,
+    depth: 3,
+    nodes_per_sample: 60_000,
+    max_time: Duration::from_secs(1),
+    noise: 0,
+    king_care: 100,
+    king_guard: true,
+    keep_threats: false,
+};
+
+/// A king taken, in the fog search's own units.
+const WIN: i32 = 20_000;
+const INFINITY: i32 = 30_000;
+/// Scores are capped before averaging so one sample cannot drown the rest:
+/// losing the king counts as this much, winning one as much in favour.
+const KING_STAKE: i32 = 3_000;
+const SCORE_CAP: i32 = 2_000;
+const MAX_PLY: usize = 32;
+
+/// The move the prior player chooses for the side of `obs` (to move):
+/// with [`PRIOR_HARD`] as its settings, the prior Hard.
+pub fn prior_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool) -> Result<FogReport, FogError> {
+    let started = Instant::now();
+    let color = obs.color();
+    if obs.turn() != color {
+        return Err(FogError::NotOurTurn(color));
+    }
+    let settings = limits.settings;
+    let belief = Belief::track(obs, settings.belief_cap, limits.seed)?;
+    let mut rng = Rng::new(limits.seed ^ 0xf09_5ea7c4);
+    let live: Vec<Position> = belief
+        .particles()
+        .iter()
+        .copied()
+        .filter(|p| p.board().king_of(Color::White).is_some() && p.board().king_of(Color::Black).is_some())
+        .collect();
+    if live.is_empty() {
+        return Err(FogError::GameOver);
+    }
+    let mut order: Vec<usize> = (0..live.len()).collect();
+    rng.shuffle(&mut order);
+    let samples: Vec<Position> = order.iter().take(settings.samples.max(1)).map(|&i| live[i]).collect();
+
+    // Our moves come from what we see, not from a guess about the fog.
+    let sight = match obs.plies().last() {
+        Some(ObservedPly::Own { after, .. } | ObservedPly::Opponent { after, .. }) => Some(after),
+        None => None,
+    };
+    let mover = match sight {
+        Some(sight) => moves_position(sight, color, &samples[0]),
+        None => Some(Position::new(fogblast_rules::Variant::Fog)),
+    };
+    let root_moves: Vec<(Uci, Move)> =
+        mover.unwrap_or(samples[0]).legal_moves().into_iter().map(|m| (uci_of(m), m)).collect();
+    if root_moves.is_empty() {
+        return Err(FogError::GameOver);
+    }
+    let deadline = limits.movetime.map(|t| started + t);
+    let mut searcher = Determinized { nodes: 0, limit: u64::MAX, deadline, stop, aborted: false };
+    // A king in sight is taken at once, whatever the samples say.
+    if let Some(&(uci, _)) = root_moves.iter().find(|(_, m)| m.capture() == Some(Role::King)) {
+        return Ok(report(uci, KING_STAKE, 0, 1, 0, &belief, started));
+    }
+
+    // The plainest danger first, over every candidate rather than the
+    // samples alone: how often each move leaves our king where an enemy
+    // piece can take it next.
+    let mut exposed = vec![0i64; root_moves.len()];
+    for pos in &live {
+        let here = pos.legal_moves();
+        for (i, &(uci, _)) in root_moves.iter().enumerate() {
+            let Some(m) = here.iter().copied().find(|&m| uci_of(m) == uci) else { continue };
+            let mut child = *pos;
+            child.play_unchecked(m);
+            let board = child.board();
+            if board.king_of(color).is_some_and(|king| board.attackers(king, !color, board.occupied()).any()) {
+                exposed[i] += 1;
+            }
+        }
+    }
+    let risk: Vec<i64> = exposed.iter().map(|&n| n * i64::from(KING_STAKE) / live.len() as i64).collect();
+    // The guard ranks moves by danger: 2 when some candidate has our king
+    // taken after it, 1 when only a piece the belief allows for somewhere in
+    // the fog could take it, 0 when safe. Only the least dangerous rank
+    // present is played.
+    let danger: Vec<u8> = if settings.king_guard {
+        let mover = mover.unwrap_or(samples[0]);
+        let threats = FogThreats::new(sight, &live, color);
+        root_moves
+            .iter()
+            .zip(&exposed)
+            .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.exposes(&mover, m)) })
+            .collect()
+    } else {
+        vec![0; root_moves.len()]
+    };
+    let least_danger = danger.iter().copied().min().unwrap_or(0);
+    let mut totals = vec![0i64; root_moves.len()];
+    let mut searched = 0usize;
+    let mut min_depth = u32::MAX;
+    for (index, sample) in samples.iter().enumerate() {
+        if index > 0 && searcher.out_of_time() {
+            break;
+        }
+        let Some((depth, scores)) = searcher.root(sample, &root_moves, settings) else { break };
+        for (total, score) in totals.iter_mut().zip(scores) {
+            *total += i64::from(score);
+        }
+        searched += 1;
+        min_depth = min_depth.min(depth);
+    }
+    let searched_n = searched.max(1) as i64;
+    let mut best = (i64::MIN, 0usize);
+    for (i, total) in totals.iter().enumerate() {
+        if danger[i] > least_danger {
+            continue;
+        }
+        let mut score = total / searched_n - risk[i] * i64::from(settings.king_care) / 100;
+        if settings.noise > 0 {
+            let spread = 2 * settings.noise as u64 + 1;
+            let key =
+                limits.seed ^ (u64::from(root_moves[i].0.from.index() as u8) << 8) ^ root_moves[i].0.to.index() as u64;
+            score += (splitmix(key) % spread) as i64 - i64::from(settings.noise);
+        }
+        if score > best.0 {
+            best = (score, i);
+        }
+    }
+    let (score, i) = best;
+    Ok(report(
+        root_moves[i].0,
+        score.clamp(-i64::from(KING_STAKE), i64::from(KING_STAKE)) as i32,
+        searched,
+        if min_depth == u32::MAX { 1 } else { min_depth },
+        searcher.nodes,
+        &belief,
+        started,
+    ))
+}
+
+/// Every enemy piece our belief allows for: the ones in sight, and on each
+/// fogged square whatever any candidate puts there. Wider than any one
+/// candidate, so a belief that has lost the real position (sampling keeps a
+/// few hundred of many) still warns of what the fog might hide.
+struct FogThreats {
+    /// Squares we see; what stands on them after our move is known.
+    visible: Bitboard,
+    /// By role, the fogged squares some candidate puts an enemy piece on.
+    fogged: [Bitboard; 6],
+    color: Color,
+}
+
+impl FogThreats {
+    fn new(sight: Option<&Sight>, live: &[Position], color: Color) -> FogThreats {
+        // Before any ply the whole start position is known.
+        let visible = sight.map_or(Bitboard::FULL, Sight::visible);
+        let mut fogged = [Bitboard::EMPTY; 6];
+        for pos in live {
+            for role in Role::ALL {
+                fogged[role.index()] |= pos.board().by_piece(role.of(!color)) - visible;
+            }
+        }
+        FogThreats { visible, fogged, color }
+    }
+
+    /// Whether after `m` in `mover` (our moves, from what we see) one of
+    /// these pieces could take our king. Fogged squares count as empty, so
+    /// a line through the fog is open: the careful reading.
+    fn exposes(&self, mover: &Position, m: Move) -> bool {
+        let mut after = *mover;
+        after.play_unchecked(m);
+        let board = after.board();
+        let Some(king) = board.king_of(self.color) else { return true };
+        let occupied = board.occupied();
+        let ours = board.by_color(self.color);
+        Role::ALL.into_iter().any(|role| {
+            let in_sight = board.by_piece(role.of(!self.color)) & self.visible;
+            let attackers = in_sight | (self.fogged[role.index()] - ours);
+            (attacks::attacks(role, self.color, king, occupied) & attackers).any()
+        })
+    }
+}
+
+fn report(
+    best: Uci,
+    score: i32,
+    samples: usize,
+    depth: u32,
+    nodes: u64,
+    belief: &Belief,
+    started: Instant,
+) -> FogReport {
+    FogReport {
+        best,
+        score,
+        samples,
+        depth,
+        nodes,
+        belief_size: belief.len(),
+        belief_sizes: belief.sizes.clone(),
+        rebuilds: belief.rebuilds,
+        elapsed: started.elapsed(),
+    }
+}
+
+fn uci_of(m: Move) -> Uci {
+    m.to_uci(CastlingMode::Standard)
+}
+
+/// A plain alpha-beta over one sampled position.
+struct Determinized<'a> {
+    nodes: u64,
+    limit: u64,
+    deadline: Option<Instant>,
+    stop: &'a AtomicBool,
+    aborted: bool,
+}
+
+impl Determinized<'_> {
+    fn out_of_time(&mut self) -> bool {
+        if !self.aborted {
+            let late = self.deadline.is_some_and(|d| Instant::now() >= d);
+            self.aborted = late || self.stop.load(Ordering::Relaxed);
+        }
+        self.aborted
+    }
+
+    /// Capped scores of every root move in `pos`, from the deepest
+    /// iteration that completed, and that depth. `None` when not even the
+    /// first ply could be searched in time.
+    fn root(&mut self, pos: &Position, roots: &[(Uci, Move)], settings: FogSettings) -> Option<(u32, Vec<i32>)> {
+        let moves: Vec<Option<Move>> = {
+            let here = pos.legal_moves();
+            roots.iter().map(|(uci, _)| here.iter().copied().find(|&m| uci_of(m) == *uci)).collect()
+        };
+        let mut best = None;
+        let start_nodes = self.nodes;
+        for depth in 1..=settings.depth.max(1) {
+            // The first ply always completes unless time is up; deeper
+            // ones stop at the node budget.
+            self.limit = if depth == 1 { u64::MAX } else { start_nodes + settings.nodes_per_sample };
+            self.aborted = false;
+            let mut scores = Vec::with_capacity(moves.len());
+            for m in &moves {
+                let score = match m {
+                    // Our moves depend only on what we see, so every sample
+                    // has them all; this guards the impossible case.
+                    None => -SCORE_CAP,
+                    Some(m) => {
+                        let mut child = *pos;
+                        child.play_unchecked(*m);
+                        cap(-self.negamax(&child, depth as i32 - 1, 1, -INFINITY, INFINITY))
+                    }
+                };
+                if self.aborted {
+                    break;
+                }
+                scores.push(score);
+            }
+            if self.aborted {
+                break;
+            }
+            best = Some((depth, scores));
+        }
+        // A stop by nodes ends this sample only; by time, the whole move.
+        if self.nodes >= self.limit {
+            self.aborted = false;
+        }
+        self.limit = u64::MAX;
+        best
+    }
+
+    fn tick(&mut self) -> bool {
+        self.nodes += 1;
+        if self.nodes >= self.limit {
+            self.aborted = true;
+        } else if self.nodes.is_multiple_of(512) {
+            self.out_of_time();
+        }
+        self.aborted
+    }
+
+    fn negamax(&mut self, pos: &Position, depth: i32, ply: usize, mut alpha: i32, beta: i32) -> i32 {
+        if self.tick() {
+            return 0;
+        }
+        let us = pos.turn();
+        let board = pos.board();
+        let Some(our_king) = board.king_of(us) else { return -WIN + ply as i32 };
+        let Some(their_king) = board.king_of(!us) else { return WIN - ply as i32 };
+        if board.attackers(their_king, us, board.occupied()).any() {
+            return WIN - ply as i32;
+        }
+        if pos.halfmoves() >= 100 {
+            return 0;
+        }
+        let threatened = board.attackers(our_king, !us, board.occupied()).any();
+        if depth <= 0 || ply >= MAX_PLY {
+            return self.quiesce(pos, ply, 0, alpha, beta);
+        }
+        let mut moves = MoveList::new();
+        pos.generate_legal_moves(&mut moves);
+        if moves.is_empty() {
+            return 0;
+        }
+        order(pos, &mut moves);
+        let mut best = -INFINITY;
+        for m in moves {
+            let mut child = *pos;
+            child.play_unchecked(m);
+            // An attacked king looks one ply further: its escape matters.
+            let extension = i32::from(threatened && ply < 6);
+            let score = -self.negamax(&child, depth - 1 + extension, ply + 1, -beta, -alpha);
+            if self.aborted {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                alpha = alpha.max(score);
+                if alpha >= beta {
+                    break;
+                }
+            }
+        }
+        best
+    }
+
+    fn quiesce(&mut self, pos: &Position, ply: usize, qply: usize, mut alpha: i32, beta: i32) -> i32 {
+        if self.tick() {
+            return 0;
+        }
+        let us = pos.turn();
+        let board = pos.board();
+        let Some(our_king) = board.king_of(us) else { return -WIN + ply as i32 };
+        let Some(their_king) = board.king_of(!us) else { return WIN - ply as i32 };
+        if board.attackers(their_king, us, board.occupied()).any() {
+            return WIN - ply as i32;
+        }
+        let threatened = board.attackers(our_king, !us, board.occupied()).any();
+        let mut moves = MoveList::new();
+        let mut best;
+        if threatened && qply < 2 {
+            // Standing still would lose the king: every move is searched.
+            pos.generate_legal_moves(&mut moves);
+            best = -WIN + ply as i32 + 1;
+        } else {
+            let mut stand = fog_evaluate(pos);
+            if threatened {
+                stand -= 600;
+            }
+            if stand >= beta || ply >= MAX_PLY {
+                return stand;
+            }
+            alpha = alpha.max(stand);
+            best = stand;
+            pos.generate_legal_captures(&mut moves);
+        }
+        order(pos, &mut moves);
+        for m in moves {
+            let mut child = *pos;
+            child.play_unchecked(m);
+            let score = -self.quiesce(&child, ply + 1, qply + 1, -beta, -alpha);
+            if self.aborted {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                alpha = alpha.max(score);
+                if alpha >= beta {
+                    break;
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Scores mean what they say up to the caps: a king won or lost is one
+/// stake, anything else at most the cap.
+fn cap(score: i32) -> i32 {
+    if score >= WIN - 100 {
+        KING_STAKE
+    } else if score <= -WIN + 100 {
+        -KING_STAKE
+    } else {
+        score.clamp(-SCORE_CAP, SCORE_CAP)
+    }
+}
+
+/// Captures first, the most valuable victim by the least valuable piece.
+fn order(pos: &Position, moves: &mut MoveList) {
+    let variant = pos.variant();
+    let key = |m: &Move| -> i32 {
+        match m.capture() {
+            Some(Role::King) => -100_000,
+            Some(victim) => -(piece_value(variant, victim) * 10 - piece_value(variant, m.role()) / 10),
+            None => match m.promotion() {
+                Some(_) => -5_000,
+                None => 0,
+            },
+        }
+    };
+    moves.sort_by_key(key);
+}
+
+/// The static evaluation for the side to move, with the fog's king terms:
+/// a king is lost the moment an enemy piece reaches it, so cover around it
+/// counts and enemy pieces bearing on its neighbourhood cost.
+fn fog_evaluate(pos: &Position) -> i32 {
+    let us = pos.turn();
+    evaluate(pos) + king_terms(pos, us) - king_terms(pos, !us)
+}
+
+fn king_terms(pos: &Position, color: Color) -> i32 {
+    let board = pos.board();
+    let Some(king) = board.king_of(color) else { return 0 };
+    let zone = attacks::king_attacks(king);
+    let cover = (zone & board.by_color(color)).count() as i32;
+    let occupied = board.occupied();
+    let mut pressure = 0;
+    for sq in zone.with(king) {
+        pressure += board.attackers(sq, !color, occupied).count() as i32;
+    }
+    cover * 6 - pressure * 12
+}
