@@ -31,6 +31,12 @@ pub struct NatsConfig {
     pub subject_prefix: String,
     /// How long the stream remembers message ids for deduplication.
     pub duplicate_window: Duration,
+    /// The stream drops messages older than this; zero keeps them forever.
+    /// The duplicate window is never longer.
+    pub max_age: Duration,
+    /// The stream drops its oldest messages past this size in bytes; zero
+    /// sets no bound.
+    pub max_bytes: u64,
 }
 
 impl Default for NatsConfig {
@@ -45,6 +51,11 @@ impl Default for NatsConfig {
             // same message. A day covers any takeover; the cost is the ids
             // of one day of finished games in the server's memory.
             duplicate_window: Duration::from_secs(24 * 60 * 60),
+            // Consumers (archive and ratings) are expected to keep up within
+            // days; a week of finished games covers any outage they can have
+            // and bounds the server's disk.
+            max_age: Duration::from_secs(7 * 24 * 60 * 60),
+            max_bytes: 10 * 1024 * 1024 * 1024,
         }
     }
 }
@@ -102,7 +113,14 @@ impl NatsBus {
             name: config.stream.clone(),
             subjects: vec![format!("{prefix}{DURABLE_SUBJECTS}")],
             storage: stream::StorageType::File,
-            duplicate_window: config.duplicate_window,
+            // JetStream refuses a duplicate window longer than the age.
+            duplicate_window: if config.max_age.is_zero() {
+                config.duplicate_window
+            } else {
+                config.duplicate_window.min(config.max_age)
+            },
+            max_age: config.max_age,
+            max_bytes: if config.max_bytes == 0 { -1 } else { i64::try_from(config.max_bytes).unwrap_or(i64::MAX) },
             ..Default::default()
         };
         // A server busy creating other streams' stores can refuse one for a

@@ -272,6 +272,7 @@ where
         stream: format!("FOGBLAST_TEST_{tag}"),
         subject_prefix: format!("test_{tag}."),
         duplicate_window: Duration::from_secs(60),
+        ..NatsConfig::default()
     };
     let stream = config.stream.clone();
     let bus = timeout(ARRIVE, NatsBus::connect(config))
@@ -322,3 +323,29 @@ on_both_adapters!(
     durable_publish_is_seen_by_plain_subscribers,
     durable_publish_outside_the_stream_fails,
 );
+
+/// The stream is set up with the retention asked for, so finished games
+/// cannot fill the NATS server's disk; the defaults bound it too.
+#[tokio::test]
+async fn the_stream_keeps_what_its_retention_allows() {
+    let defaults = NatsConfig::default();
+    assert!(defaults.max_age > Duration::ZERO && defaults.max_bytes > 0, "bounded by default");
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
+    let tag = format!("{}_{nanos}_retention", std::process::id());
+    let url = std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
+    let config = NatsConfig {
+        url: url.clone(),
+        stream: format!("FOGBLAST_TEST_{tag}"),
+        subject_prefix: format!("test_{tag}."),
+        max_age: Duration::from_secs(90),
+        max_bytes: 1 << 20,
+        ..NatsConfig::default()
+    };
+    let stream = config.stream.clone();
+    let _bus = timeout(ARRIVE, NatsBus::connect(config)).await.expect("in time").expect("connected");
+    let jetstream = async_nats::jetstream::new(async_nats::connect(&url).await.expect("connect"));
+    let info = jetstream.get_stream(&stream).await.expect("the stream").cached_info().clone();
+    jetstream.delete_stream(&stream).await.expect("delete test stream");
+    assert_eq!((info.config.max_age, info.config.max_bytes), (Duration::from_secs(90), 1 << 20));
+    assert_eq!(info.config.duplicate_window, Duration::from_secs(90), "no longer than the age");
+}

@@ -71,7 +71,9 @@ pub struct Commit {
     /// The game has just finished: put it in the outbox of games to publish.
     pub finished: bool,
     /// Let the game's keys expire this long after the commit (finished
-    /// games); `None` keeps them without expiry.
+    /// games), or, while the game waits in the outbox, this long after it
+    /// is marked published, so an outage of the stream of any length loses
+    /// no finished game; `None` keeps them without expiry.
     pub expire_after: Option<Duration>,
 }
 
@@ -111,6 +113,8 @@ pub trait GameStore: Membership {
     /// Finished games not yet marked published, oldest first, at most
     /// `limit` after skipping `offset` (a page).
     async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError>;
+    /// Takes the game out of the outbox and starts the time to live its
+    /// last commit asked for.
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError>;
     /// Reserves a join code for a game; `Ok(false)` if the code is taken.
     async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError>;

@@ -72,6 +72,8 @@ struct Game {
     record: Vec<u8>,
     events: VecDeque<Vec<u8>>,
     expires_at_ms: Option<u64>,
+    /// The time to live a finished game waits for until it is published.
+    ttl_after_publish_ms: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -212,7 +214,7 @@ impl GameStore for MemoryStore {
             None if commit.expected_version != 0 => return Err(CommitError::VersionConflict { current: 0 }),
             _ => {}
         }
-        let expires_at_ms = commit.expire_after.map(|after| now.saturating_add(ttl_ms(after)));
+        let ttl = commit.expire_after.map(ttl_ms);
         let history = self.history;
         let game = state.games.entry(commit.game.clone()).or_insert_with(|| Game {
             version: 0,
@@ -220,11 +222,11 @@ impl GameStore for MemoryStore {
             record: Vec::new(),
             events: VecDeque::new(),
             expires_at_ms: None,
+            ttl_after_publish_ms: None,
         });
         game.version = new_version;
         game.epoch = commit.epoch;
         game.record = commit.record;
-        game.expires_at_ms = expires_at_ms;
         let skip = commit.events.len().saturating_sub(history);
         game.events.extend(commit.events.into_iter().skip(skip));
         let excess = game.events.len().saturating_sub(history);
@@ -232,8 +234,17 @@ impl GameStore for MemoryStore {
         state.set_deadline(&commit.game, commit.due_at_ms);
         if commit.finished && !state.outbox_of.contains_key(&commit.game) {
             state.outbox_of.insert(commit.game.clone(), now);
-            state.outbox.insert((now, commit.game));
+            state.outbox.insert((now, commit.game.clone()));
         }
+        // A finished game waiting in the outbox never expires: publishing
+        // starts its time to live.
+        let unpublished = state.outbox_of.contains_key(&commit.game);
+        let game = state.games.get_mut(&commit.game).expect("just written");
+        (game.expires_at_ms, game.ttl_after_publish_ms) = match ttl {
+            Some(ttl) if unpublished => (None, Some(ttl)),
+            Some(ttl) => (Some(now.saturating_add(ttl)), None),
+            None => (None, None),
+        };
         Ok(new_version)
     }
 
@@ -284,9 +295,15 @@ impl GameStore for MemoryStore {
     }
 
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
+        let now = self.clock.now_ms();
         let mut state = self.state();
         if let Some(at) = state.outbox_of.remove(game) {
             state.outbox.remove(&(at, game.clone()));
+        }
+        if let Some(stored) = state.games.get_mut(game) {
+            if let Some(ttl) = stored.ttl_after_publish_ms.take() {
+                stored.expires_at_ms = Some(now.saturating_add(ttl));
+            }
         }
         Ok(())
     }

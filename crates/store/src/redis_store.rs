@@ -253,7 +253,9 @@ impl GameStore for RedisStore {
     }
 
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
-        self.query(redis::cmd("ZREM").arg(self.key("outbox")).arg(game.as_str())).await.map(drop)
+        let mut invocation = self.scripts.mark_published.prepare_invoke();
+        invocation.key(self.key("outbox")).key(self.game_key(game)).key(self.events_key(game)).arg(game.as_str());
+        self.run(&invocation).await.map(drop)
     }
 
     async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError> {

@@ -289,6 +289,28 @@ async fn finished_games_expire(store: &dyn GameStore) {
     assert_eq!(store.commit(commit(&gone, 0, 1, "new", &["a"])).await.unwrap(), 1);
 }
 
+async fn unpublished_games_wait_for_publishing_to_expire(store: &dyn GameStore) {
+    let game = gid("unpublished");
+    let mut c = commit(&game, 0, 1, "r", &["a"]);
+    c.finished = true;
+    c.expire_after = Some(Duration::from_millis(300));
+    store.commit(c).await.unwrap();
+    // A later commit of the finished game (an offer of a rematch) keeps it.
+    let mut c = commit(&game, 1, 1, "r2", &["b"]);
+    c.expire_after = Some(Duration::from_millis(300));
+    store.commit(c).await.unwrap();
+    sleep_ms(700).await;
+    let kept = store.load(&game).await.unwrap().expect("kept while unpublished, past its time to live");
+    assert_eq!((kept.version, kept.record.as_slice()), (2, b"r2".as_slice()));
+    assert!(matches!(store.events_after(&game, 0).await.unwrap(), EventsAfter::Events { current: 2, .. }));
+    // Published: its time to live starts.
+    store.mark_published(&game).await.unwrap();
+    assert!(store.load(&game).await.unwrap().is_some());
+    sleep_ms(700).await;
+    assert_eq!(store.load(&game).await.unwrap(), None);
+    assert_eq!(store.events_after(&game, 0).await.unwrap(), EventsAfter::NotFound);
+}
+
 async fn clock_is_unix_ms(store: &dyn GameStore) {
     let system = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     let first = store.now_ms().await.unwrap();
@@ -344,6 +366,7 @@ suite!(
         unrenewed_lease_expires,
         deregister_needs_the_current_epoch,
         finished_games_expire,
+        unpublished_games_wait_for_publishing_to_expire,
         clock_is_unix_ms,
     ],
     writers: [one_writer_wins_each_race],

@@ -27,6 +27,13 @@ pub struct BackendArgs {
     /// own, can share one NATS server: two streams may not hold the same subjects [default: none].
     #[arg(long, env = "FOGBLAST_NATS_SUBJECT_PREFIX", default_value = "")]
     pub nats_subject_prefix: String,
+    /// Finished games older than this many hours leave the stream (0: never). Consumers that fall further behind
+    /// miss them, so keep it above the longest outage of the archive and rating service.
+    #[arg(long, env = "FOGBLAST_NATS_MAX_AGE_H", default_value_t = 168)]
+    pub nats_max_age_h: u64,
+    /// The stream's bound in bytes; past it the oldest finished games leave (0: no bound).
+    #[arg(long, env = "FOGBLAST_NATS_MAX_BYTES", default_value_t = 10 * 1024 * 1024 * 1024)]
+    pub nats_max_bytes: u64,
 }
 
 /// The subject prefix as the bus wants it: empty, or ending in `.`.
@@ -62,6 +69,8 @@ pub async fn bus(args: &BackendArgs) -> anyhow::Result<Arc<dyn EventBus>> {
                 url: url.clone(),
                 stream: args.nats_stream.clone(),
                 subject_prefix,
+                max_age: std::time::Duration::from_secs(args.nats_max_age_h.saturating_mul(3600)),
+                max_bytes: args.nats_max_bytes,
                 ..NatsConfig::default()
             };
             Arc::new(NatsBus::connect(config).await.with_context(|| format!("connecting to {url}"))?)

@@ -39,7 +39,14 @@ if ARGV[6] == '1' then
   local now = redis.call('TIME')
   redis.call('ZADD', KEYS[4], 'NX', now[1] * 1000 + math.floor(now[2] / 1000), ARGV[9])
 end
+-- A finished game waiting in the outbox never expires: it keeps its time
+-- to live in the hash, and publishing starts the countdown.
 if ARGV[7] == '' then
+  redis.call('HDEL', KEYS[1], 'ttl_ms')
+  redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[2])
+elseif redis.call('ZSCORE', KEYS[4], ARGV[9]) then
+  redis.call('HSET', KEYS[1], 'ttl_ms', ARGV[7])
   redis.call('PERSIST', KEYS[1])
   redis.call('PERSIST', KEYS[2])
 else
@@ -47,6 +54,21 @@ else
   redis.call('PEXPIRE', KEYS[2], ARGV[7])
 end
 return {'ok'}
+"#;
+
+/// KEYS: outbox, game, events. ARGV: game id.
+///
+/// Takes the game out of the outbox and starts the time to live its last
+/// commit asked for.
+const MARK_PUBLISHED: &str = r#"
+redis.call('ZREM', KEYS[1], ARGV[1])
+local ttl = redis.call('HGET', KEYS[2], 'ttl_ms')
+if ttl then
+  redis.call('HDEL', KEYS[2], 'ttl_ms')
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  redis.call('PEXPIRE', KEYS[3], ttl)
+end
+return 1
 "#;
 
 /// KEYS: game, events. ARGV: the version the caller has.
@@ -137,6 +159,7 @@ pub(super) struct Scripts {
     pub deregister: Script,
     pub members: Script,
     pub postpone: Script,
+    pub mark_published: Script,
 }
 
 impl Scripts {
@@ -149,6 +172,7 @@ impl Scripts {
             deregister: Script::new(DEREGISTER),
             members: Script::new(MEMBERS),
             postpone: Script::new(POSTPONE),
+            mark_published: Script::new(MARK_PUBLISHED),
         }
     }
 }

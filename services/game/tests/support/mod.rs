@@ -37,7 +37,7 @@ pub enum Backend {
     /// removed when the last clone of the backend is dropped, or at once
     /// when the test's own backend is dropped while a failing test unwinds
     /// (the shards' clones may outlive it then).
-    Distributed { scratch: Arc<Scratch>, owner: bool },
+    Distributed { scratch: Arc<Scratch>, owner: bool, nats_url: String },
     /// The in-process adapters, shared by every shard of the cluster.
     Embedded { store: Arc<MemoryStore>, bus: Arc<MemoryBus> },
 }
@@ -45,7 +45,9 @@ pub enum Backend {
 impl Clone for Backend {
     fn clone(&self) -> Backend {
         match self {
-            Backend::Distributed { scratch, .. } => Backend::Distributed { scratch: scratch.clone(), owner: false },
+            Backend::Distributed { scratch, nats_url, .. } => {
+                Backend::Distributed { scratch: scratch.clone(), owner: false, nats_url: nats_url.clone() }
+            }
             Backend::Embedded { store, bus } => Backend::Embedded { store: store.clone(), bus: bus.clone() },
         }
     }
@@ -53,7 +55,7 @@ impl Clone for Backend {
 
 impl Drop for Backend {
     fn drop(&mut self) {
-        if let Backend::Distributed { scratch, owner: true } = self {
+        if let Backend::Distributed { scratch, owner: true, .. } = self {
             if std::thread::panicking() {
                 scratch.remove();
             }
@@ -63,7 +65,13 @@ impl Drop for Backend {
 
 impl Backend {
     pub fn distributed(test: &str) -> Backend {
-        Backend::Distributed { scratch: Arc::new(Scratch::new(test)), owner: true }
+        Backend::distributed_on(test, &nats_url())
+    }
+
+    /// [`Backend::distributed`], with the NATS server at `nats_url` (one the
+    /// test started, to stop it).
+    pub fn distributed_on(test: &str, nats_url: &str) -> Backend {
+        Backend::Distributed { scratch: Arc::new(Scratch::new(test)), owner: true, nats_url: nats_url.to_owned() }
     }
 
     pub fn embedded() -> Backend {
@@ -80,9 +88,9 @@ impl Backend {
     }
 
     pub fn nats_config(&self) -> NatsConfig {
-        let Backend::Distributed { scratch, .. } = self else { panic!("only distributed clusters use NATS") };
+        let Backend::Distributed { scratch, nats_url, .. } = self else { panic!("only distributed clusters use NATS") };
         NatsConfig {
-            url: nats_url(),
+            url: nats_url.clone(),
             stream: scratch.stream.clone(),
             subject_prefix: scratch.subject_prefix.clone(),
             ..NatsConfig::default()
