@@ -24,7 +24,7 @@ fn nats_server(port: u16, dir: &std::path::Path) -> Child {
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .unwrap_or("nats-server");
-    let child = Command::new(bin)
+    let mut child = Command::new(bin)
         .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
         .arg(dir)
         .stdout(Stdio::null())
@@ -37,6 +37,8 @@ fn nats_server(port: u16, dir: &std::path::Path) -> Child {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("nats-server did not listen on {port}");
 }
 
