@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use arrayvec::ArrayVec;
 use fogblast_rules::{Move, MoveList, Position};
 
 use crate::clock::Instant;
@@ -123,6 +124,13 @@ pub struct Searcher {
     seed: u64,
     /// The root move that last raised alpha in the current iteration.
     root_best: Option<Move>,
+    /// Static evaluation by ply on the current path (`-INFINITY` in check).
+    evals: [i32; MAX_PLY + 1],
+    /// The move played at each ply of the current path (`None` for a null
+    /// move).
+    path: [Option<Move>; MAX_PLY + 1],
+    /// Late-move reductions by depth and move index, in plies.
+    reductions: Box<[[u8; 64]; 64]>,
 }
 
 impl Searcher {
@@ -141,6 +149,9 @@ impl Searcher {
             overlook: Overlook::default(),
             seed: 0,
             root_best: None,
+            evals: [0; MAX_PLY + 1],
+            path: [None; MAX_PLY + 1],
+            reductions: reduction_table(),
         }
     }
 
@@ -394,21 +405,34 @@ impl Searcher {
         let threatened = atomic && !in_check && explosion_threat(pos.board(), !pos.turn());
         let urgent = in_check || threatened;
         let static_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, key) };
+        self.evals[ply] = static_eval;
+        // Improving: our static score is better than two plies ago, so
+        // pruning can be bolder and reductions smaller.
+        let improving = !in_check && ply >= 2 && static_eval > self.evals[ply - 2];
+        let previous = if ply > 0 { self.path[ply - 1] } else { None };
         // Reverse futility: far above beta near the leaves, a quiet reply
         // will not bring the score back down.
-        if !pv_node && !urgent && depth <= 3 && ply > 0 && static_eval.abs() < MATE_BOUND {
-            let margin = 120 * depth;
+        if !pv_node && !urgent && depth <= RFP_DEPTH && ply > 0 && static_eval.abs() < MATE_BOUND {
+            let margin = RFP_MARGIN * (depth - i32::from(improving));
             if static_eval - margin >= beta {
                 return static_eval - margin;
             }
         }
         // Null move: if passing still fails high, a real move will too.
-        if !pv_node && !urgent && depth >= 3 && ply > 0 && has_pieces(pos) && static_eval >= beta {
+        if !pv_node
+            && !urgent
+            && depth >= 3
+            && ply > 0
+            && has_pieces(pos)
+            && static_eval >= beta
+            && previous.is_some()
+        {
             let mut passed = *pos;
             if passed.play_null() {
                 let passed_key = passed.zobrist_hash();
                 self.keys.push(passed_key);
-                let reduction = 3 + depth / 6;
+                self.path[ply] = None;
+                let reduction = 3 + depth / 4 + ((static_eval - beta) / 200).min(2);
                 let score = -self.negamax(&passed, depth - 1 - reduction, ply + 1, -beta, -beta + 1, passed_key, stop);
                 self.keys.pop();
                 if self.aborted {
@@ -422,11 +446,13 @@ impl Searcher {
 
         let tt_move = tt_entry.and_then(|e| e.best);
         let filter = self.filters(pos, ply, key, &moves);
-        let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply);
+        let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply, previous);
         let original_alpha = alpha;
         let mut best_score = -INFINITY;
         let mut best_move = None;
         let mut index = 0;
+        let mut quiets_tried: ArrayVec<Move, 64> = ArrayVec::new();
+        let us = pos.turn();
         for pick in 0..scored.len() {
             let m = scored.pick(pick);
             if filter && self.overlooks(pos, ply, key, m) {
@@ -441,40 +467,49 @@ impl Searcher {
             let extension = i32::from(gives_check);
             // A move that threatens to blow up the enemy king is as forcing
             // as a check: never pruned or reduced.
-            let forcing = gives_check || (atomic && explosion_threat(child.board(), pos.turn()));
+            let forcing = gives_check || (atomic && explosion_threat(child.board(), us));
             let quiet = !m.is_capture() && m.promotion().is_none();
-            // Futility: a quiet move at the frontier cannot lift a hopeless
-            // static score to alpha (checks are always searched).
-            if quiet
-                && index > 0
-                && !pv_node
-                && !urgent
-                && !forcing
-                && depth <= 2
-                && static_eval + 150 * depth <= alpha
-                && alpha.abs() < MATE_BOUND
-            {
-                continue;
+            let prunable = !pv_node && !urgent && !forcing && index > 0 && best_score > -MATE_BOUND;
+            let history = if quiet { self.order.quiet_score(us, m, previous) } else { 0 };
+            if prunable && quiet {
+                // Futility: a quiet move at the frontier cannot lift a
+                // hopeless static score to alpha.
+                if depth <= FUTILITY_DEPTH
+                    && static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha
+                    && alpha.abs() < MATE_BOUND
+                {
+                    continue;
+                }
+                // Late-move pruning: near the leaves, quiet moves this far
+                // down the ordering almost never matter.
+                let late = (3 + depth * depth) as usize / if improving { 1 } else { 2 } + 2;
+                if depth <= LMP_DEPTH && index >= late {
+                    continue;
+                }
+                // History pruning: quiet moves that keep failing here.
+                if depth <= 3 && history < -HISTORY_PRUNE * depth {
+                    continue;
+                }
             }
-            // Late-move pruning: near the leaves, quiet moves this far down
-            // the ordering almost never matter.
-            if quiet
-                && !pv_node
-                && !urgent
-                && !forcing
-                && depth <= 3
-                && index >= 4 + 3 * (depth * depth) as usize
-                && best_score > -MATE_BOUND
+            // Captures whose blast costs us far more than it takes.
+            if prunable && m.is_capture() && depth <= 4 && atomic && explosion_gain(pos, m) < -BAD_CAPTURE_MARGIN * depth
             {
                 continue;
             }
             self.keys.push(child_key);
+            self.path[ply] = Some(m);
             let new_depth = depth - 1 + extension;
             let score = if index == 0 {
                 -self.negamax(&child, new_depth, ply + 1, -beta, -alpha, child_key, stop)
             } else {
-                let reduction = if depth >= 3 && index >= 3 && quiet && !urgent && !forcing {
-                    late_move_reduction(depth, index).min(new_depth - 1)
+                let reduction = if depth >= 3 && index >= 2 && quiet && !urgent && !forcing {
+                    let mut r = i32::from(self.reductions[depth.min(63) as usize][index.min(63)]);
+                    r += i32::from(!pv_node) + i32::from(!improving) - 1;
+                    if scored_is_killer(&self.order, ply, m) {
+                        r -= 1;
+                    }
+                    r -= history / HISTORY_REDUCTION;
+                    r.clamp(0, new_depth - 1)
                 } else {
                     0
                 };
@@ -502,11 +537,14 @@ impl Searcher {
                     }
                     if alpha >= beta {
                         if quiet {
-                            self.order.reward(pos.turn(), m, ply, depth);
+                            self.order.reward(us, m, previous, &quiets_tried, ply, depth);
                         }
                         break;
                     }
                 }
+            }
+            if quiet && !quiets_tried.is_full() {
+                quiets_tried.push(m);
             }
         }
 
@@ -539,6 +577,19 @@ impl Searcher {
         if pos.board().king_of(pos.turn()).is_none() {
             return -MATE + ply as i32;
         }
+        let tt_entry = if self.overlook.is_none() { self.tt.probe(key) } else { None };
+        if let Some(entry) = tt_entry {
+            let score = score_from_tt(entry.score, ply);
+            let usable = match entry.bound {
+                Bound::Exact => true,
+                Bound::Lower => score >= beta,
+                Bound::Upper => score <= alpha,
+            };
+            if usable {
+                return score;
+            }
+        }
+        let original_alpha = alpha;
         let in_check = pos.is_check();
         // In atomic chess an explosion threat at our king is as urgent as a
         // check: standing pat would let the blast happen. At the first
@@ -548,6 +599,7 @@ impl Searcher {
             !in_check && atomic && qply == 0 && ply < MAX_PLY - 1 && explosion_threat(pos.board(), !pos.turn());
         let mut moves = MoveList::new();
         let mut best = -INFINITY;
+        let mut best_move = None;
         if in_check || threatened {
             // Every evasion, and mate when there is none.
             pos.generate_legal_moves(&mut moves);
@@ -566,7 +618,9 @@ impl Searcher {
             pos.generate_legal_captures(&mut moves);
         }
         let filter = self.filters(pos, ply, key, &moves);
-        let mut scored = order_moves(pos, &mut moves, None, &self.order, ply);
+        let previous = if ply > 0 { self.path[ply - 1] } else { None };
+        let tt_move = tt_entry.and_then(|e| e.best);
+        let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply, previous);
         for index in 0..scored.len() {
             let m = scored.pick(index);
             if filter && self.overlooks(pos, ply, key, m) {
@@ -580,6 +634,7 @@ impl Searcher {
             let mut child = *pos;
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
+            self.path[ply] = Some(m);
             let score = -self.quiesce(&child, ply + 1, qply + 1, -beta, -alpha, child_key, stop);
             if self.aborted {
                 return 0;
@@ -588,21 +643,51 @@ impl Searcher {
                 best = score;
                 if score > alpha {
                     alpha = score;
+                    best_move = Some(m);
                     if alpha >= beta {
                         break;
                     }
                 }
             }
         }
+        if self.overlook.is_none() {
+            let bound = if best >= beta {
+                Bound::Lower
+            } else if best > original_alpha {
+                Bound::Exact
+            } else {
+                Bound::Upper
+            };
+            self.tt.store(Entry { key, best: best_move, score: score_to_tt(best, ply), depth: 0, bound });
+        }
         best
     }
 }
 
+const RFP_DEPTH: i32 = 6;
+const RFP_MARGIN: i32 = 100;
+const FUTILITY_DEPTH: i32 = 4;
+const FUTILITY_BASE: i32 = 80;
+const FUTILITY_MARGIN: i32 = 110;
+const LMP_DEPTH: i32 = 4;
+const HISTORY_PRUNE: i32 = 3_000;
+const HISTORY_REDUCTION: i32 = 6_000;
+const BAD_CAPTURE_MARGIN: i32 = 200;
+
 /// Plies to cut from a late quiet move: grows with depth and with how late
 /// the move comes in the ordering.
-fn late_move_reduction(depth: i32, index: usize) -> i32 {
-    let r = (f64::from(depth).ln() * (index as f64).ln() / 2.0) as i32;
-    r.max(1)
+fn reduction_table() -> Box<[[u8; 64]; 64]> {
+    let mut table = Box::new([[0u8; 64]; 64]);
+    for (depth, row) in table.iter_mut().enumerate().skip(1) {
+        for (index, r) in row.iter_mut().enumerate().skip(1) {
+            *r = (0.75 + (depth as f64).ln() * (index as f64).ln() / 2.25) as u8;
+        }
+    }
+    table
+}
+
+fn scored_is_killer(order: &MoveOrder, ply: usize, m: Move) -> bool {
+    order.is_killer(ply, m)
 }
 
 /// Whether the side to move has a piece besides pawns and king (null moves
