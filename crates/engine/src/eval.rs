@@ -74,7 +74,7 @@ pub type Weights = [i32; term::COUNT];
 /// Atomic weights. Knights explode without reaching far, so they are worth
 /// less than bishops.
 pub const ATOMIC_WEIGHTS: Weights =
-    [100, 260, 320, 480, 950, 3, 4, 8, 3, 3, 4, 2, 1, 10, 10, 30, 25, 90, 6, 8, 10, 25, 900, 4, 4, 20];
+    [100, 260, 280, 420, 950, 7, 58, 8, 14, 0, 13, 15, 2, 2, 108, 0, 25, 24, 12, 0, 6, 10, 1012, 24, 0, 22];
 /// Standard chess weights (the atomic king terms do not apply).
 pub const STANDARD_WEIGHTS: Weights =
     [100, 320, 330, 500, 900, 3, 4, 8, 3, 3, 4, 2, 1, 10, 10, 30, 25, 90, 6, 8, 10, 25, 900, 4, 4, 10];

@@ -577,7 +577,7 @@ impl Searcher {
         if pos.board().king_of(pos.turn()).is_none() {
             return -MATE + ply as i32;
         }
-        let tt_entry = if self.overlook.is_none() { self.tt.probe(key) } else { None };
+        let tt_entry = if QS_TT && self.overlook.is_none() { self.tt.probe(key) } else { None };
         if let Some(entry) = tt_entry {
             let score = score_from_tt(entry.score, ply);
             let usable = match entry.bound {
@@ -650,7 +650,7 @@ impl Searcher {
                 }
             }
         }
-        if self.overlook.is_none() {
+        if QS_TT && self.overlook.is_none() {
             let bound = if best >= beta {
                 Bound::Lower
             } else if best > original_alpha {
@@ -664,6 +664,7 @@ impl Searcher {
     }
 }
 
+const QS_TT: bool = true;
 const RFP_DEPTH: i32 = 6;
 const RFP_MARGIN: i32 = 100;
 const FUTILITY_DEPTH: i32 = 4;
