@@ -164,7 +164,7 @@ fn tune(path: &str, passes: u64) {
         }
     }
     eprintln!("K {k:.2}, error {best:.6}");
-    let mut steps: Vec<i32> = w.iter().map(|&v| (v.abs() / 8).max(1)).collect();
+    let mut steps: Vec<i32> = w.iter().map(|&v| (v.abs() / 8).max(2)).collect();
     // The pawn anchors the scale.
     let fixed = [term::PAWN];
     for pass in 0..passes {
@@ -177,7 +177,8 @@ fn tune(path: &str, passes: u64) {
                 loop {
                     let mut trial = w;
                     trial[i] += direction * steps[i];
-                    if trial[i] < 0 {
+                    // Material stays positive; other terms may change sign.
+                    if i <= term::QUEEN && trial[i] < 0 {
                         break;
                     }
                     let e = error(&data, &trial, k);

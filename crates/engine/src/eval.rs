@@ -36,7 +36,11 @@ pub mod term {
     pub const ATTACK: usize = 23;
     pub const QUEEN_NEAR: usize = 24;
     pub const TEMPO: usize = 25;
-    pub const COUNT: usize = 26;
+    pub const PASSED_PAWN: usize = 26;
+    pub const DOUBLED_PAWN: usize = 27;
+    pub const ROOK_OPEN_FILE: usize = 28;
+    pub const KINGS_CLOSE: usize = 29;
+    pub const COUNT: usize = 30;
     /// Names, in index order.
     pub const NAMES: [&str; COUNT] = [
         "pawn",
@@ -65,6 +69,10 @@ pub mod term {
         "attack",
         "queen near",
         "tempo",
+        "passed pawn",
+        "doubled pawn",
+        "rook open file",
+        "kings close",
     ];
 }
 
@@ -74,10 +82,10 @@ pub type Weights = [i32; term::COUNT];
 /// Atomic weights. Knights explode without reaching far, so they are worth
 /// less than bishops.
 pub const ATOMIC_WEIGHTS: Weights =
-    [100, 260, 280, 420, 950, 7, 58, 8, 14, 0, 13, 15, 2, 2, 108, 0, 25, 24, 12, 0, 6, 10, 1012, 24, 0, 22];
+    [100, 260, 280, 420, 950, 7, 58, 8, 14, 0, 13, 15, 2, 2, 108, 0, 25, 24, 12, 0, 6, 10, 1012, 24, 0, 22, 0, 0, 0, 0];
 /// Standard chess weights (the atomic king terms do not apply).
 pub const STANDARD_WEIGHTS: Weights =
-    [100, 320, 330, 500, 900, 3, 4, 8, 3, 3, 4, 2, 1, 10, 10, 30, 25, 90, 6, 8, 10, 25, 900, 4, 4, 10];
+    [100, 320, 330, 500, 900, 3, 4, 8, 3, 3, 4, 2, 1, 10, 10, 30, 25, 90, 6, 8, 10, 25, 900, 4, 4, 10, 0, 0, 0, 0];
 
 fn weights_for(variant: Variant) -> &'static Weights {
     match variant {
@@ -154,7 +162,43 @@ fn side_score(pos: &Position, color: Color, w: &Weights) -> i32 {
         score += w[term::BISHOP_PAIR];
     }
     if variant == Variant::Atomic {
-        score += atomic_king_terms(pos, color, w);
+        score += atomic_king_terms(pos, color, w) + pawn_structure(board, color, w);
+    }
+    score
+}
+
+/// Passed and doubled pawns, and rooks on files without our pawns.
+fn pawn_structure(board: &Board, color: Color, w: &Weights) -> i32 {
+    let our_pawns = board.pawns() & board.by_color(color);
+    let their_pawns = (board.pawns() & board.by_color(!color)).0;
+    let mut score = 0;
+    for sq in our_pawns {
+        let file = sq.file().index() as u32;
+        let rank = sq.rank().index() as u32;
+        let mut files = 0x0101_0101_0101_0101u64 << file;
+        if file > 0 {
+            files |= 0x0101_0101_0101_0101u64 << (file - 1);
+        }
+        if file < 7 {
+            files |= 0x0101_0101_0101_0101u64 << (file + 1);
+        }
+        let ahead = match color {
+            Color::White => (!0u64).checked_shl(8 * (rank + 1)).unwrap_or(0),
+            Color::Black => (1u64 << (8 * rank)) - 1,
+        };
+        if their_pawns & files & ahead == 0 {
+            let advance = sq.rank().relative(color == Color::Black).index() as i32;
+            score += advance * w[term::PASSED_PAWN];
+        }
+    }
+    for file in 0..8 {
+        let on_file = (our_pawns.0 & (0x0101_0101_0101_0101u64 << file)).count_ones() as i32;
+        score -= (on_file - 1).max(0) * w[term::DOUBLED_PAWN];
+    }
+    for sq in board.rooks() & board.by_color(color) {
+        if our_pawns.0 & (0x0101_0101_0101_0101u64 << sq.file().index()) == 0 {
+            score += w[term::ROOK_OPEN_FILE];
+        }
     }
     score
 }
@@ -188,6 +232,7 @@ fn atomic_king_terms(pos: &Position, color: Color, w: &Weights) -> i32 {
     // Pawns beside the king survive explosions and block lines.
     score += (attacks::king_attacks(king) & ours & board.pawns()).count() as i32 * w[term::KING_PAWN];
 
+    score += (7 - king.distance(their_king) as i32) * w[term::KINGS_CLOSE];
     score + king_danger(board, color, king, their_king, w) - queen_exposure(board, color, king, w)
 }
 
@@ -220,7 +265,7 @@ fn king_danger(
             escapes += 1;
         }
     }
-    let danger = w[term::DANGER_ATTACKED] * attacked / (escapes + 1) + w[term::DANGER_BLAST] * blasts;
+    let danger = (w[term::DANGER_ATTACKED] * attacked / (escapes + 1) + w[term::DANGER_BLAST] * blasts).max(0);
     (danger * danger / 5).min(w[term::DANGER_CAP]) + attacked * w[term::ATTACK]
 }
 

@@ -577,19 +577,6 @@ impl Searcher {
         if pos.board().king_of(pos.turn()).is_none() {
             return -MATE + ply as i32;
         }
-        let tt_entry = if QS_TT && self.overlook.is_none() { self.tt.probe(key) } else { None };
-        if let Some(entry) = tt_entry {
-            let score = score_from_tt(entry.score, ply);
-            let usable = match entry.bound {
-                Bound::Exact => true,
-                Bound::Lower => score >= beta,
-                Bound::Upper => score <= alpha,
-            };
-            if usable {
-                return score;
-            }
-        }
-        let original_alpha = alpha;
         let in_check = pos.is_check();
         // In atomic chess an explosion threat at our king is as urgent as a
         // check: standing pat would let the blast happen. At the first
@@ -599,7 +586,6 @@ impl Searcher {
             !in_check && atomic && qply == 0 && ply < MAX_PLY - 1 && explosion_threat(pos.board(), !pos.turn());
         let mut moves = MoveList::new();
         let mut best = -INFINITY;
-        let mut best_move = None;
         if in_check || threatened {
             // Every evasion, and mate when there is none.
             pos.generate_legal_moves(&mut moves);
@@ -619,8 +605,7 @@ impl Searcher {
         }
         let filter = self.filters(pos, ply, key, &moves);
         let previous = if ply > 0 { self.path[ply - 1] } else { None };
-        let tt_move = tt_entry.and_then(|e| e.best);
-        let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply, previous);
+        let mut scored = order_moves(pos, &mut moves, None, &self.order, ply, previous);
         for index in 0..scored.len() {
             let m = scored.pick(index);
             if filter && self.overlooks(pos, ply, key, m) {
@@ -643,28 +628,16 @@ impl Searcher {
                 best = score;
                 if score > alpha {
                     alpha = score;
-                    best_move = Some(m);
                     if alpha >= beta {
                         break;
                     }
                 }
             }
         }
-        if QS_TT && self.overlook.is_none() {
-            let bound = if best >= beta {
-                Bound::Lower
-            } else if best > original_alpha {
-                Bound::Exact
-            } else {
-                Bound::Upper
-            };
-            self.tt.store(Entry { key, best: best_move, score: score_to_tt(best, ply), depth: 0, bound });
-        }
         best
     }
 }
 
-const QS_TT: bool = true;
 const RFP_DEPTH: i32 = 6;
 const RFP_MARGIN: i32 = 100;
 const FUTILITY_DEPTH: i32 = 4;

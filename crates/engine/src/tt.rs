@@ -69,9 +69,7 @@ impl TranspositionTable {
         let replace = match slot {
             None => true,
             Some((old, old_generation)) => {
-                (old.key == entry.key && entry.depth + 3 > old.depth)
-                    || *old_generation != generation
-                    || old.depth <= entry.depth
+                old.key == entry.key || *old_generation != generation || old.depth <= entry.depth
             }
         };
         if replace {
