@@ -131,6 +131,8 @@ pub struct Searcher {
     path: [Option<Move>; MAX_PLY + 1],
     /// Late-move reductions by depth and move index, in plies.
     reductions: Box<[[u8; 64]; 64]>,
+    /// The move left out at each ply by a singular-extension search.
+    excluded: [Option<Move>; MAX_PLY + 1],
 }
 
 impl Searcher {
@@ -152,6 +154,7 @@ impl Searcher {
             evals: [0; MAX_PLY + 1],
             path: [None; MAX_PLY + 1],
             reductions: reduction_table(),
+            excluded: [None; MAX_PLY + 1],
         }
     }
 
@@ -376,8 +379,9 @@ impl Searcher {
         let depth = depth.max(1);
         let pv_node = beta - alpha > 1;
 
+        let excluded = self.excluded[ply];
         let tt_entry = self.tt.probe(key);
-        if let Some(entry) = tt_entry {
+        if let Some(entry) = tt_entry.filter(|_| excluded.is_none()) {
             // An overlooking search stores scores of partial move lists,
             // which are no bound a later search can trust.
             if ply > 0 && !pv_node && entry.depth >= depth && self.overlook.is_none() {
@@ -412,7 +416,13 @@ impl Searcher {
         let previous = if ply > 0 { self.path[ply - 1] } else { None };
         // Reverse futility: far above beta near the leaves, a quiet reply
         // will not bring the score back down.
-        if !pv_node && !urgent && depth <= RFP_DEPTH && ply > 0 && static_eval.abs() < MATE_BOUND {
+        if !pv_node
+            && !urgent
+            && excluded.is_none()
+            && depth <= RFP_DEPTH
+            && ply > 0
+            && static_eval.abs() < MATE_BOUND
+        {
             let margin = RFP_MARGIN * (depth - i32::from(improving));
             if static_eval - margin >= beta {
                 return static_eval - margin;
@@ -426,6 +436,7 @@ impl Searcher {
             && has_pieces(pos)
             && static_eval >= beta
             && previous.is_some()
+            && excluded.is_none()
         {
             let mut passed = *pos;
             if passed.play_null() {
@@ -455,8 +466,38 @@ impl Searcher {
         let us = pos.turn();
         for pick in 0..scored.len() {
             let m = scored.pick(pick);
-            if filter && self.overlooks(pos, ply, key, m) {
+            if (filter && self.overlooks(pos, ply, key, m)) || Some(m) == excluded {
                 continue;
+            }
+            // Singular extension: when the hash move is far better than
+            // every other move (a search without it fails low), it is
+            // searched one ply deeper. When even without it the node fails
+            // high, the node is cut at once.
+            let mut singular = 0;
+            if let Some(entry) = tt_entry {
+                if ply > 0
+                    && depth >= SINGULAR_DEPTH
+                    && Some(m) == tt_move
+                    && excluded.is_none()
+                    && self.overlook.is_none()
+                    && entry.depth >= depth - 3
+                    && entry.bound != Bound::Upper
+                    && entry.score.abs() < MATE_BOUND
+                {
+                    let singular_beta = entry.score - 2 * depth;
+                    self.excluded[ply] = Some(m);
+                    let score =
+                        self.negamax(pos, (depth - 1) / 2, ply, singular_beta - 1, singular_beta, key, stop);
+                    self.excluded[ply] = None;
+                    if self.aborted {
+                        return 0;
+                    }
+                    if score < singular_beta {
+                        singular = 1;
+                    } else if singular_beta >= beta {
+                        return singular_beta;
+                    }
+                }
             }
             index += 1;
             let index = index - 1;
@@ -464,7 +505,7 @@ impl Searcher {
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
             let gives_check = child.is_check();
-            let extension = i32::from(gives_check);
+            let extension = i32::from(gives_check).max(singular);
             // A move that threatens to blow up the enemy king is as forcing
             // as a check: never pruned or reduced.
             let forcing = gives_check || (atomic && explosion_threat(child.board(), us));
@@ -555,7 +596,9 @@ impl Searcher {
         } else {
             Bound::Upper
         };
-        self.tt.store(Entry { key, best: best_move, score: score_to_tt(best_score, ply), depth, bound });
+        if excluded.is_none() {
+            self.tt.store(Entry { key, best: best_move, score: score_to_tt(best_score, ply), depth, bound });
+        }
         best_score
     }
 
@@ -638,6 +681,7 @@ impl Searcher {
     }
 }
 
+const SINGULAR_DEPTH: i32 = 7;
 const RFP_DEPTH: i32 = 6;
 const RFP_MARGIN: i32 = 100;
 const FUTILITY_DEPTH: i32 = 4;
