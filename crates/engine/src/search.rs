@@ -187,10 +187,14 @@ impl Searcher {
         self.order.new_search();
         let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, root.ply()));
         let movetime = limits.movetime;
+        // A fixed time a move (no clock) is there to be spent: iterations
+        // go on until the deadline, and an unfinished one still counts when
+        // a root move beat the previous best in it. With a clock, no new
+        // iteration starts past half the planned time.
         let soft = match (budget, movetime) {
             (Some(b), Some(t)) => Some(b.soft.min(t)),
             (Some(b), None) => Some(b.soft),
-            (None, t) => t,
+            (None, _) => None,
         };
         let hard = match (budget, movetime) {
             (Some(b), Some(t)) => Some(b.hard.min(t)),
