@@ -36,7 +36,9 @@ fn main() {
             &flag("--out").unwrap_or_else(|| "atomic.data".to_owned()),
         ),
         Some("tune") => tune(&flag("--data").unwrap_or_else(|| "atomic.data".to_owned()), number("--passes", 12)),
-        _ => eprintln!("usage: texel generate [--games N] [--nodes N] [--seed N] [--out FILE] | tune [--data FILE] [--passes N]"),
+        _ => eprintln!(
+            "usage: texel generate [--games N] [--nodes N] [--seed N] [--out FILE] | tune [--data FILE] [--passes N]"
+        ),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Iterative-deepening principal variation search with a transposition
 //! table, quiescence over captures (every atomic capture is an explosion),
-//! null-move pruning and late-move reductions.
+//! null-move pruning, futility, late-move and history pruning, late-move
+//! reductions, and check and singular extensions.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -420,12 +421,7 @@ impl Searcher {
         let previous = if ply > 0 { self.path[ply - 1] } else { None };
         // Reverse futility: far above beta near the leaves, a quiet reply
         // will not bring the score back down.
-        if !pv_node
-            && !urgent
-            && excluded.is_none()
-            && depth <= RFP_DEPTH
-            && ply > 0
-            && static_eval.abs() < MATE_BOUND
+        if !pv_node && !urgent && excluded.is_none() && depth <= RFP_DEPTH && ply > 0 && static_eval.abs() < MATE_BOUND
         {
             let margin = RFP_MARGIN * (depth - i32::from(improving));
             if static_eval - margin >= beta {
@@ -490,8 +486,7 @@ impl Searcher {
                 {
                     let singular_beta = entry.score - 2 * depth;
                     self.excluded[ply] = Some(m);
-                    let score =
-                        self.negamax(pos, (depth - 1) / 2, ply, singular_beta - 1, singular_beta, key, stop);
+                    let score = self.negamax(pos, (depth - 1) / 2, ply, singular_beta - 1, singular_beta, key, stop);
                     self.excluded[ply] = None;
                     if self.aborted {
                         return 0;
@@ -537,7 +532,11 @@ impl Searcher {
                 }
             }
             // Captures whose blast costs us far more than it takes.
-            if prunable && m.is_capture() && depth <= 4 && atomic && explosion_gain(pos, m) < -BAD_CAPTURE_MARGIN * depth
+            if prunable
+                && m.is_capture()
+                && depth <= 4
+                && atomic
+                && explosion_gain(pos, m) < -BAD_CAPTURE_MARGIN * depth
             {
                 continue;
             }
@@ -550,7 +549,7 @@ impl Searcher {
                 let reduction = if depth >= 3 && index >= 2 && quiet && !urgent && !forcing {
                     let mut r = i32::from(self.reductions[depth.min(63) as usize][index.min(63)]);
                     r += i32::from(!pv_node) + i32::from(!improving) - 1;
-                    if scored_is_killer(&self.order, ply, m) {
+                    if self.order.is_killer(ply, m) {
                         r -= 1;
                     }
                     r -= history / HISTORY_REDUCTION;
@@ -706,10 +705,6 @@ fn reduction_table() -> Box<[[u8; 64]; 64]> {
         }
     }
     table
-}
-
-fn scored_is_killer(order: &MoveOrder, ply: usize, m: Move) -> bool {
-    order.is_killer(ply, m)
 }
 
 /// Whether the side to move has a piece besides pawns and king (null moves
