@@ -6,15 +6,98 @@
 use fogblast_rules::attacks;
 use fogblast_rules::{Board, Color, Position, Role, Variant};
 
-/// Material values, by role, for atomic chess. Knights explode without
-/// reaching far, so they are worth less than bishops.
-const ATOMIC_VALUES: [i32; 6] = [100, 260, 320, 480, 950, 0];
-const STANDARD_VALUES: [i32; 6] = [100, 320, 330, 500, 900, 0];
+/// The evaluation's weights, by name; [`Weights`] holds one value for each.
+/// The atomic set is tuned (see `examples/texel.rs`); the standard set is
+/// hand-set.
+pub mod term {
+    pub const PAWN: usize = 0;
+    pub const KNIGHT: usize = 1;
+    pub const BISHOP: usize = 2;
+    pub const ROOK: usize = 3;
+    pub const QUEEN: usize = 4;
+    pub const PAWN_ADVANCE: usize = 5;
+    pub const PAWN_CENTRE: usize = 6;
+    pub const KNIGHT_CENTRE: usize = 7;
+    pub const KNIGHT_MOBILITY: usize = 8;
+    pub const BISHOP_CENTRE: usize = 9;
+    pub const BISHOP_MOBILITY: usize = 10;
+    pub const ROOK_MOBILITY: usize = 11;
+    pub const QUEEN_MOBILITY: usize = 12;
+    pub const KING_CENTRE_ENDGAME: usize = 13;
+    pub const KING_CENTRE_MIDDLEGAME: usize = 14;
+    pub const BISHOP_PAIR: usize = 15;
+    pub const CONNECTED_KINGS: usize = 16;
+    pub const FUSE_ATTACKED: usize = 17;
+    pub const FUSE: usize = 18;
+    pub const KING_PAWN: usize = 19;
+    pub const DANGER_ATTACKED: usize = 20;
+    pub const DANGER_BLAST: usize = 21;
+    pub const DANGER_CAP: usize = 22;
+    pub const ATTACK: usize = 23;
+    pub const QUEEN_NEAR: usize = 24;
+    pub const TEMPO: usize = 25;
+    pub const PASSED_PAWN: usize = 26;
+    pub const DOUBLED_PAWN: usize = 27;
+    pub const ROOK_OPEN_FILE: usize = 28;
+    pub const KINGS_CLOSE: usize = 29;
+    pub const COUNT: usize = 30;
+    /// Names, in index order.
+    pub const NAMES: [&str; COUNT] = [
+        "pawn",
+        "knight",
+        "bishop",
+        "rook",
+        "queen",
+        "pawn advance",
+        "pawn centre",
+        "knight centre",
+        "knight mobility",
+        "bishop centre",
+        "bishop mobility",
+        "rook mobility",
+        "queen mobility",
+        "king centre endgame",
+        "king centre middlegame",
+        "bishop pair",
+        "connected kings",
+        "fuse attacked",
+        "fuse",
+        "king pawn",
+        "danger attacked",
+        "danger blast",
+        "danger cap",
+        "attack",
+        "queen near",
+        "tempo",
+        "passed pawn",
+        "doubled pawn",
+        "rook open file",
+        "kings close",
+    ];
+}
+
+/// One value per [`term`].
+pub type Weights = [i32; term::COUNT];
+
+/// Atomic weights. Knights explode without reaching far, so they are worth
+/// less than bishops.
+pub const ATOMIC_WEIGHTS: Weights =
+    [100, 260, 280, 420, 950, 7, 58, 8, 14, 0, 13, 15, 2, 2, 108, 0, 25, 24, 12, 0, 6, 10, 1012, 24, 0, 22, 0, 0, 0, 0];
+/// Standard chess weights (the atomic king terms do not apply).
+pub const STANDARD_WEIGHTS: Weights =
+    [100, 320, 330, 500, 900, 3, 4, 8, 3, 3, 4, 2, 1, 10, 10, 30, 25, 90, 6, 8, 10, 25, 900, 4, 4, 10, 0, 0, 0, 0];
+
+fn weights_for(variant: Variant) -> &'static Weights {
+    match variant {
+        Variant::Atomic => &ATOMIC_WEIGHTS,
+        _ => &STANDARD_WEIGHTS,
+    }
+}
 
 pub fn piece_value(variant: Variant, role: Role) -> i32 {
-    match variant {
-        Variant::Atomic => ATOMIC_VALUES[role.index()],
-        _ => STANDARD_VALUES[role.index()],
+    match role {
+        Role::King => 0,
+        _ => weights_for(variant)[role.index()],
     }
 }
 
@@ -29,16 +112,15 @@ fn centrality(sq: fogblast_rules::Square) -> i32 {
 
 /// The evaluation of `pos` for the side to move.
 pub fn evaluate(pos: &Position) -> i32 {
-    let us = pos.turn();
-    side_score(pos, us) - side_score(pos, !us) + tempo(pos)
+    evaluate_with(pos, weights_for(pos.variant()))
 }
 
-fn tempo(pos: &Position) -> i32 {
-    match pos.variant() {
-        // The side to move in atomic often has a forcing explosion.
-        Variant::Atomic => 20,
-        _ => 10,
-    }
+/// The evaluation of `pos` for the side to move with weights `w` (for
+/// tuning). The tempo term stands for the side to move's initiative: in
+/// atomic it often has a forcing explosion.
+pub fn evaluate_with(pos: &Position, w: &Weights) -> i32 {
+    let us = pos.turn();
+    side_score(pos, us, w) - side_score(pos, !us, w) + w[term::TEMPO]
 }
 
 /// Whether the queens are off or little material is left.
@@ -46,7 +128,7 @@ fn is_endgame(board: &Board) -> bool {
     board.queens().is_empty() || (board.occupied() - board.pawns() - board.kings()).count() <= 4
 }
 
-fn side_score(pos: &Position, color: Color) -> i32 {
+fn side_score(pos: &Position, color: Color, w: &Weights) -> i32 {
     let board = pos.board();
     let variant = pos.variant();
     let ours = board.by_color(color);
@@ -56,35 +138,74 @@ fn side_score(pos: &Position, color: Color) -> i32 {
 
     for role in Role::ALL {
         let pieces = board.by_piece(role.of(color));
-        score += piece_value(variant, role) * pieces.count() as i32;
+        if role != Role::King {
+            score += w[role.index()] * pieces.count() as i32;
+        }
         for sq in pieces {
             let mobility = || (attacks::attacks(role, color, sq, occupied) - ours).count() as i32;
             score += match role {
                 Role::Pawn => {
                     let advance = sq.rank().relative(color == Color::Black).index() as i32 - 1;
-                    advance * advance * 3 + if (2..=5).contains(&sq.file().index()) { 4 } else { 0 }
+                    advance * advance * w[term::PAWN_ADVANCE]
+                        + if (2..=5).contains(&sq.file().index()) { w[term::PAWN_CENTRE] } else { 0 }
                 }
-                Role::Knight => centrality(sq) * 8 + mobility() * 3,
-                Role::Bishop => centrality(sq) * 3 + mobility() * 4,
-                Role::Rook => mobility() * 2,
-                Role::Queen => mobility(),
-                Role::King if endgame => centrality(sq) * 10,
-                Role::King => -centrality(sq) * 10,
+                Role::Knight => centrality(sq) * w[term::KNIGHT_CENTRE] + mobility() * w[term::KNIGHT_MOBILITY],
+                Role::Bishop => centrality(sq) * w[term::BISHOP_CENTRE] + mobility() * w[term::BISHOP_MOBILITY],
+                Role::Rook => mobility() * w[term::ROOK_MOBILITY],
+                Role::Queen => mobility() * w[term::QUEEN_MOBILITY],
+                Role::King if endgame => centrality(sq) * w[term::KING_CENTRE_ENDGAME],
+                Role::King => -centrality(sq) * w[term::KING_CENTRE_MIDDLEGAME],
             };
         }
     }
     if (ours & board.bishops()).more_than_one() {
-        score += 30;
+        score += w[term::BISHOP_PAIR];
     }
     if variant == Variant::Atomic {
-        score += atomic_king_terms(pos, color);
+        score += atomic_king_terms(pos, color, w) + pawn_structure(board, color, w);
+    }
+    score
+}
+
+/// Passed and doubled pawns, and rooks on files without our pawns.
+fn pawn_structure(board: &Board, color: Color, w: &Weights) -> i32 {
+    let our_pawns = board.pawns() & board.by_color(color);
+    let their_pawns = (board.pawns() & board.by_color(!color)).0;
+    let mut score = 0;
+    for sq in our_pawns {
+        let file = sq.file().index() as u32;
+        let rank = sq.rank().index() as u32;
+        let mut files = 0x0101_0101_0101_0101u64 << file;
+        if file > 0 {
+            files |= 0x0101_0101_0101_0101u64 << (file - 1);
+        }
+        if file < 7 {
+            files |= 0x0101_0101_0101_0101u64 << (file + 1);
+        }
+        let ahead = match color {
+            Color::White => (!0u64).checked_shl(8 * (rank + 1)).unwrap_or(0),
+            Color::Black => (1u64 << (8 * rank)) - 1,
+        };
+        if their_pawns & files & ahead == 0 {
+            let advance = sq.rank().relative(color == Color::Black).index() as i32;
+            score += advance * w[term::PASSED_PAWN];
+        }
+    }
+    for file in 0..8 {
+        let on_file = (our_pawns.0 & (0x0101_0101_0101_0101u64 << file)).count_ones() as i32;
+        score -= (on_file - 1).max(0) * w[term::DOUBLED_PAWN];
+    }
+    for sq in board.rooks() & board.by_color(color) {
+        if our_pawns.0 & (0x0101_0101_0101_0101u64 << sq.file().index()) == 0 {
+            score += w[term::ROOK_OPEN_FILE];
+        }
     }
     score
 }
 
 /// Atomic king safety for `color`: fuses next to our king, threats next to
 /// theirs, and the shelter of touching kings.
-fn atomic_king_terms(pos: &Position, color: Color) -> i32 {
+fn atomic_king_terms(pos: &Position, color: Color, w: &Weights) -> i32 {
     let board = pos.board();
     let (Some(king), Some(their_king)) = (board.king_of(color), board.king_of(!color)) else {
         return 0;
@@ -92,7 +213,7 @@ fn atomic_king_terms(pos: &Position, color: Color) -> i32 {
     if attacks::king_attacks(king).contains(their_king) {
         // Connected kings cannot be exploded by a capture next to both, and
         // cannot be checked: a refuge for the side with less.
-        return 25;
+        return w[term::CONNECTED_KINGS];
     }
     let occupied = board.occupied();
     let ours = board.by_color(color);
@@ -103,22 +224,29 @@ fn atomic_king_terms(pos: &Position, color: Color) -> i32 {
     let fuses = attacks::king_attacks(king) & ours;
     for sq in fuses {
         if (board.attackers(sq, !color, occupied) - board.kings()).any() {
-            score -= 90;
+            score -= w[term::FUSE_ATTACKED];
         } else {
-            score -= 6;
+            score -= w[term::FUSE];
         }
     }
     // Pawns beside the king survive explosions and block lines.
-    score += (attacks::king_attacks(king) & ours & board.pawns()).count() as i32 * 8;
+    score += (attacks::king_attacks(king) & ours & board.pawns()).count() as i32 * w[term::KING_PAWN];
 
-    score + king_danger(board, color, king, their_king) - queen_exposure(board, color, king)
+    score += (7 - king.distance(their_king) as i32) * w[term::KINGS_CLOSE];
+    score + king_danger(board, color, king, their_king, w) - queen_exposure(board, color, king, w)
 }
 
 /// How close `color` is to blowing up the enemy king on `their_king`: the
 /// squares around it we attack, set against its escapes, and above all the
 /// captures that would explode it. Danger grows faster than its parts (a
 /// second blast threat cannot be parried with one move), so it is squared.
-fn king_danger(board: &Board, color: Color, king: fogblast_rules::Square, their_king: fogblast_rules::Square) -> i32 {
+fn king_danger(
+    board: &Board,
+    color: Color,
+    king: fogblast_rules::Square,
+    their_king: fogblast_rules::Square,
+    w: &Weights,
+) -> i32 {
     let occupied = board.occupied();
     let zone = attacks::king_attacks(their_king);
     let near_ours = attacks::king_attacks(king).with(king);
@@ -137,8 +265,8 @@ fn king_danger(board: &Board, color: Color, king: fogblast_rules::Square, their_
             escapes += 1;
         }
     }
-    let danger = 10 * attacked / (escapes + 1) + 25 * blasts;
-    (danger * danger / 5).min(900) + attacked * 4
+    let danger = (w[term::DANGER_ATTACKED] * attacked / (escapes + 1) + w[term::DANGER_BLAST] * blasts).max(0);
+    (danger * danger / 5).min(w[term::DANGER_CAP]) + attacked * w[term::ATTACK]
 }
 
 /// Whether `by` could blow up the other king with its next move, if it
@@ -157,7 +285,7 @@ pub(crate) fn explosion_threat(board: &Board, by: Color) -> bool {
 }
 
 /// An enemy queen near our king is the usual mating piece in atomic.
-fn queen_exposure(board: &Board, color: Color, king: fogblast_rules::Square) -> i32 {
+fn queen_exposure(board: &Board, color: Color, king: fogblast_rules::Square, w: &Weights) -> i32 {
     let their_queens = board.queens() & board.by_color(!color);
-    their_queens.into_iter().map(|q| (7 - q.distance(king) as i32).max(0) * 4).sum()
+    their_queens.into_iter().map(|q| (7 - q.distance(king) as i32).max(0) * w[term::QUEEN_NEAR]).sum()
 }

@@ -27,7 +27,7 @@ mod tt;
 pub mod uci;
 
 pub use clock::Instant;
-pub use eval::{evaluate, piece_value};
+pub use eval::{evaluate, evaluate_with, piece_value, term, Weights, ATOMIC_WEIGHTS};
 pub use fog::{best_fog_move, FogLimits, FogObservation, FogReport, FogSettings, Sight};
 pub use level::{Level, LevelSettings, ParseLevelError};
 pub use newcomer::newcomer_move;

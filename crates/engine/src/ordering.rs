@@ -11,39 +11,92 @@ use crate::eval::piece_value;
 
 const MAX_PLY: usize = 128;
 
-/// Killer moves and the history table, learned during a search.
+/// History scores stay within this bound (the gravity of the update pulls
+/// them back as they near it).
+pub(crate) const HISTORY_MAX: i32 = 16_384;
+
+/// Killer moves, the history table, counter moves and the counter-move
+/// history, learned during a search.
 #[derive(Debug, Clone)]
 pub struct MoveOrder {
     killers: Vec<[Option<Move>; 2]>,
     /// By side, from square, to square.
     history: Vec<i32>,
+    /// The quiet reply that last refuted a move, by that move's piece and
+    /// target square.
+    counters: Vec<Option<Move>>,
+    /// How well a quiet move (by piece and target) answers the opponent's
+    /// previous move (by piece and target).
+    continuation: Vec<i32>,
+}
+
+/// The previous move's piece and target square, as an index.
+fn piece_to(m: Move) -> usize {
+    m.role().index() * 64 + m.to().index()
 }
 
 impl MoveOrder {
     pub fn new() -> MoveOrder {
-        MoveOrder { killers: vec![[None; 2]; MAX_PLY], history: vec![0; 2 * 64 * 64] }
+        MoveOrder {
+            killers: vec![[None; 2]; MAX_PLY],
+            history: vec![0; 2 * 64 * 64],
+            counters: vec![None; 6 * 64],
+            continuation: vec![0; 6 * 64 * 6 * 64],
+        }
     }
 
     /// Keeps history but forgets killers, which belong to one search.
     pub fn new_search(&mut self) {
         self.killers.iter_mut().for_each(|k| *k = [None; 2]);
-        self.history.iter_mut().for_each(|h| *h /= 8);
+        self.history.iter_mut().for_each(|h| *h /= 2);
+        self.continuation.iter_mut().for_each(|h| *h /= 2);
     }
 
     fn history_index(color: Color, m: Move) -> usize {
         (color.index() * 64 + m.from().index()) * 64 + m.to().index()
     }
 
-    /// A quiet move caused a cut-off.
-    pub fn reward(&mut self, color: Color, m: Move, ply: usize, depth: i32) {
+    /// The combined history of quiet move `m` after `previous`.
+    pub fn quiet_score(&self, color: Color, m: Move, previous: Option<Move>) -> i32 {
+        let main = self.history[Self::history_index(color, m)];
+        let cont = previous.map_or(0, |p| self.continuation[piece_to(p) * 384 + piece_to(m)]);
+        main + cont
+    }
+
+    /// Whether `m` is one of the killer moves at `ply`.
+    pub fn is_killer(&self, ply: usize, m: Move) -> bool {
+        self.killers.get(ply).is_some_and(|k| k.contains(&Some(m)))
+    }
+
+    fn counter(&self, previous: Option<Move>) -> Option<Move> {
+        previous.and_then(|p| self.counters[piece_to(p)])
+    }
+
+    /// A quiet move caused a cut-off; `tried` are the quiet moves searched
+    /// before it at the same node, which failed to.
+    pub fn reward(&mut self, color: Color, m: Move, previous: Option<Move>, tried: &[Move], ply: usize, depth: i32) {
         if let Some(killers) = self.killers.get_mut(ply) {
             if killers[0] != Some(m) {
                 killers[1] = killers[0];
                 killers[0] = Some(m);
             }
         }
-        let entry = &mut self.history[Self::history_index(color, m)];
-        *entry = (*entry + depth * depth).min(1 << 20);
+        if let Some(p) = previous {
+            self.counters[piece_to(p)] = Some(m);
+        }
+        let bonus = (depth * depth * 16 + 32 * depth).min(1_600);
+        self.update(color, m, previous, bonus);
+        for &quiet in tried {
+            self.update(color, quiet, previous, -bonus);
+        }
+    }
+
+    fn update(&mut self, color: Color, m: Move, previous: Option<Move>, bonus: i32) {
+        let gravity = |entry: &mut i32| *entry += bonus - *entry * bonus.abs() / HISTORY_MAX;
+        gravity(&mut self.history[Self::history_index(color, m)]);
+        if let Some(p) = previous {
+            gravity(&mut self.continuation[piece_to(p) * 384 + piece_to(m)]);
+        }
     }
 }
 
@@ -92,8 +145,10 @@ pub(crate) fn order_moves<'a>(
     hash_move: Option<Move>,
     order: &MoveOrder,
     ply: usize,
+    previous: Option<Move>,
 ) -> ScoredMoves<'a> {
     let killers = order.killers.get(ply).copied().unwrap_or([None; 2]);
+    let counter = order.counter(previous);
     let us = pos.turn();
     let scores = moves
         .iter()
@@ -108,8 +163,10 @@ pub(crate) fn order_moves<'a>(
                 KILLER + 1
             } else if Some(m) == killers[1] {
                 KILLER
+            } else if Some(m) == counter {
+                KILLER - 1
             } else {
-                order.history[MoveOrder::history_index(us, m)]
+                order.quiet_score(us, m, previous)
             }
         })
         .collect();

@@ -1,10 +1,12 @@
 //! Iterative-deepening principal variation search with a transposition
 //! table, quiescence over captures (every atomic capture is an explosion),
-//! null-move pruning and late-move reductions.
+//! null-move pruning, futility, late-move and history pruning, late-move
+//! reductions, and check and singular extensions.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use arrayvec::ArrayVec;
 use fogblast_rules::{Move, MoveList, Position};
 
 use crate::clock::Instant;
@@ -123,6 +125,15 @@ pub struct Searcher {
     seed: u64,
     /// The root move that last raised alpha in the current iteration.
     root_best: Option<Move>,
+    /// Static evaluation by ply on the current path (`-INFINITY` in check).
+    evals: [i32; MAX_PLY + 1],
+    /// The move played at each ply of the current path (`None` for a null
+    /// move).
+    path: [Option<Move>; MAX_PLY + 1],
+    /// Late-move reductions by depth and move index, in plies.
+    reductions: Box<[[u8; 64]; 64]>,
+    /// The move left out at each ply by a singular-extension search.
+    excluded: [Option<Move>; MAX_PLY + 1],
 }
 
 impl Searcher {
@@ -141,6 +152,10 @@ impl Searcher {
             overlook: Overlook::default(),
             seed: 0,
             root_best: None,
+            evals: [0; MAX_PLY + 1],
+            path: [None; MAX_PLY + 1],
+            reductions: reduction_table(),
+            excluded: [None; MAX_PLY + 1],
         }
     }
 
@@ -173,10 +188,14 @@ impl Searcher {
         self.order.new_search();
         let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, root.ply()));
         let movetime = limits.movetime;
+        // A fixed time a move (no clock) is there to be spent: iterations
+        // go on until the deadline, and an unfinished one still counts when
+        // a root move beat the previous best in it. With a clock, no new
+        // iteration starts past half the planned time.
         let soft = match (budget, movetime) {
             (Some(b), Some(t)) => Some(b.soft.min(t)),
             (Some(b), None) => Some(b.soft),
-            (None, t) => t,
+            (None, _) => None,
         };
         let hard = match (budget, movetime) {
             (Some(b), Some(t)) => Some(b.hard.min(t)),
@@ -365,8 +384,9 @@ impl Searcher {
         let depth = depth.max(1);
         let pv_node = beta - alpha > 1;
 
+        let excluded = self.excluded[ply];
         let tt_entry = self.tt.probe(key);
-        if let Some(entry) = tt_entry {
+        if let Some(entry) = tt_entry.filter(|_| excluded.is_none()) {
             // An overlooking search stores scores of partial move lists,
             // which are no bound a later search can trust.
             if ply > 0 && !pv_node && entry.depth >= depth && self.overlook.is_none() {
@@ -394,21 +414,36 @@ impl Searcher {
         let threatened = atomic && !in_check && explosion_threat(pos.board(), !pos.turn());
         let urgent = in_check || threatened;
         let static_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, key) };
+        self.evals[ply] = static_eval;
+        // Improving: our static score is better than two plies ago, so
+        // pruning can be bolder and reductions smaller.
+        let improving = !in_check && ply >= 2 && static_eval > self.evals[ply - 2];
+        let previous = if ply > 0 { self.path[ply - 1] } else { None };
         // Reverse futility: far above beta near the leaves, a quiet reply
         // will not bring the score back down.
-        if !pv_node && !urgent && depth <= 3 && ply > 0 && static_eval.abs() < MATE_BOUND {
-            let margin = 120 * depth;
+        if !pv_node && !urgent && excluded.is_none() && depth <= RFP_DEPTH && ply > 0 && static_eval.abs() < MATE_BOUND
+        {
+            let margin = RFP_MARGIN * (depth - i32::from(improving));
             if static_eval - margin >= beta {
                 return static_eval - margin;
             }
         }
         // Null move: if passing still fails high, a real move will too.
-        if !pv_node && !urgent && depth >= 3 && ply > 0 && has_pieces(pos) && static_eval >= beta {
+        if !pv_node
+            && !urgent
+            && depth >= 3
+            && ply > 0
+            && has_pieces(pos)
+            && static_eval >= beta
+            && previous.is_some()
+            && excluded.is_none()
+        {
             let mut passed = *pos;
             if passed.play_null() {
                 let passed_key = passed.zobrist_hash();
                 self.keys.push(passed_key);
-                let reduction = 3 + depth / 6;
+                self.path[ply] = None;
+                let reduction = 3 + depth / 4 + ((static_eval - beta) / 200).min(2);
                 let score = -self.negamax(&passed, depth - 1 - reduction, ply + 1, -beta, -beta + 1, passed_key, stop);
                 self.keys.pop();
                 if self.aborted {
@@ -422,15 +457,46 @@ impl Searcher {
 
         let tt_move = tt_entry.and_then(|e| e.best);
         let filter = self.filters(pos, ply, key, &moves);
-        let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply);
+        let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply, previous);
         let original_alpha = alpha;
         let mut best_score = -INFINITY;
         let mut best_move = None;
         let mut index = 0;
+        let mut quiets_tried: ArrayVec<Move, 64> = ArrayVec::new();
+        let us = pos.turn();
         for pick in 0..scored.len() {
             let m = scored.pick(pick);
-            if filter && self.overlooks(pos, ply, key, m) {
+            if (filter && self.overlooks(pos, ply, key, m)) || Some(m) == excluded {
                 continue;
+            }
+            // Singular extension: when the hash move is far better than
+            // every other move (a search without it fails low), it is
+            // searched one ply deeper. When even without it the node fails
+            // high, the node is cut at once.
+            let mut singular = 0;
+            if let Some(entry) = tt_entry {
+                if ply > 0
+                    && depth >= SINGULAR_DEPTH
+                    && Some(m) == tt_move
+                    && excluded.is_none()
+                    && self.overlook.is_none()
+                    && entry.depth >= depth - 3
+                    && entry.bound != Bound::Upper
+                    && entry.score.abs() < MATE_BOUND
+                {
+                    let singular_beta = entry.score - 2 * depth;
+                    self.excluded[ply] = Some(m);
+                    let score = self.negamax(pos, (depth - 1) / 2, ply, singular_beta - 1, singular_beta, key, stop);
+                    self.excluded[ply] = None;
+                    if self.aborted {
+                        return 0;
+                    }
+                    if score < singular_beta {
+                        singular = 1;
+                    } else if singular_beta >= beta {
+                        return singular_beta;
+                    }
+                }
             }
             index += 1;
             let index = index - 1;
@@ -438,43 +504,56 @@ impl Searcher {
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
             let gives_check = child.is_check();
-            let extension = i32::from(gives_check);
+            let extension = i32::from(gives_check).max(singular);
             // A move that threatens to blow up the enemy king is as forcing
             // as a check: never pruned or reduced.
-            let forcing = gives_check || (atomic && explosion_threat(child.board(), pos.turn()));
+            let forcing = gives_check || (atomic && explosion_threat(child.board(), us));
             let quiet = !m.is_capture() && m.promotion().is_none();
-            // Futility: a quiet move at the frontier cannot lift a hopeless
-            // static score to alpha (checks are always searched).
-            if quiet
-                && index > 0
-                && !pv_node
-                && !urgent
-                && !forcing
-                && depth <= 2
-                && static_eval + 150 * depth <= alpha
-                && alpha.abs() < MATE_BOUND
-            {
-                continue;
+            let prunable = !pv_node && !urgent && !forcing && index > 0 && best_score > -MATE_BOUND;
+            let history = if quiet { self.order.quiet_score(us, m, previous) } else { 0 };
+            if prunable && quiet {
+                // Futility: a quiet move at the frontier cannot lift a
+                // hopeless static score to alpha.
+                if depth <= FUTILITY_DEPTH
+                    && static_eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha
+                    && alpha.abs() < MATE_BOUND
+                {
+                    continue;
+                }
+                // Late-move pruning: near the leaves, quiet moves this far
+                // down the ordering almost never matter.
+                let late = (3 + depth * depth) as usize / if improving { 1 } else { 2 } + 2;
+                if depth <= LMP_DEPTH && index >= late {
+                    continue;
+                }
+                // History pruning: quiet moves that keep failing here.
+                if depth <= 3 && history < -HISTORY_PRUNE * depth {
+                    continue;
+                }
             }
-            // Late-move pruning: near the leaves, quiet moves this far down
-            // the ordering almost never matter.
-            if quiet
-                && !pv_node
-                && !urgent
-                && !forcing
-                && depth <= 3
-                && index >= 4 + 3 * (depth * depth) as usize
-                && best_score > -MATE_BOUND
+            // Captures whose blast costs us far more than it takes.
+            if prunable
+                && m.is_capture()
+                && depth <= 4
+                && atomic
+                && explosion_gain(pos, m) < -BAD_CAPTURE_MARGIN * depth
             {
                 continue;
             }
             self.keys.push(child_key);
+            self.path[ply] = Some(m);
             let new_depth = depth - 1 + extension;
             let score = if index == 0 {
                 -self.negamax(&child, new_depth, ply + 1, -beta, -alpha, child_key, stop)
             } else {
-                let reduction = if depth >= 3 && index >= 3 && quiet && !urgent && !forcing {
-                    late_move_reduction(depth, index).min(new_depth - 1)
+                let reduction = if depth >= 3 && index >= 2 && quiet && !urgent && !forcing {
+                    let mut r = i32::from(self.reductions[depth.min(63) as usize][index.min(63)]);
+                    r += i32::from(!pv_node) + i32::from(!improving) - 1;
+                    if self.order.is_killer(ply, m) {
+                        r -= 1;
+                    }
+                    r -= history / HISTORY_REDUCTION;
+                    r.clamp(0, new_depth - 1)
                 } else {
                     0
                 };
@@ -502,11 +581,14 @@ impl Searcher {
                     }
                     if alpha >= beta {
                         if quiet {
-                            self.order.reward(pos.turn(), m, ply, depth);
+                            self.order.reward(us, m, previous, &quiets_tried, ply, depth);
                         }
                         break;
                     }
                 }
+            }
+            if quiet && !quiets_tried.is_full() {
+                quiets_tried.push(m);
             }
         }
 
@@ -517,7 +599,9 @@ impl Searcher {
         } else {
             Bound::Upper
         };
-        self.tt.store(Entry { key, best: best_move, score: score_to_tt(best_score, ply), depth, bound });
+        if excluded.is_none() {
+            self.tt.store(Entry { key, best: best_move, score: score_to_tt(best_score, ply), depth, bound });
+        }
         best_score
     }
 
@@ -566,7 +650,8 @@ impl Searcher {
             pos.generate_legal_captures(&mut moves);
         }
         let filter = self.filters(pos, ply, key, &moves);
-        let mut scored = order_moves(pos, &mut moves, None, &self.order, ply);
+        let previous = if ply > 0 { self.path[ply - 1] } else { None };
+        let mut scored = order_moves(pos, &mut moves, None, &self.order, ply, previous);
         for index in 0..scored.len() {
             let m = scored.pick(index);
             if filter && self.overlooks(pos, ply, key, m) {
@@ -580,6 +665,7 @@ impl Searcher {
             let mut child = *pos;
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
+            self.path[ply] = Some(m);
             let score = -self.quiesce(&child, ply + 1, qply + 1, -beta, -alpha, child_key, stop);
             if self.aborted {
                 return 0;
@@ -598,11 +684,27 @@ impl Searcher {
     }
 }
 
+const SINGULAR_DEPTH: i32 = 7;
+const RFP_DEPTH: i32 = 6;
+const RFP_MARGIN: i32 = 100;
+const FUTILITY_DEPTH: i32 = 4;
+const FUTILITY_BASE: i32 = 80;
+const FUTILITY_MARGIN: i32 = 110;
+const LMP_DEPTH: i32 = 4;
+const HISTORY_PRUNE: i32 = 3_000;
+const HISTORY_REDUCTION: i32 = 6_000;
+const BAD_CAPTURE_MARGIN: i32 = 200;
+
 /// Plies to cut from a late quiet move: grows with depth and with how late
 /// the move comes in the ordering.
-fn late_move_reduction(depth: i32, index: usize) -> i32 {
-    let r = (f64::from(depth).ln() * (index as f64).ln() / 2.0) as i32;
-    r.max(1)
+fn reduction_table() -> Box<[[u8; 64]; 64]> {
+    let mut table = Box::new([[0u8; 64]; 64]);
+    for (depth, row) in table.iter_mut().enumerate().skip(1) {
+        for (index, r) in row.iter_mut().enumerate().skip(1) {
+            *r = (0.75 + (depth as f64).ln() * (index as f64).ln() / 2.25) as u8;
+        }
+    }
+    table
 }
 
 /// Whether the side to move has a piece besides pawns and king (null moves

@@ -1,0 +1,209 @@
+//! Texel tuning of the atomic evaluation, from the engine's own games.
+//!
+//! `generate` plays games against itself at a fixed node budget a move, from
+//! random openings, and writes one line per quiet position: its FEN and the
+//! game's result for White (1, 0.5 or 0).
+//!
+//!     cargo run --release -p fogblast-engine --example texel -- generate \
+//!         --games 2000 --nodes 3000 --seed 1 --out /tmp/atomic.data
+//!
+//! `tune` fits the evaluation's atomic weights to those results: it scales
+//! evaluations into expected scores with a logistic curve (its constant
+//! fitted first), then moves one weight at a time while the mean squared
+//! error falls, with steps shrinking to one centipawn.
+//!
+//!     cargo run --release -p fogblast-engine --example texel -- tune \
+//!         --data /tmp/atomic.data --passes 12
+//!
+//! It prints the tuned weights as a Rust array for `ATOMIC_WEIGHTS`.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::sync::atomic::AtomicBool;
+
+use fogblast_engine::{evaluate_with, term, Limits, Searcher, Weights, ATOMIC_WEIGHTS};
+use fogblast_rules::{Color, Position, Variant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let number = |name: &str, default: u64| flag(name).map_or(default, |v| v.parse().expect("a number"));
+    match args.first().map(String::as_str) {
+        Some("generate") => generate(
+            number("--games", 1000),
+            number("--nodes", 3000),
+            number("--seed", 1),
+            &flag("--out").unwrap_or_else(|| "atomic.data".to_owned()),
+        ),
+        Some("tune") => tune(&flag("--data").unwrap_or_else(|| "atomic.data".to_owned()), number("--passes", 12)),
+        _ => eprintln!(
+            "usage: texel generate [--games N] [--nodes N] [--seed N] [--out FILE] | tune [--data FILE] [--passes N]"
+        ),
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+fn generate(games: u64, nodes: u64, seed: u64, out: &str) {
+    let mut file = BufWriter::new(std::fs::File::create(out).expect("output file"));
+    let mut rng = Rng(seed);
+    let stop = AtomicBool::new(false);
+    let mut searcher = Searcher::new(16);
+    let mut written = 0usize;
+    for game in 0..games {
+        searcher.clear();
+        let mut pos = Position::new(Variant::Atomic);
+        // Eight random plies, redrawn if they end the game.
+        let mut opened = true;
+        for _ in 0..8 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.outcome().is_some() {
+                opened = false;
+                break;
+            }
+            pos.play_unchecked(moves[(rng.next() % moves.len() as u64) as usize]);
+        }
+        if !opened || pos.outcome().is_some() {
+            continue;
+        }
+        let mut history: Vec<u64> = Vec::new();
+        let mut seen: HashMap<u64, u32> = HashMap::new();
+        let mut quiet: Vec<String> = Vec::new();
+        let result = loop {
+            if let Some(outcome) = pos.outcome() {
+                break match outcome.winner() {
+                    Some(Color::White) => 1.0,
+                    Some(Color::Black) => 0.0,
+                    None => 0.5,
+                };
+            }
+            let key = pos.zobrist_hash();
+            let count = seen.entry(key).or_insert(0);
+            *count += 1;
+            if *count >= 3 || history.len() >= 300 {
+                break 0.5;
+            }
+            let limits = Limits { nodes: Some(nodes), seed: game, ..Limits::default() };
+            let report = searcher.search(&pos, &history, &limits, &stop, &mut |_| {});
+            let Some(best) = report.best else { break 0.5 };
+            // Positions whose best move is quiet, out of check and short of a
+            // forced result: the static evaluation should explain them.
+            if !pos.is_check() && !best.is_capture() && best.promotion().is_none() && report.score.abs() < 2_000 {
+                quiet.push(pos.fen());
+            }
+            history.push(key);
+            pos.play_unchecked(best);
+        };
+        for fen in quiet {
+            writeln!(file, "{fen};{result}").expect("write");
+            written += 1;
+        }
+        if (game + 1) % 100 == 0 {
+            eprintln!("{} games, {written} positions", game + 1);
+        }
+    }
+    file.flush().expect("flush");
+    eprintln!("{written} positions");
+}
+
+fn load(path: &str) -> Vec<(Position, f64)> {
+    let file = BufReader::new(std::fs::File::open(path).expect("data file"));
+    file.lines()
+        .map_while(Result::ok)
+        .filter_map(|line| {
+            let (fen, result) = line.split_once(';')?;
+            Some((Position::from_fen(fen, Variant::Atomic).ok()?, result.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// Mean squared error of the predicted scores (White's view) against the
+/// results.
+fn error(data: &[(Position, f64)], w: &Weights, k: f64) -> f64 {
+    let sum: f64 = data
+        .iter()
+        .map(|(pos, result)| {
+            let eval = evaluate_with(pos, w);
+            let white = if pos.turn() == Color::White { eval } else { -eval };
+            let expected = 1.0 / (1.0 + 10f64.powf(-k * f64::from(white) / 400.0));
+            (result - expected).powi(2)
+        })
+        .sum();
+    sum / data.len() as f64
+}
+
+fn tune(path: &str, passes: u64) {
+    let data = load(path);
+    eprintln!("{} positions", data.len());
+    let mut w = ATOMIC_WEIGHTS;
+    // The logistic constant that fits the current weights best.
+    let mut k = 1.0;
+    let mut best = error(&data, &w, k);
+    for step in [0.5, 0.1, 0.02] {
+        loop {
+            let mut moved = false;
+            for candidate in [k - step, k + step] {
+                let e = error(&data, &w, candidate);
+                if candidate > 0.0 && e < best {
+                    best = e;
+                    k = candidate;
+                    moved = true;
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+    }
+    eprintln!("K {k:.2}, error {best:.6}");
+    let mut steps: Vec<i32> = w.iter().map(|&v| (v.abs() / 8).max(2)).collect();
+    // The pawn anchors the scale.
+    let fixed = [term::PAWN];
+    for pass in 0..passes {
+        let mut improved = false;
+        for i in 0..term::COUNT {
+            if fixed.contains(&i) {
+                continue;
+            }
+            for direction in [1, -1] {
+                loop {
+                    let mut trial = w;
+                    trial[i] += direction * steps[i];
+                    // Material stays positive; other terms may change sign.
+                    if i <= term::QUEEN && trial[i] < 0 {
+                        break;
+                    }
+                    let e = error(&data, &trial, k);
+                    if e < best {
+                        best = e;
+                        w = trial;
+                        improved = true;
+                    } else {
+                        break;
+                    }
+                }
+            }
+        }
+        eprintln!("pass {pass}: error {best:.6}");
+        if !improved {
+            if steps.iter().all(|&s| s == 1) {
+                break;
+            }
+            steps.iter_mut().for_each(|s| *s = (*s / 2).max(1));
+        }
+    }
+    for (name, (old, new)) in term::NAMES.iter().zip(ATOMIC_WEIGHTS.iter().zip(w.iter())) {
+        println!("// {name}: {old} -> {new}");
+    }
+    println!("{w:?}");
+}
