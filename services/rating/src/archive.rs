@@ -179,14 +179,18 @@ impl Archive {
             tx.commit().await?;
             return Ok(Applied::Archived { changes: None });
         }
+        // A rating's clock is the games' own: deviation grows for the time
+        // between a player's games, whenever they are processed, so a backlog
+        // after an outage is rated as it would have been live.
+        let played_ms = if game.ended_at_ms > 0 { game.ended_at_ms as i64 } else { now_ms };
         // Rows are locked in id order, so two games of the same two players
         // applied at once wait for each other instead of deadlocking.
         let (white_before, black_before) = if white.id <= black.id {
-            let white_before = self.rating_for_update(&mut tx, &white.id, variant_text, now_ms).await?;
-            (white_before, self.rating_for_update(&mut tx, &black.id, variant_text, now_ms).await?)
+            let white_before = self.rating_for_update(&mut tx, &white.id, variant_text, played_ms).await?;
+            (white_before, self.rating_for_update(&mut tx, &black.id, variant_text, played_ms).await?)
         } else {
-            let black_before = self.rating_for_update(&mut tx, &black.id, variant_text, now_ms).await?;
-            (self.rating_for_update(&mut tx, &white.id, variant_text, now_ms).await?, black_before)
+            let black_before = self.rating_for_update(&mut tx, &black.id, variant_text, played_ms).await?;
+            (self.rating_for_update(&mut tx, &white.id, variant_text, played_ms).await?, black_before)
         };
         let white_score = match game.result.as_str() {
             "1-0" => Score::Win,
@@ -200,7 +204,8 @@ impl Archive {
         for (id, after, score) in sides {
             sqlx::query(
                 "UPDATE ratings SET rating = $1, deviation = $2, volatility = $3, rated_games = rated_games + 1, \
-                 wins = wins + $4, losses = losses + $5, draws = draws + $6, last_rated_ms = $7 \
+                 wins = wins + $4, losses = losses + $5, draws = draws + $6, \
+                 last_rated_ms = CASE WHEN last_rated_ms > $7 THEN last_rated_ms ELSE $7 END \
                  WHERE player_id = $8 AND variant = $9",
             )
             .bind(after.rating)
@@ -209,7 +214,7 @@ impl Archive {
             .bind(i64::from(score == 1.0))
             .bind(i64::from(score == 0.0))
             .bind(i64::from(score == 0.5))
-            .bind(now_ms)
+            .bind(played_ms)
             .bind(id)
             .bind(variant_text)
             .execute(&mut *tx)
@@ -240,14 +245,15 @@ impl Archive {
     }
 
     /// The player's rating, locked for this transaction, with the
-    /// deviation grown for the time since their last rated game; created
-    /// at the defaults on their first.
+    /// deviation grown for the time from their last rated game to
+    /// `played_ms` (when this game ended); created at the defaults on their
+    /// first.
     async fn rating_for_update(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         player: &str,
         variant: &str,
-        now_ms: i64,
+        played_ms: i64,
     ) -> Result<Rating, ArchiveError> {
         let start = Rating::default();
         sqlx::query(
@@ -259,7 +265,7 @@ impl Archive {
         .bind(start.rating)
         .bind(start.deviation)
         .bind(start.volatility)
-        .bind(now_ms)
+        .bind(played_ms)
         .execute(&mut **tx)
         .await?;
         let select = match self.backend {
@@ -281,7 +287,7 @@ impl Archive {
             volatility: row.try_get("volatility")?,
         };
         let last: i64 = row.try_get("last_rated_ms")?;
-        let idle = Duration::from_millis(now_ms.saturating_sub(last).max(0) as u64);
+        let idle = Duration::from_millis(played_ms.saturating_sub(last).max(0) as u64);
         Ok(fogblast_ratings::decay(rating, idle, &self.settings))
     }
 

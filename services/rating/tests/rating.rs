@@ -323,3 +323,29 @@ async fn the_sqlite_archive_applies_each_game_once() {
     assert_eq!(archived.game.unwrap(), game);
     assert_eq!(archive.profile("alice").await.unwrap().unwrap().2, 3);
 }
+
+/// Deviation grows for the time between a player's games, not for the time
+/// the service took to process them: a game processed a month late after an
+/// outage moves ratings exactly as it would have live.
+#[tokio::test]
+async fn a_late_game_is_rated_as_when_it_was_played() {
+    const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+    let t0 = 1_700_000_000_000;
+    let first = finished("d1", "alice", "bob", "1-0", t0);
+    let second = finished("d2", "alice", "bob", "0-1", t0 + 10 * DAY_MS);
+    let changes = |applied: Applied| match applied {
+        Applied::Archived { changes: Some(changes) } => changes,
+        other => panic!("a rated game moves ratings: {other:?}"),
+    };
+    let live = Archive::connect("sqlite::memory:").await.unwrap();
+    live.apply(&first, t0 as i64 + 500).await.unwrap();
+    let on_time = changes(live.apply(&second, (t0 + 10 * DAY_MS) as i64 + 500).await.unwrap());
+    let backlog = Archive::connect("sqlite::memory:").await.unwrap();
+    backlog.apply(&first, (t0 + 40 * DAY_MS) as i64).await.unwrap();
+    let late = changes(backlog.apply(&second, (t0 + 40 * DAY_MS) as i64 + 10).await.unwrap());
+    for (a, b) in on_time.iter().zip(&late) {
+        assert_eq!((a.before.rating, a.before.deviation), (b.before.rating, b.before.deviation), "{a:?} vs {b:?}");
+        assert_eq!((a.after.rating, a.after.deviation), (b.after.rating, b.after.deviation));
+    }
+    assert!(on_time[0].before.deviation > 0.0);
+}
