@@ -5,7 +5,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use fogblast_engine::fog::{baseline_move, prior_fog_move, Belief, FogSettings, ObservedPly, Sight, PRIOR_HARD};
+use fogblast_engine::fog::{baseline_move, Belief, FogSettings, ObservedPly, Sight, PRIOR_HARD};
 use fogblast_engine::{best_fog_move, FogLimits, FogObservation, Level};
 use fogblast_rules::{Bitboard, CastlingMode, Color, Game, Position, Variant};
 use proptest::prelude::*;
@@ -111,8 +111,8 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
-    /// The prior Hard, kept as a yardstick, answers legal moves too (its
-    /// budgets cut so the test stays quick in a debug build).
+    /// The prior Hard's settings, kept as a yardstick, answer legal moves
+    /// too (their budgets cut so the test stays quick in a debug build).
     #[test]
     fn the_prior_hard_answers_a_legal_move(choices in prop::collection::vec(any::<u32>(), 0..60), seed in any::<u64>()) {
         let game = random_game(&choices);
@@ -121,7 +121,7 @@ proptest! {
         let obs = FogObservation::from_game(&game, color);
         let settings = FogSettings { samples: 2, nodes_per_sample: 2_000, belief_cap: 64, ..PRIOR_HARD };
         let limits = FogLimits { settings, movetime: None, seed };
-        let report = prior_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
+        let report = best_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
         prop_assert!(game.position().parse_uci(&report.best).is_some(), "{} in {}", report.best, game.position().fen());
     }
 }

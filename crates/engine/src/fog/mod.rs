@@ -8,13 +8,11 @@
 mod belief;
 mod observation;
 mod player;
-mod prior;
 mod rng;
 
 pub use belief::{Belief, BeliefError};
 pub use observation::{FogObservation, ObservationError, ObservedPly, Sight};
-pub use player::{best_fog_move, fog_evaluate, FogError, FogLimits, FogReport, FogSettings};
-pub use prior::{prior_fog_move, PRIOR_HARD};
+pub use player::{best_fog_move, fog_evaluate, FogError, FogLimits, FogReport, FogSettings, PRIOR_HARD};
 
 /// The baseline fog player the levels are measured against: a random
 /// capture among those it sees, else a random move. It needs no more than

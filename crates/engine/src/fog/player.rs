@@ -69,6 +69,25 @@ pub struct FogSettings {
     pub keep_threats: bool,
 }
 
+/// Fog of war Hard as it stood before it spent its time: a belief of 256,
+/// 12 samples searched to depth 3 within 60,000 nodes each, king care by
+/// the share of candidates, and the king guard. The yardstick its
+/// successor is measured against (`fogblast-tools selfplay --variant fog
+/// --second prior-hard`); no level plays it.
+pub const PRIOR_HARD: FogSettings = FogSettings {
+    belief_cap: 256,
+    samples: 12,
+    max_samples: 12,
+    time_share: 100,
+    depth: 3,
+    nodes_per_sample: 60_000,
+    max_time: Duration::from_secs(1),
+    noise: 0,
+    king_care: 100,
+    king_guard: true,
+    keep_threats: false,
+};
+
 impl Level {
     /// This level's fog-of-war settings (calibrated in docs/engine.md).
     pub const fn fog_settings(self) -> FogSettings {

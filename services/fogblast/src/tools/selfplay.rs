@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
-use fogblast_engine::fog::{baseline_move, prior_fog_move, FogObservation, PRIOR_HARD};
+use fogblast_engine::fog::{baseline_move, FogObservation, PRIOR_HARD};
 use fogblast_engine::{best_fog_move, newcomer_move, Clock, FogLimits, FogSettings, Level, Searcher, TimeBudget};
 use fogblast_rules::{CastlingMode, Color, Game, Position, Variant};
 
@@ -29,11 +29,11 @@ pub enum Player {
     Baseline,
     Newcomer,
     /// Fog of war only: Hard as it was before its king guard (12 samples,
-    /// king care by share of candidates only), to measure the guard by;
-    /// the prior Hard's frozen code with the guard off.
+    /// king care by share of candidates only), to measure the guard by:
+    /// the prior Hard's settings with the guard off.
     OldHard,
-    /// Fog of war only: Hard as it stood before it spent its time (issue
-    /// 22), frozen code and settings, to measure its successor by.
+    /// Fog of war only: Hard as it stood before it spent its time, its
+    /// settings kept, to measure its successor by.
     PriorHard,
 }
 
@@ -60,7 +60,7 @@ impl std::str::FromStr for Player {
             format!(
                 "{err}, baseline (fog of war: a random visible capture, else a random move) \
                  newcomer (a king explosion if any, else a random move), old-hard (fog of war: \
-                 Hard before its king guard) or prior-hard (fog of war: Hard before issue 22)"
+                 Hard before its king guard) or prior-hard (fog of war: Hard before it spent its time)"
             )
         })
     }
@@ -249,11 +249,7 @@ fn play_fog_game(
                     (None, Player::Level(level)) => FogLimits { settings: level.fog_settings(), movetime: None, seed },
                     (None, _) => FogLimits { settings: frozen, movetime: None, seed },
                 };
-                let report = match player {
-                    Player::Level(_) => best_fog_move(&views[side.index()], &limits, &stop)?,
-                    // The yardsticks play their frozen code.
-                    _ => prior_fog_move(&views[side.index()], &limits, &stop)?,
-                };
+                let report = best_fog_move(&views[side.index()], &limits, &stop)?;
                 let uci = report.best;
                 pos.parse_uci(&uci).with_context(|| format!("the engine chose {uci}, not a legal move"))?
             }
