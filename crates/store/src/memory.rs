@@ -214,9 +214,16 @@ impl GameStore for MemoryStore {
             None if commit.expected_version != 0 => return Err(CommitError::VersionConflict { current: 0 }),
             _ => {}
         }
-        let ttl = commit.expire_after.map(ttl_ms);
+        state.set_deadline(&commit.game, commit.due_at_ms);
+        if commit.finished && !state.outbox_of.contains_key(&commit.game) {
+            state.outbox_of.insert(commit.game.clone(), now);
+            state.outbox.insert((now, commit.game.clone()));
+        }
+        // A finished game waiting in the outbox never expires: publishing
+        // starts its time to live.
+        let unpublished = state.outbox_of.contains_key(&commit.game);
         let history = self.history;
-        let game = state.games.entry(commit.game.clone()).or_insert_with(|| Game {
+        let game = state.games.entry(commit.game).or_insert_with(|| Game {
             version: 0,
             epoch: 0,
             record: Vec::new(),
@@ -231,16 +238,7 @@ impl GameStore for MemoryStore {
         game.events.extend(commit.events.into_iter().skip(skip));
         let excess = game.events.len().saturating_sub(history);
         game.events.drain(..excess);
-        state.set_deadline(&commit.game, commit.due_at_ms);
-        if commit.finished && !state.outbox_of.contains_key(&commit.game) {
-            state.outbox_of.insert(commit.game.clone(), now);
-            state.outbox.insert((now, commit.game.clone()));
-        }
-        // A finished game waiting in the outbox never expires: publishing
-        // starts its time to live.
-        let unpublished = state.outbox_of.contains_key(&commit.game);
-        let game = state.games.get_mut(&commit.game).expect("just written");
-        (game.expires_at_ms, game.ttl_after_publish_ms) = match ttl {
+        (game.expires_at_ms, game.ttl_after_publish_ms) = match commit.expire_after.map(ttl_ms) {
             Some(ttl) if unpublished => (None, Some(ttl)),
             Some(ttl) => (Some(now.saturating_add(ttl)), None),
             None => (None, None),

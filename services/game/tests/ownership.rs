@@ -1197,6 +1197,19 @@ async fn a_watch_relays_what_a_shard_with_an_older_view_wrote() {
     a.freeze_view(false);
 }
 
+/// A game against the Easy computer, which moves first.
+fn computer_moves_first(player: &str) -> CreateGameRequest {
+    CreateGameRequest {
+        player_id: player.to_owned(),
+        player_name: "p".to_owned(),
+        variant: Variant::Standard as i32,
+        color: ColorChoice::ChooseBlack as i32,
+        computer: true,
+        level: fogblast_proto::game::Level::Easy as i32,
+        ..Default::default()
+    }
+}
+
 /// A dead shard's deadlines are found by the shard that takes its games,
 /// however many entries it cannot act on come first: here 600 computer
 /// turns with no engine to ask, older than an open game's expiry.
@@ -1210,17 +1223,8 @@ async fn the_sweep_pages_past_deadlines_it_cannot_act_on() {
     };
     let a = ShardProcess::start(&backend, "a", config()).await;
     let router = Router::new(&backend).await;
-    let computer_game = |n: usize| CreateGameRequest {
-        player_id: format!("p{n}"),
-        player_name: "p".to_owned(),
-        variant: Variant::Standard as i32,
-        color: ColorChoice::ChooseBlack as i32,
-        computer: true,
-        level: fogblast_proto::game::Level::Easy as i32,
-        ..Default::default()
-    };
     for n in 0..600 {
-        router.client(&a.addr).create_game(computer_game(n)).await.unwrap();
+        router.client(&a.addr).create_game(computer_moves_first(&format!("p{n}"))).await.unwrap();
     }
     let open = CreateGameRequest {
         player_id: "host".to_owned(),
@@ -1251,16 +1255,7 @@ async fn a_computer_turn_no_engine_answers_is_rescheduled() {
     let backend = Backend::embedded();
     let a = ShardProcess::start(&backend, "a", test_config()).await;
     let router = Router::new(&backend).await;
-    let request = CreateGameRequest {
-        player_id: "p".to_owned(),
-        player_name: "p".to_owned(),
-        variant: Variant::Standard as i32,
-        color: ColorChoice::ChooseBlack as i32,
-        computer: true,
-        level: fogblast_proto::game::Level::Easy as i32,
-        ..Default::default()
-    };
-    let game = router.client(&a.addr).create_game(request).await.unwrap().into_inner().game_id;
+    let game = router.client(&a.addr).create_game(computer_moves_first("p")).await.unwrap().into_inner().game_id;
     let game = GameId::parse(&game).unwrap();
     let created = router.store.now_ms().await.unwrap();
     let rescue = commands::COMPUTER_RESCUE_MS;
