@@ -61,6 +61,40 @@ id_type!(
     GameId,
     "a game id"
 );
+/// Game ids are drawn from lowercase letters and digits that read apart.
+const GAME_ID_ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+/// 32^12 = 2^60 ids.
+const GAME_ID_LEN: usize = 12;
+
+impl GameId {
+    /// A fresh id, drawn at random.
+    pub fn random(rng: &mut impl rand::Rng) -> GameId {
+        let text = (0..GAME_ID_LEN)
+            .map(|_| char::from(GAME_ID_ALPHABET[rng.random_range(0..GAME_ID_ALPHABET.len())]))
+            .collect();
+        GameId(text)
+    }
+
+    /// The id fixed by `seed`: whoever derives it from the same seed gets
+    /// the same game (a rematch from its game, a pairing's game from the
+    /// pairing), so a create sent again names the game the first one made.
+    pub fn derived(seed: &str) -> GameId {
+        // FNV-1a over the seed, then a splitmix-style stream for the letters.
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in seed.as_bytes() {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        let mut text = String::with_capacity(GAME_ID_LEN);
+        for _ in 0..GAME_ID_LEN {
+            hash ^= hash >> 29;
+            hash = hash.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            text.push(char::from(GAME_ID_ALPHABET[(hash >> 59) as usize % GAME_ID_ALPHABET.len()]));
+        }
+        GameId(text)
+    }
+}
+
 id_type!(
     /// A player, as the gateway identifies it (anonymous players included).
     PlayerId,
@@ -75,6 +109,19 @@ id_type!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn game_ids_drawn_or_derived_are_valid_and_derived_ones_are_fixed_by_their_seed() {
+        let mut rng = rand::rng();
+        let drawn = GameId::random(&mut rng);
+        assert_eq!(GameId::parse(drawn.as_str()), Ok(drawn.clone()));
+        assert_ne!(drawn, GameId::random(&mut rng));
+        let derived = GameId::derived("pairing:p1");
+        assert_eq!(GameId::parse(derived.as_str()), Ok(derived.clone()));
+        assert_eq!(derived, GameId::derived("pairing:p1"));
+        assert_ne!(derived, GameId::derived("pairing:p2"));
+        assert_eq!(derived.as_str().len(), GAME_ID_LEN);
+    }
 
     #[test]
     fn accepts_plain_ids_and_refuses_the_rest() {

@@ -1,7 +1,11 @@
 //! The game service's calls as typed methods on [`Router`], one per RPC,
 //! each with the retry policy that fits what it does, so no caller clones a
 //! request into a closure or decides on its own what may be sent twice.
-//! Every call carries the caller's trace context.
+//! Every command carries a request id (the caller's, or one given here)
+//! that stays the same across its retries, so the shard applies it once
+//! whichever attempts were lost; a create carries the id of the game it
+//! makes, and goes to that game's owner. Every call carries the caller's
+//! trace context.
 
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::game_client::GameClient;
@@ -10,6 +14,7 @@ use fogblast_proto::game::{
     JoinGameResponse, MakeMoveRequest, OfferRequest, PresenceRequest, RematchResponse, WatchEvent, WatchRequest,
 };
 use fogblast_proto::ids::GameId;
+use rand::Rng;
 use tokio::time::Instant;
 use tonic::transport::Channel;
 use tonic::Streaming;
@@ -21,10 +26,23 @@ fn owner_of(request_game: &str) -> Result<GameId, ServiceError> {
     GameId::parse(request_game).map_err(|e| ServiceError::new(ErrorCode::BadRequest, e.to_string()))
 }
 
+/// Gives a command without a request id one, for all its attempts.
+fn with_request_id(request_id: &mut String) {
+    if request_id.is_empty() {
+        *request_id = rand::rng().sample_iter(rand::distr::Alphanumeric).take(16).map(char::from).collect();
+    }
+}
+
 impl Router {
-    /// Creates a game on the shard that will own it.
-    pub async fn create_game(&self, request: CreateGameRequest) -> Result<CreateGameResponse, ServiceError> {
-        self.call_with(None, Retry::Command, move |mut client: GameClient<Channel>| {
+    /// Creates a game on the shard that will own it: the game named by
+    /// `request.game_id`, or a new id drawn here.
+    pub async fn create_game(&self, mut request: CreateGameRequest) -> Result<CreateGameResponse, ServiceError> {
+        if request.game_id.is_empty() {
+            request.game_id = GameId::random(&mut rand::rng()).into_string();
+        }
+        with_request_id(&mut request.request_id);
+        let game = owner_of(&request.game_id)?;
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.create_game(request).await }
         })
@@ -33,7 +51,8 @@ impl Router {
 
     /// Seats a player by join code: any shard resolves the code, the owner
     /// seats the player.
-    pub async fn join_game(&self, request: JoinGameRequest) -> Result<JoinGameResponse, ServiceError> {
+    pub async fn join_game(&self, mut request: JoinGameRequest) -> Result<JoinGameResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
         self.call_with(None, Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
             async move { client.join_game(request).await }
@@ -45,7 +64,8 @@ impl Router {
     /// long the move has been on its way (`waited_ms`: what the caller set,
     /// plus the time spent here), so retries across a failover are not
     /// charged to the mover's clock.
-    pub async fn make_move(&self, request: MakeMoveRequest) -> Result<CommandResponse, ServiceError> {
+    pub async fn make_move(&self, mut request: MakeMoveRequest) -> Result<CommandResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
         let game = owner_of(&request.game_id)?;
         let started = Instant::now();
         self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
@@ -58,7 +78,8 @@ impl Router {
         .await
     }
 
-    pub async fn resign(&self, request: GameCommand) -> Result<CommandResponse, ServiceError> {
+    pub async fn resign(&self, mut request: GameCommand) -> Result<CommandResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
         let game = owner_of(&request.game_id)?;
         self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
@@ -67,7 +88,8 @@ impl Router {
         .await
     }
 
-    pub async fn abort(&self, request: GameCommand) -> Result<CommandResponse, ServiceError> {
+    pub async fn abort(&self, mut request: GameCommand) -> Result<CommandResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
         let game = owner_of(&request.game_id)?;
         self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
@@ -76,7 +98,8 @@ impl Router {
         .await
     }
 
-    pub async fn claim_victory(&self, request: GameCommand) -> Result<CommandResponse, ServiceError> {
+    pub async fn claim_victory(&self, mut request: GameCommand) -> Result<CommandResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
         let game = owner_of(&request.game_id)?;
         self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
@@ -85,7 +108,8 @@ impl Router {
         .await
     }
 
-    pub async fn rematch(&self, request: GameCommand) -> Result<RematchResponse, ServiceError> {
+    pub async fn rematch(&self, mut request: GameCommand) -> Result<RematchResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
         let game = owner_of(&request.game_id)?;
         self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
@@ -95,7 +119,8 @@ impl Router {
     }
 
     /// Offers, accepts or declines a draw.
-    pub async fn draw(&self, request: OfferRequest) -> Result<CommandResponse, ServiceError> {
+    pub async fn draw(&self, mut request: OfferRequest) -> Result<CommandResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
         let game = owner_of(&request.game_id)?;
         self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());
@@ -105,7 +130,8 @@ impl Router {
     }
 
     /// Proposes, accepts or declines a takeback.
-    pub async fn takeback(&self, request: OfferRequest) -> Result<CommandResponse, ServiceError> {
+    pub async fn takeback(&self, mut request: OfferRequest) -> Result<CommandResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
         let game = owner_of(&request.game_id)?;
         self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
             let request = fogblast_telemetry::traced(request.clone());

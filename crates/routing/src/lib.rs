@@ -32,15 +32,17 @@ pub enum Retry {
     /// them twice changes nothing, so any failure that may pass (the shard
     /// is not the owner, or did not answer) is retried.
     Read,
-    /// Commands that change a game. They are retried on the same failures
-    /// as reads, because a player must not see an error while a shard fails
-    /// over; an answer lost after the command was applied therefore sends
-    /// it again (docs/game-service.md, "Routing and retries").
+    /// Commands that change a game. Every attempt carries the same request
+    /// id, which the shard records with the commit, so an attempt whose
+    /// answer was lost after it was applied is answered from the record
+    /// when sent again: they are retried on the same failures as reads, and
+    /// a player sees a pause, not an error, while a shard fails over
+    /// (docs/game-service.md, "Routing and retries").
     Command,
 }
 
 impl Retry {
-    /// Both policies retry the same failures for now; see [`Retry::Command`].
+    /// A failure that may pass: the shard is not the owner, or did not answer.
     fn retries(self, code: ErrorCode) -> bool {
         matches!(code, ErrorCode::NotOwner | ErrorCode::Unavailable)
     }

@@ -8,6 +8,8 @@
 //! `test-`, streams with `TEST_`, subjects with `test_`, databases with
 //! `test_`; [`leftovers`] looks for exactly those.
 
+pub mod proxy;
+
 use std::future::Future;
 use std::time::Duration;
 

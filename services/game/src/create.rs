@@ -17,8 +17,6 @@ const CODE_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 /// 31^8 is about 8.5e11 codes: guessing a live one under the gateways'
 /// rate limits is futile.
 pub const CODE_LEN: usize = 8;
-const ID_ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
-const ID_LEN: usize = 12;
 /// Gateways allow 30 characters; this many bytes hold any 30.
 pub const MAX_NAME_BYTES: usize = 120;
 
@@ -83,7 +81,7 @@ impl NewGame {
 }
 
 pub fn random_game_id(rng: &mut impl Rng) -> GameId {
-    GameId::parse(&random_text(rng, ID_ALPHABET, ID_LEN)).expect("the id alphabet is valid")
+    GameId::random(rng)
 }
 
 pub fn random_code(rng: &mut impl Rng) -> String {
@@ -95,20 +93,9 @@ fn random_text(rng: &mut impl Rng, alphabet: &[u8], len: usize) -> String {
 }
 
 /// The rematch of a game has an id derived from the game's, so a rematch
-/// retried after a crash finds the game it already made.
+/// agreed twice (or on two shards) names one game.
 pub fn rematch_id(game: &str) -> GameId {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut text = String::with_capacity(ID_LEN);
-    for byte in b"rematch:".iter().chain(game.as_bytes()) {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    for _ in 0..ID_LEN {
-        hash ^= hash >> 29;
-        hash = hash.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        text.push(char::from(ID_ALPHABET[(hash >> 59) as usize % ID_ALPHABET.len()]));
-    }
-    GameId::parse(&text).expect("the id alphabet is valid")
+    GameId::derived(&format!("rematch:{game}"))
 }
 
 fn starting_position(variant: Variant, chess960: bool, rng: &mut impl Rng) -> Position {
@@ -212,7 +199,7 @@ mod tests {
             assert_eq!(code.len(), CODE_LEN);
             assert!(code.bytes().all(|b| CODE_ALPHABET.contains(&b)), "{code}");
             let id = random_game_id(&mut rng);
-            assert!(id.as_str().bytes().all(|b| ID_ALPHABET.contains(&b)), "{id}");
+            assert!(id.as_str().bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()), "{id}");
         }
     }
 

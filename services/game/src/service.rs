@@ -11,7 +11,7 @@ use fogblast_proto::game::{
     CommandResponse, CreateGameRequest, CreateGameResponse, GameCommand, GameState, GetStateRequest, JoinGameRequest,
     JoinGameResponse, MakeMoveRequest, OfferAction, OfferRequest, PresenceRequest, RematchResponse, WatchRequest,
 };
-use fogblast_proto::ids::{GameId, PlayerId};
+use fogblast_proto::ids::{GameId, PlayerId, MAX_ID_LEN};
 use tonic::{Request, Response, Status};
 
 use crate::commands::Command;
@@ -47,9 +47,9 @@ impl GameService {
         result.map(Response::new).map_err(ServiceError::into_status)
     }
 
-    async fn command(&self, game: &str, command: Command) -> Result<CommandResponse, ServiceError> {
+    async fn command(&self, game: &str, command: Command, request_id: &str) -> Result<CommandResponse, ServiceError> {
         let game = game_id(game)?;
-        let done = self.shard.execute(&game, command).await?;
+        let done = self.shard.execute(&game, command, checked_request_id(request_id)?).await?;
         Ok(CommandResponse { version: done.version })
     }
 }
@@ -66,6 +66,14 @@ fn player_id(text: &str) -> Result<PlayerId, ServiceError> {
     PlayerId::parse(text).map_err(|e| bad(e.to_string()))
 }
 
+/// A request id is at most as long as an id.
+fn checked_request_id(text: &str) -> Result<&str, ServiceError> {
+    if text.len() > MAX_ID_LEN {
+        return Err(bad(format!("a request id is at most {MAX_ID_LEN} bytes")));
+    }
+    Ok(text)
+}
+
 fn action(value: i32) -> Result<OfferAction, ServiceError> {
     match OfferAction::try_from(value) {
         Ok(OfferAction::Unspecified) | Err(_) => Err(bad("action must be offer, accept or decline")),
@@ -77,7 +85,11 @@ fn action(value: i32) -> Result<OfferAction, ServiceError> {
 impl Game for GameService {
     async fn create_game(&self, request: Request<CreateGameRequest>) -> Result<Response<CreateGameResponse>, Status> {
         let request = request.into_inner();
-        self.timed("create_game", self.shard.create(&request)).await
+        self.timed("create_game", async {
+            checked_request_id(&request.request_id)?;
+            self.shard.create(&request).await
+        })
+        .await
     }
 
     async fn join_game(&self, request: Request<JoinGameRequest>) -> Result<Response<JoinGameResponse>, Status> {
@@ -91,7 +103,7 @@ impl Game for GameService {
             if request.player_name.len() > create::MAX_NAME_BYTES {
                 return Err(bad(format!("names are at most {} bytes", create::MAX_NAME_BYTES)));
             }
-            self.shard.join(&code, player, request.player_name).await
+            self.shard.join(&code, player, request.player_name, checked_request_id(&request.request_id)?).await
         })
         .await
     }
@@ -111,7 +123,7 @@ impl Game for GameService {
                 lag_ms: request.lag_ms,
                 waited_ms: request.waited_ms,
             };
-            self.command(&request.game_id, command).await
+            self.command(&request.game_id, command, &request.request_id).await
         });
         tracing::Instrument::instrument(call, span).await
     }
@@ -119,7 +131,8 @@ impl Game for GameService {
     async fn resign(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
         let request = request.into_inner();
         self.timed("resign", async {
-            self.command(&request.game_id, Command::Resign { player: player_id(&request.player_id)? }).await
+            let command = Command::Resign { player: player_id(&request.player_id)? };
+            self.command(&request.game_id, command, &request.request_id).await
         })
         .await
     }
@@ -127,7 +140,8 @@ impl Game for GameService {
     async fn abort(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
         let request = request.into_inner();
         self.timed("abort", async {
-            self.command(&request.game_id, Command::Abort { player: player_id(&request.player_id)? }).await
+            let command = Command::Abort { player: player_id(&request.player_id)? };
+            self.command(&request.game_id, command, &request.request_id).await
         })
         .await
     }
@@ -136,7 +150,7 @@ impl Game for GameService {
         let request = request.into_inner();
         self.timed("draw", async {
             let command = Command::Draw { player: player_id(&request.player_id)?, action: action(request.action)? };
-            self.command(&request.game_id, command).await
+            self.command(&request.game_id, command, &request.request_id).await
         })
         .await
     }
@@ -145,7 +159,7 @@ impl Game for GameService {
         let request = request.into_inner();
         self.timed("takeback", async {
             let command = Command::Takeback { player: player_id(&request.player_id)?, action: action(request.action)? };
-            self.command(&request.game_id, command).await
+            self.command(&request.game_id, command, &request.request_id).await
         })
         .await
     }
@@ -153,7 +167,8 @@ impl Game for GameService {
     async fn claim_victory(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
         let request = request.into_inner();
         self.timed("claim_victory", async {
-            self.command(&request.game_id, Command::ClaimVictory { player: player_id(&request.player_id)? }).await
+            let command = Command::ClaimVictory { player: player_id(&request.player_id)? };
+            self.command(&request.game_id, command, &request.request_id).await
         })
         .await
     }
@@ -165,7 +180,11 @@ impl Game for GameService {
             let new_game = create::rematch_id(game.as_str()).into_string();
             let done = self
                 .shard
-                .execute(&game, Command::Rematch { player: player_id(&request.player_id)?, new_game })
+                .execute(
+                    &game,
+                    Command::Rematch { player: player_id(&request.player_id)?, new_game },
+                    checked_request_id(&request.request_id)?,
+                )
                 .await?;
             Ok(RematchResponse { version: done.version, new_game_id: done.live.record.rematch_game_id.clone() })
         })
@@ -180,7 +199,8 @@ impl Game for GameService {
                 connected: request.connected,
                 lease_ms: request.lease_ms,
             };
-            self.command(&request.game_id, command).await
+            // Saying the same thing twice changes nothing: not recorded.
+            self.command(&request.game_id, command, "").await
         })
         .await
     }

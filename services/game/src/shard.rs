@@ -20,7 +20,7 @@ use fogblast_proto::game::{
     watch_event, CreateGameRequest, CreateGameResponse, GameState, JoinGameResponse, Status, WatchEvent,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
-use fogblast_proto::record::GameRecord;
+use fogblast_proto::record::{AppliedRequest, GameRecord};
 use fogblast_store::{Commit, CommitError, EventsAfter, GameStore};
 use prost::Message;
 use tokio::sync::broadcast;
@@ -48,6 +48,43 @@ use watchers::Watchers;
 
 /// Attempts at a command when other writers keep getting there first.
 const COMMIT_ATTEMPTS: usize = 4;
+
+/// How many applied requests a game remembers: far more than can be in
+/// flight on one game at once.
+const RECORDED_REQUESTS: usize = 16;
+
+/// The request `id` as the game recorded it, if it did.
+fn recorded<'a>(record: &'a GameRecord, id: &str) -> Option<&'a AppliedRequest> {
+    if id.is_empty() {
+        return None;
+    }
+    record.requests.iter().find(|r| r.id == id)
+}
+
+/// Records request `id` as applied at `version` (and refused with
+/// `refusal`, if it was), forgetting the oldest beyond [`RECORDED_REQUESTS`].
+fn record_request(record: &mut GameRecord, id: &str, version: u64, refusal: Option<&ServiceError>) {
+    let applied = AppliedRequest {
+        id: id.to_owned(),
+        version,
+        refused: refusal.map_or(ErrorCode::Unspecified, |r| r.code) as i32,
+        message: refusal.map(|r| r.message.clone()).unwrap_or_default(),
+    };
+    record.requests.push(applied);
+    if record.requests.len() > RECORDED_REQUESTS {
+        let excess = record.requests.len() - RECORDED_REQUESTS;
+        record.requests.drain(..excess);
+    }
+}
+
+/// The refusal a recorded command met after its commit, if any.
+fn recorded_refusal(applied: &AppliedRequest) -> Option<ServiceError> {
+    match ErrorCode::try_from(applied.refused) {
+        Ok(ErrorCode::Unspecified) => None,
+        Ok(code) => Some(ServiceError::new(code, applied.message.clone())),
+        Err(_) => Some(ServiceError::new(ErrorCode::Internal, applied.message.clone())),
+    }
+}
 
 /// What a command did, for its caller.
 #[derive(Debug)]
@@ -135,11 +172,14 @@ impl Shard {
         Ok(audience::state_for(&live, version, viewer, now, &self.config.settings.timeouts))
     }
 
-    /// Creates a game owned by this shard.
+    /// Creates a game owned by this shard: the one `request.game_id` names
+    /// (refused with `NOT_OWNER` if another shard owns it), or one drawn
+    /// here. A create sent again with the same id and request id answers
+    /// with the game the first one made.
     pub async fn create(self: &Arc<Self>, request: &CreateGameRequest) -> Result<CreateGameResponse, ServiceError> {
         let spec = NewGame::from_request(request)?;
-        let epoch = self.ownership.epoch().ok_or_else(|| ServiceError::not_owner(None))?;
-        let (game, code) = {
+        let (game, epoch) = if request.game_id.is_empty() {
+            let epoch = self.ownership.epoch().ok_or_else(|| ServiceError::not_owner(None))?;
             let mut rng = rand::rng();
             // Draw ids until one falls to this shard, so its creator's next
             // command needs no redirect.
@@ -150,13 +190,42 @@ impl Shard {
                 }
                 game = create::random_game_id(&mut rng);
             }
-            (game, create::random_code(&mut rng))
+            (game, epoch)
+        } else {
+            let game =
+                GameId::parse(&request.game_id).map_err(|e| ServiceError::new(ErrorCode::BadRequest, e.to_string()))?;
+            let epoch = self.ownership.check_fresh(&game).await?;
+            (game, epoch)
         };
+        if !request.request_id.is_empty() {
+            if let Some(created) = self.created_by(&game, &spec, &request.request_id).await? {
+                return Ok(created);
+            }
+        }
+        let code = create::random_code(&mut rand::rng());
         let code = if spec.computer.is_none() { self.claim_code(&game, code).await? } else { String::new() };
         let now = self.store.now_ms().await.map_err(unavailable)?;
-        let (record, color) = create::new_record(&game, &code, &spec, now, &mut rand::rng());
+        let (mut record, color) = create::new_record(&game, &code, &spec, now, &mut rand::rng());
+        if !request.request_id.is_empty() {
+            record_request(&mut record, &request.request_id, 1, None);
+        }
         let live = LiveGame::from_record(record).map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
-        let version = self.commit_new(&game, live.clone(), epoch, now).await?;
+        let version = match self.commit_new(&game, live.clone(), epoch, now).await {
+            Ok(version) => version,
+            Err(error) => {
+                // This very commit, its answer lost, or a first attempt may have made it.
+                let made = if request.request_id.is_empty() {
+                    None
+                } else {
+                    self.created_by(&game, &spec, &request.request_id).await.ok().flatten()
+                };
+                if !code.is_empty() && made.as_ref().is_none_or(|made| made.code != code) {
+                    // The code claimed here names no game.
+                    let _ = self.store.release_code(&code).await;
+                }
+                return made.ok_or(error);
+            }
+        };
         info!(game = %game, variant = live.variant().name(), computer = spec.computer.is_some(), "game created");
         let state = audience::state_for(&live, version, Viewer::Seat(color), now, &self.config.settings.timeouts);
         Ok(CreateGameResponse {
@@ -167,12 +236,39 @@ impl Shard {
         })
     }
 
-    /// Seats `player` in the open game `code` names; the code is spent.
+    /// The answer to a create already made under `request_id`, if `game`
+    /// was made by it; the creator's view of the game as it is now.
+    async fn created_by(
+        &self,
+        game: &GameId,
+        spec: &NewGame,
+        request_id: &str,
+    ) -> Result<Option<CreateGameResponse>, ServiceError> {
+        let Some(cached) = self.load(game).await? else { return Ok(None) };
+        let made_here = recorded(&cached.live.record, request_id).is_some_and(|r| r.version == 1);
+        let Some(color) = cached.live.color_of(&spec.player).filter(|_| made_here) else {
+            return Err(ServiceError::new(ErrorCode::Conflict, format!("game {game} already exists")));
+        };
+        let now = self.store.now_ms().await.map_err(unavailable)?;
+        let state =
+            audience::state_for(&cached.live, cached.version, Viewer::Seat(color), now, &self.config.settings.timeouts);
+        Ok(Some(CreateGameResponse {
+            game_id: game.to_string(),
+            code: cached.live.record.code.clone(),
+            color: color_to_wire(color) as i32,
+            state: Some(state),
+        }))
+    }
+
+    /// Seats `player` in the open game `code` names. The code keeps naming
+    /// the game until it expires, so a join sent again finds its game (and
+    /// answers as the first did), and anyone else learns the game is full.
     pub async fn join(
         self: &Arc<Self>,
         code: &str,
         player: PlayerId,
         name: String,
+        request_id: &str,
     ) -> Result<JoinGameResponse, ServiceError> {
         let game = self
             .store
@@ -180,8 +276,7 @@ impl Shard {
             .await
             .map_err(unavailable)?
             .ok_or_else(|| ServiceError::new(ErrorCode::NotFound, "no open game has that code"))?;
-        let done = self.execute(&game, Command::Join { player: player.clone(), name }).await?;
-        self.store.release_code(code).await.map_err(unavailable)?;
+        let done = self.execute(&game, Command::Join { player: player.clone(), name }, request_id).await?;
         let color = done.live.color_of(&player).ok_or_else(|| ServiceError::new(ErrorCode::Internal, "seat lost"))?;
         let now = self.store.now_ms().await.map_err(unavailable)?;
         let state =
@@ -239,7 +334,15 @@ impl Shard {
     }
 
     /// Runs a command on an owned game until it is committed or refused.
-    pub async fn execute(self: &Arc<Self>, game: &GameId, command: Command) -> Result<Done, ServiceError> {
+    /// With a `request_id` (empty: none), the commit records it with its
+    /// outcome, and the same id again answers with that outcome and
+    /// changes nothing.
+    pub async fn execute(
+        self: &Arc<Self>,
+        game: &GameId,
+        command: Command,
+        request_id: &str,
+    ) -> Result<Done, ServiceError> {
         self.ownership.check_fresh(game).await?;
         // Games taken over from a shard with a newer epoch carry it.
         self.ownership.outrank_departed().await.map_err(unavailable)?;
@@ -252,6 +355,12 @@ impl Shard {
                 slot.cached = self.load(game).await?;
             }
             let Some(cached) = slot.cached.clone() else { return Err(not_found(game)) };
+            if let Some(applied) = recorded(&cached.live.record, request_id) {
+                return match recorded_refusal(applied) {
+                    Some(refusal) => Err(refusal),
+                    None => Ok(Done { version: applied.version, live: cached.live }),
+                };
+            }
             let now = self.store.now_ms().await.map_err(unavailable)?;
             let outcome = commands::apply(&cached.live, command.clone(), now, &self.config.settings.timeouts);
             // Only a commit checks the held copy against the store. A shard
@@ -261,12 +370,17 @@ impl Shard {
                 slot.cached = None;
                 continue;
             }
-            let applied = match outcome? {
+            let mut applied = match outcome? {
                 Outcome::AlreadyPlayed | Outcome::Unchanged => {
                     return Ok(Done { version: cached.version, live: cached.live });
                 }
                 Outcome::Applied(applied) => applied,
             };
+            if !request_id.is_empty() {
+                let version = cached.version + applied.events.len() as u64;
+                let refusal = applied.refusal.as_ref().map(|refusal| ServiceError::from(refusal.clone()));
+                record_request(&mut applied.live.record, request_id, version, refusal.as_ref());
+            }
             if applied.rematch {
                 self.create_rematch(&applied.live, now).await?;
             }

@@ -111,7 +111,12 @@ async fn a_takeback_undoes_the_move_and_the_computers_reply() {
     router.make_move(&game, HUMAN, "d2d4", 2).await.unwrap();
     let state = my_turn(&router, &game, true).await;
     assert_eq!(state.moves.len(), 4);
-    let request = OfferRequest { game_id: game.clone(), player_id: HUMAN.into(), action: OfferAction::Offer as i32 };
+    let request = OfferRequest {
+        game_id: game.clone(),
+        player_id: HUMAN.into(),
+        action: OfferAction::Offer as i32,
+        ..Default::default()
+    };
     router
         .on_owner(&game, |mut client| {
             let request = request.clone();
@@ -151,7 +156,12 @@ async fn the_computers_clock_runs_and_a_draw_offer_is_declined() {
     assert!(clock.black_ms < 60_000, "the computer's clock never ran: {clock:?}");
     assert_eq!(clock.running(), fogblast_proto::game::Color::White);
 
-    let request = OfferRequest { game_id: game.clone(), player_id: HUMAN.into(), action: OfferAction::Offer as i32 };
+    let request = OfferRequest {
+        game_id: game.clone(),
+        player_id: HUMAN.into(),
+        action: OfferAction::Offer as i32,
+        ..Default::default()
+    };
     let version = router.state(&game, HUMAN).await.version;
     router
         .on_owner(&game, |mut client| {
@@ -167,7 +177,7 @@ async fn the_computers_clock_runs_and_a_draw_offer_is_declined() {
     assert_eq!(after.draw_offer, 0, "no offer is left standing");
 
     // Resigning ends it for the computer.
-    let resign = GameCommand { game_id: game.clone(), player_id: HUMAN.into() };
+    let resign = GameCommand { game_id: game.clone(), player_id: HUMAN.into(), ..Default::default() };
     router
         .on_owner(&game, |mut client| {
             let resign = resign.clone();

@@ -253,11 +253,13 @@ async fn send(router: &Router, game: &str, player: &str, rpc: Rpc) -> Result<u64
         .on_owner(game, |mut client| {
             let (game_id, player_id) = (game.to_owned(), player.to_owned());
             async move {
-                let command = GameCommand { game_id: game_id.clone(), player_id: player_id.clone() };
+                let command =
+                    GameCommand { game_id: game_id.clone(), player_id: player_id.clone(), ..Default::default() };
                 let offer = |action: OfferAction| OfferRequest {
                     game_id: game_id.clone(),
                     player_id: player_id.clone(),
                     action: action as i32,
+                    ..Default::default()
                 };
                 match rpc {
                     Rpc::Resign => client.resign(command).await,
@@ -282,7 +284,7 @@ async fn send(router: &Router, game: &str, player: &str, rpc: Rpc) -> Result<u64
 }
 
 async fn rematch(router: &Router, game: &str, player: &str) -> Result<String, ServiceError> {
-    let command = GameCommand { game_id: game.to_owned(), player_id: player.to_owned() };
+    let command = GameCommand { game_id: game.to_owned(), player_id: player.to_owned(), ..Default::default() };
     router
         .on_owner(game, |mut client| {
             let command = command.clone();
@@ -899,6 +901,7 @@ async fn unknown_and_malformed_ids_and_codes_are_refused() {
             ply: 0,
             lag_ms: 0,
             waited_ms: 0,
+            ..Default::default()
         };
         for target in [&mut client, &mut owner_client] {
             let status = target.make_move(request.clone()).await.expect_err("refused");
@@ -909,12 +912,16 @@ async fn unknown_and_malformed_ids_and_codes_are_refused() {
         let request = GetStateRequest { game_id: game_id.to_owned(), player_id: WHITE.to_owned() };
         let status = client.get_state(request).await.expect_err("refused");
         assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest, "{game_id:?}");
-        let request = GameCommand { game_id: game_id.to_owned(), player_id: WHITE.to_owned() };
+        let request = GameCommand { game_id: game_id.to_owned(), player_id: WHITE.to_owned(), ..Default::default() };
         let status = client.resign(request).await.expect_err("refused");
         assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest, "{game_id:?}");
     }
-    let request =
-        OfferRequest { game_id: game.clone(), player_id: BLACK.to_owned(), action: OfferAction::Unspecified as i32 };
+    let request = OfferRequest {
+        game_id: game.clone(),
+        player_id: BLACK.to_owned(),
+        action: OfferAction::Unspecified as i32,
+        ..Default::default()
+    };
     let status = owner_client.draw(request).await.expect_err("refused");
     assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest, "an offer needs an action");
     assert_eq!(version(router, &game).await, v, "malformed requests change nothing");
@@ -936,14 +943,19 @@ async fn unknown_and_malformed_ids_and_codes_are_refused() {
     for bad in ["", "ABC", "ABCDEFGH!", "ABCD EFG"] {
         assert_eq!(code(router.join(bad, "dave").await), ErrorCode::BadRequest, "{bad:?}");
     }
-    let request = JoinGameRequest { player_id: String::new(), player_name: "dave".to_owned(), code: open.code.clone() };
+    let request = JoinGameRequest {
+        player_id: String::new(),
+        player_name: "dave".to_owned(),
+        code: open.code.clone(),
+        ..Default::default()
+    };
     let status = client.join_game(request).await.expect_err("refused");
     assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest, "a joiner needs an id");
     let state = router.state(&open.game_id, "carol").await;
     assert_eq!((state.version, state.status()), (open_v, Status::Waiting), "refused joins change nothing");
 
     router.join(&open.code.to_ascii_lowercase(), "dave").await.expect("codes are read case-blind");
-    assert_eq!(code(router.join(&open.code, "erin").await), ErrorCode::NotFound, "a used code is gone");
+    assert_eq!(code(router.join(&open.code, "erin").await), ErrorCode::Conflict, "a used code names a full game");
     assert_eq!(router.state(&open.game_id, "carol").await.status(), Status::Playing);
 }
 
@@ -993,7 +1005,12 @@ async fn a_game_written_by_a_shard_with_a_lagging_view_is_served_fresh() {
     assert_eq!(state_on_b(game.clone()).await.status(), Status::Waiting, "b reads the open game");
 
     // `a` seats black: `b` must read that, not its own earlier copy.
-    let join = JoinGameRequest { player_id: BLACK.to_owned(), player_name: BLACK.to_owned(), code: created.code };
+    let join = JoinGameRequest {
+        player_id: BLACK.to_owned(),
+        player_name: BLACK.to_owned(),
+        code: created.code,
+        ..Default::default()
+    };
     on_a.join_game(join).await.expect("a seats black");
     let state = state_on_b(game.clone()).await;
     assert_eq!((state.status(), state.version), (Status::Playing, 2), "b serves the game as stored");
@@ -1007,6 +1024,7 @@ async fn a_game_written_by_a_shard_with_a_lagging_view_is_served_fresh() {
         ply,
         lag_ms: 0,
         waited_ms: 0,
+        ..Default::default()
     };
     on_a.make_move(request(WHITE, "e2e4", 0)).await.expect("a plays white's move");
     let version = router

@@ -9,21 +9,34 @@
 //!
 //! A slow read (a big game replayed, a busy store) serves a spectator
 //! late, but never holds up the players' moves behind it.
+//!
+//! Every command is sent through the gateways' own router, with the
+//! answer to its commit lost (the store applied it and the reply never
+//! came) or held past the router's attempt deadline (a connection that
+//! stopped answering): the router sends it again, and the caller gets the
+//! first answer while the game shows exactly one effect.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use fogblast_bus::MemoryBus;
-use fogblast_game_service::GameConfig;
+use fogblast_engine_service::{EngineConfig, EngineSettings};
+use fogblast_game_service::{GameConfig, GameSettings, Timeouts};
+use fogblast_proto::error::ServiceError;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    ColorChoice, CreateGameRequest, CreateGameResponse, JoinGameRequest, MakeMoveRequest, Variant, WatchRequest,
+    Color, ColorChoice, CommandResponse, CreateGameRequest, CreateGameResponse, EndReason, GameCommand,
+    GetStateRequest, JoinGameRequest, Level, MakeMoveRequest, OfferAction, OfferRequest, PresenceRequest, Status,
+    Variant, WatchRequest,
 };
 use fogblast_proto::ids::{GameId, ShardId};
+use fogblast_store::RedisStore;
 use fogblast_store::{
     Commit, CommitError, EventsAfter, GameStore, Member, Membership, MemoryStore, StoreError, StoredGame,
 };
+use fogblast_testkit::proxy::{contains, AnswerDropper};
+use fogblast_testkit::Scratch;
 use tokio::net::TcpListener;
 use tonic::transport::Channel;
 
@@ -33,6 +46,10 @@ use tonic::transport::Channel;
 struct LosingStore {
     inner: MemoryStore,
     lose_next_answer: AtomicBool,
+    /// The next commit's answer comes this long after it was applied.
+    hold_next_answer_ms: std::sync::atomic::AtomicU64,
+    /// Games created: commits at version 0 that were applied.
+    creates: std::sync::atomic::AtomicUsize,
     /// Every `load` takes this long.
     slow_loads_ms: std::sync::atomic::AtomicU64,
 }
@@ -66,9 +83,17 @@ impl GameStore for LosingStore {
         self.inner.load(game).await
     }
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
+        let create = commit.expected_version == 0;
         let version = self.inner.commit(commit).await?;
+        if create {
+            self.creates.fetch_add(1, Ordering::SeqCst);
+        }
         if self.lose_next_answer.swap(false, Ordering::SeqCst) {
             return Err(CommitError::Store(StoreError::new("redis: timed out")));
+        }
+        let hold = self.hold_next_answer_ms.swap(0, Ordering::SeqCst);
+        if hold > 0 {
+            tokio::time::sleep(Duration::from_millis(hold)).await;
         }
         Ok(version)
     }
@@ -98,14 +123,13 @@ impl GameStore for LosingStore {
     }
 }
 
-/// One shard serving on `store`, and a game alice (white) created on it,
-/// not yet joined.
-async fn shard_with_a_game(store: Arc<LosingStore>) -> (GameClient<Channel>, CreateGameResponse) {
+/// Starts one shard on `store` and returns its address once it is a member.
+async fn start_shard(store: Arc<dyn GameStore>, config: GameConfig) -> String {
     let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = format!("http://{}", grpc.local_addr().unwrap());
     tokio::spawn(fogblast_game_service::run(
-        GameConfig::default(),
+        config,
         store.clone(),
         Arc::new(MemoryBus::new()),
         grpc,
@@ -115,6 +139,13 @@ async fn shard_with_a_game(store: Arc<LosingStore>) -> (GameClient<Channel>, Cre
     while store.members().await.unwrap().is_empty() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    addr
+}
+
+/// One shard serving on `store`, and a game alice (white) created on it,
+/// not yet joined.
+async fn shard_with_a_game(store: Arc<LosingStore>) -> (GameClient<Channel>, CreateGameResponse) {
+    let addr = start_shard(store, GameConfig::default()).await;
     let mut client = GameClient::connect(addr).await.unwrap();
     let created = client
         .create_game(CreateGameRequest {
@@ -150,6 +181,7 @@ async fn a_move_whose_commit_answer_was_lost_still_reaches_the_watchers() {
             ply,
             lag_ms: 0,
             waited_ms: 0,
+            ..Default::default()
         };
         async move { client.make_move(request).await }
     };
@@ -195,10 +227,341 @@ async fn a_slow_spectator_read_does_not_hold_up_a_move() {
         ply: 0,
         lag_ms: 0,
         waited_ms: 0,
+        ..Default::default()
     };
     client.make_move(request).await.expect("the move is played");
     let took = started.elapsed();
     assert!(took < Duration::from_millis(400), "the move did not wait for the spectator's read: {took:?}");
     let state = read.await.unwrap().expect("the spectator is served").into_inner();
     assert!(state.version > 0);
+}
+
+/// How the answer to the next commit goes missing.
+#[derive(Clone, Copy, Debug)]
+enum Loss {
+    /// The store applied the commit and its reply was lost: the shard
+    /// answers `UNAVAILABLE`.
+    Dropped,
+    /// The reply comes after the router gave the attempt up.
+    Late,
+}
+
+/// The router's attempt deadline in these tests; a late answer comes after it.
+const ATTEMPT: Duration = Duration::from_millis(300);
+
+/// A shard on a losing store and the router the gateways use.
+struct Rig {
+    store: Arc<LosingStore>,
+    router: fogblast_routing::Router,
+}
+
+impl Rig {
+    async fn start(config: GameConfig) -> Rig {
+        let store = Arc::new(LosingStore::default());
+        start_shard(store.clone(), config).await;
+        let router =
+            fogblast_routing::Router::new(store.clone(), Duration::from_secs(8)).await.with_attempt_timeout(ATTEMPT);
+        Rig { store, router }
+    }
+
+    /// Runs `call` with the answer to its commit lost as `loss` says, and
+    /// checks the loss happened: the commit was applied and its answer
+    /// did not reach the first attempt.
+    async fn losing<T>(&self, loss: Loss, call: impl std::future::Future<Output = T>) -> T {
+        match loss {
+            Loss::Dropped => self.store.lose_next_answer.store(true, Ordering::SeqCst),
+            Loss::Late => self.store.hold_next_answer_ms.store(ATTEMPT.as_millis() as u64 * 2, Ordering::SeqCst),
+        }
+        let started = std::time::Instant::now();
+        let answer = call.await;
+        assert!(!self.store.lose_next_answer.load(Ordering::SeqCst), "{loss:?}: no commit was made");
+        assert_eq!(self.store.hold_next_answer_ms.load(Ordering::SeqCst), 0, "{loss:?}: no commit was made");
+        if matches!(loss, Loss::Late) {
+            assert!(started.elapsed() >= ATTEMPT, "the late answer outlived the first attempt");
+        }
+        answer
+    }
+
+    async fn state(&self, game: &str, player: &str) -> fogblast_proto::game::GameState {
+        let request = GetStateRequest { game_id: game.to_owned(), player_id: player.to_owned() };
+        self.router.get_state(request).await.expect("the game is served")
+    }
+
+    async fn play(&self, game: &str, player: &str, uci: &str, ply: u32) -> u64 {
+        let request = MakeMoveRequest {
+            game_id: game.to_owned(),
+            player_id: player.to_owned(),
+            uci: uci.to_owned(),
+            ply,
+            ..Default::default()
+        };
+        self.router.make_move(request).await.expect("the move is played").version
+    }
+
+    /// A game between alice (white) and bob, created and joined without losses.
+    async fn people_game(&self) -> String {
+        let created = self.router.create_game(create_request("alice", false)).await.expect("created");
+        self.router.join_game(join_request("bob", &created.code)).await.expect("joined");
+        created.game_id
+    }
+}
+
+fn create_request(player: &str, computer: bool) -> CreateGameRequest {
+    CreateGameRequest {
+        player_id: player.into(),
+        player_name: player.into(),
+        variant: Variant::Standard as i32,
+        color: ColorChoice::ChooseWhite as i32,
+        computer,
+        level: if computer { Level::Easy as i32 } else { 0 },
+        ..Default::default()
+    }
+}
+
+fn join_request(player: &str, code: &str) -> JoinGameRequest {
+    JoinGameRequest { player_id: player.into(), player_name: player.into(), code: code.into(), ..Default::default() }
+}
+
+fn command(game: &str, player: &str) -> GameCommand {
+    GameCommand { game_id: game.into(), player_id: player.into(), ..Default::default() }
+}
+
+fn offer(game: &str, player: &str, action: OfferAction) -> OfferRequest {
+    OfferRequest { game_id: game.into(), player_id: player.into(), action: action as i32, ..Default::default() }
+}
+
+/// Create, join, move, draw offer and decline, takeback request and
+/// acceptance, resign, rematch offer and acceptance: each with its commit's
+/// answer lost.
+async fn every_command_between_people_applies_once(loss: Loss) {
+    let rig = Rig::start(GameConfig::default()).await;
+    let router = &rig.router;
+
+    let created = rig.losing(loss, router.create_game(create_request("alice", false))).await.expect("created once");
+    assert_eq!(rig.store.creates.load(Ordering::SeqCst), 1, "one game was made");
+    let game = created.game_id.clone();
+    let state = rig.state(&game, "alice").await;
+    assert_eq!((state.version, state.code.as_str()), (1, created.code.as_str()), "the answer names the game made");
+
+    let joined = rig.losing(loss, router.join_game(join_request("bob", &created.code))).await.expect("seated");
+    assert_eq!((joined.game_id.as_str(), joined.color()), (game.as_str(), Color::Black));
+    assert_eq!(rig.state(&game, "bob").await.status(), Status::Playing);
+
+    let moved = rig.losing(loss, rig.play_once(&game, "alice", "e2e4", 0)).await;
+    assert_eq!(moved.expect("played").version, rig.state(&game, "alice").await.version);
+    assert_eq!(rig.state(&game, "alice").await.moves.len(), 1);
+
+    let before = rig.state(&game, "alice").await.version;
+    let offered = rig.losing(loss, router.draw(offer(&game, "alice", OfferAction::Offer))).await.expect("offered");
+    assert_eq!(offered.version, before + 1, "one offer");
+    assert_eq!(rig.state(&game, "bob").await.draw_offer(), Color::White);
+    let declined = rig.losing(loss, router.draw(offer(&game, "bob", OfferAction::Decline))).await;
+    assert_eq!(declined.expect("declined, not `conflict`").version, before + 2);
+    assert_eq!(rig.state(&game, "bob").await.draw_offer(), Color::Unspecified);
+
+    rig.play(&game, "bob", "e7e5", 1).await;
+    rig.play(&game, "alice", "g1f3", 2).await;
+    let asked = rig.losing(loss, router.takeback(offer(&game, "alice", OfferAction::Offer))).await;
+    asked.expect("asked");
+    let accepted = rig.losing(loss, router.takeback(offer(&game, "bob", OfferAction::Accept))).await;
+    accepted.expect("accepted, not `conflict`");
+    let state = rig.state(&game, "alice").await;
+    assert_eq!(state.moves.len(), 2, "one move taken back, not two");
+
+    let resigned = rig.losing(loss, router.resign(command(&game, "bob"))).await;
+    let resigned = resigned.expect("resigned, not `game_over`");
+    let state = rig.state(&game, "alice").await;
+    assert_eq!((state.result.as_str(), state.version), ("1-0", resigned.version));
+
+    let creates = rig.store.creates.load(Ordering::SeqCst);
+    let asked = rig.losing(loss, router.rematch(command(&game, "alice"))).await.expect("rematch offered");
+    assert!(asked.new_game_id.is_empty());
+    let agreed = rig.losing(loss, router.rematch(command(&game, "bob"))).await.expect("rematch agreed, not `conflict`");
+    assert!(!agreed.new_game_id.is_empty());
+    assert_eq!(rig.store.creates.load(Ordering::SeqCst), creates + 1, "one rematch game");
+    assert_eq!(rig.state(&game, "alice").await.rematch_game_id, agreed.new_game_id);
+    assert_eq!(rig.state(&agreed.new_game_id, "bob").await.status(), Status::Playing);
+}
+
+/// Abort, and a claim of victory over a player who left.
+async fn abort_and_claim_apply_once(loss: Loss) {
+    let config = GameConfig {
+        settings: GameSettings {
+            timeouts: Timeouts { claim_after_ms: 200, ..Timeouts::default() },
+            ..GameSettings::default()
+        },
+        ..GameConfig::default()
+    };
+    let rig = Rig::start(config).await;
+    let router = &rig.router;
+
+    let game = rig.people_game().await;
+    let aborted = rig.losing(loss, router.abort(command(&game, "alice"))).await.expect("aborted, not `game_over`");
+    let state = rig.state(&game, "alice").await;
+    assert_eq!((state.reason(), state.version), (EndReason::Aborted, aborted.version));
+
+    let game = rig.people_game().await;
+    rig.play(&game, "alice", "e2e4", 0).await;
+    rig.play(&game, "bob", "e7e5", 1).await;
+    let gone = PresenceRequest { game_id: game.clone(), player_id: "bob".into(), connected: false, lease_ms: 0 };
+    router.report_presence(gone).await.expect("bob leaves");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let claimed = rig.losing(loss, router.claim_victory(command(&game, "alice"))).await;
+    let claimed = claimed.expect("claimed, not `game_over`");
+    let state = rig.state(&game, "alice").await;
+    assert_eq!((state.result.as_str(), state.reason(), state.version), ("1-0", EndReason::Abandoned, claimed.version));
+}
+
+/// A takeback against the computer is granted at once and undoes the
+/// player's move and the computer's reply: sent twice, it would undo four.
+async fn a_takeback_against_the_computer_undoes_one_move(loss: Loss) {
+    let config = GameConfig { engine_addrs: vec![engine_pool().await], ..GameConfig::default() };
+    let rig = Rig::start(config).await;
+    let router = &rig.router;
+    let created = rig.losing(loss, router.create_game(create_request("alice", true))).await.expect("created once");
+    assert_eq!(rig.store.creates.load(Ordering::SeqCst), 1, "one game was made");
+    let game = created.game_id;
+    for ply in [0, 2] {
+        let legal = computer_replied(&rig, &game, ply).await;
+        rig.play(&game, "alice", &legal, ply as u32).await;
+    }
+    computer_replied(&rig, &game, 4).await;
+    let asked = rig.losing(loss, router.takeback(offer(&game, "alice", OfferAction::Offer))).await;
+    asked.expect("taken back");
+    let state = rig.state(&game, "alice").await;
+    assert_eq!(state.moves.len(), 2, "the player's move and the reply are undone, once");
+}
+
+/// Waits until the game has `ply` moves and it is alice's turn; one of her legal moves.
+async fn computer_replied(rig: &Rig, game: &str, ply: usize) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = rig.state(game, "alice").await;
+        if state.moves.len() == ply && !state.legal.is_empty() {
+            return state.legal[0].clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "the computer did not reply: {state:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// An engine pool of one worker, on loopback.
+async fn engine_pool() -> String {
+    let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let metrics = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", grpc.local_addr().unwrap());
+    let settings = EngineSettings { workers: 1, queue: 16, hash_mb: 1 };
+    let config = EngineConfig { settings, ..EngineConfig::default() };
+    tokio::spawn(fogblast_engine_service::run(config, grpc, metrics, std::future::pending()));
+    addr
+}
+
+impl Rig {
+    /// A move through the router, its answer as the caller gets it.
+    async fn play_once(&self, game: &str, player: &str, uci: &str, ply: u32) -> Result<CommandResponse, ServiceError> {
+        let request = MakeMoveRequest {
+            game_id: game.to_owned(),
+            player_id: player.to_owned(),
+            uci: uci.to_owned(),
+            ply,
+            ..Default::default()
+        };
+        self.router.make_move(request).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_between_people_applies_once_when_its_answer_is_dropped() {
+    every_command_between_people_applies_once(Loss::Dropped).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_between_people_applies_once_when_its_answer_comes_too_late() {
+    every_command_between_people_applies_once(Loss::Late).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_and_claim_apply_once_when_their_answers_are_dropped() {
+    abort_and_claim_apply_once(Loss::Dropped).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_and_claim_apply_once_when_their_answers_come_too_late() {
+    abort_and_claim_apply_once(Loss::Late).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeback_against_the_computer_is_applied_once_when_its_answer_is_dropped() {
+    a_takeback_against_the_computer_undoes_one_move(Loss::Dropped).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeback_against_the_computer_is_applied_once_when_its_answer_comes_too_late() {
+    a_takeback_against_the_computer_undoes_one_move(Loss::Late).await;
+}
+
+/// The connection to a real Redis breaks after each command's commit was
+/// sent and before its reply arrives (a proxy cuts it): the router sends
+/// the command again on a fresh connection, and it applies once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_whose_redis_connection_breaks_after_the_commit_apply_once() {
+    let scratch = Scratch::new("lost-redis");
+    let upstream = fogblast_testkit::redis_url();
+    let proxy = AnswerDropper::start(upstream.trim_start_matches("redis://").trim_end_matches('/')).await;
+    let store = Arc::new(RedisStore::connect(&proxy.redis_url(), &scratch.redis_prefix).await.expect("redis"));
+    start_shard(store.clone(), GameConfig::default()).await;
+    let router = fogblast_routing::Router::new(store.clone(), Duration::from_secs(8)).await;
+    let is_commit = |request: &[u8]| contains(request, b"deadlines") && contains(request, b"outbox");
+    let cut = |what: &str| {
+        assert!(!proxy.armed(), "{what}: the commit's reply was cut");
+    };
+    let redis = redis::Client::open(upstream.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let games = || {
+        let mut redis = redis.clone();
+        let pattern = format!("{}game:*", scratch.redis_prefix);
+        async move { redis::cmd("KEYS").arg(pattern).query_async::<Vec<String>>(&mut redis).await.unwrap().len() }
+    };
+    let state = |game: String, player: &str| {
+        let request = GetStateRequest { game_id: game, player_id: player.to_owned() };
+        let router = &router;
+        async move { router.get_state(request).await.expect("served") }
+    };
+
+    proxy.drop_answer_to(is_commit);
+    let created = router.create_game(create_request("alice", false)).await.expect("created");
+    cut("create");
+    assert_eq!(games().await, 1, "one game was made");
+    let game = created.game_id.clone();
+    assert_eq!(state(game.clone(), "alice").await.code, created.code);
+
+    proxy.drop_answer_to(is_commit);
+    router.join_game(join_request("bob", &created.code)).await.expect("seated");
+    cut("join");
+
+    proxy.drop_answer_to(is_commit);
+    let request = MakeMoveRequest {
+        game_id: game.clone(),
+        player_id: "alice".into(),
+        uci: "e2e4".into(),
+        ply: 0,
+        ..Default::default()
+    };
+    router.make_move(request).await.expect("played");
+    cut("move");
+    assert_eq!(state(game.clone(), "bob").await.moves.len(), 1);
+
+    proxy.drop_answer_to(is_commit);
+    router.takeback(offer(&game, "alice", OfferAction::Offer)).await.expect("asked");
+    cut("takeback request");
+    proxy.drop_answer_to(is_commit);
+    router.takeback(offer(&game, "bob", OfferAction::Accept)).await.expect("accepted once");
+    cut("takeback accepted");
+    assert_eq!(state(game.clone(), "bob").await.moves.len(), 0);
+
+    proxy.drop_answer_to(is_commit);
+    let resigned = router.resign(command(&game, "alice")).await.expect("resigned once");
+    cut("resign");
+    let ended = state(game.clone(), "bob").await;
+    assert_eq!((ended.result.as_str(), ended.version), ("0-1", resigned.version));
+    assert!(proxy.dropped() >= 6, "every reply was cut: {}", proxy.dropped());
 }

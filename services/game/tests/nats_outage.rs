@@ -85,7 +85,7 @@ async fn games_that_end_while_nats_is_down_past_their_time_to_live_are_all_publi
     let mut ended = Vec::new();
     for i in 0..3 {
         let (game, _) = router.start_game(Variant::Atomic, &format!("w{i}"), &format!("b{i}"), None).await;
-        let command = GameCommand { game_id: game.clone(), player_id: format!("b{i}") };
+        let command = GameCommand { game_id: game.clone(), player_id: format!("b{i}"), ..Default::default() };
         router
             .on_owner(&game, |mut client| {
                 let command = command.clone();

@@ -81,6 +81,7 @@ fn move_request(game: &str, player: &str, uci: &str, ply: u32) -> MakeMoveReques
         ply,
         lag_ms: 0,
         waited_ms: 0,
+        ..Default::default()
     }
 }
 
@@ -1181,6 +1182,7 @@ async fn a_watch_relays_what_a_shard_with_an_older_view_wrote() {
             player_id: "black".into(),
             player_name: "black".into(),
             code: record.code.clone(),
+            ..Default::default()
         })
         .await
         .expect("A seats black on its own view")

@@ -251,7 +251,12 @@ impl Session {
                 if code.is_empty() || code.len() > 16 {
                     return Err(bad("code must be a join code"));
                 }
-                let request = JoinGameRequest { player_id: player.to_string(), player_name: self.name.clone(), code };
+                let request = JoinGameRequest {
+                    player_id: player.to_string(),
+                    player_name: self.name.clone(),
+                    code,
+                    ..Default::default()
+                };
                 let joined = router.join_game(request).await?;
                 let color = color(joined.color());
                 self.send(&ServerFrame::Joined { game: joined.game_id.clone(), color, id: id.cloned() });
@@ -295,6 +300,7 @@ impl Session {
                     // Waiting in this connection's lane (and following the
                     // game, above) is not the mover's time either.
                     waited_ms: u32::try_from(received.elapsed().as_millis()).unwrap_or(u32::MAX),
+                    ..Default::default()
                 };
                 // The move's trace starts here; the move itself stays out
                 // (in fog of war it is hidden from the opponent).
@@ -307,7 +313,8 @@ impl Session {
             ClientFrame::ClaimVictory(r) => router.claim_victory(self.command(&r.game)?).await.map(drop),
             ClientFrame::Rematch(r) => {
                 let game = game_id(&r.game)?;
-                let request = GameCommand { game_id: game.to_string(), player_id: player.to_string() };
+                let request =
+                    GameCommand { game_id: game.to_string(), player_id: player.to_string(), ..Default::default() };
                 let answer = router.rematch(request).await?;
                 if !answer.new_game_id.is_empty() {
                     self.follow(&game_id(&answer.new_game_id)?, id).await?;
@@ -392,6 +399,7 @@ impl Session {
             computer,
             level: level as i32,
             rated: create.rated.unwrap_or(false),
+            ..Default::default()
         };
         let created = self.gateway.router.create_game(request.clone()).await?;
         let code = Some(created.code.clone()).filter(|code| !code.is_empty());
@@ -447,13 +455,17 @@ impl Session {
     /// The command `game` names, by this socket's player.
     fn command(&self, game: &str) -> Result<GameCommand, ServiceError> {
         let game = game_id(game)?;
-        Ok(GameCommand { game_id: game.to_string(), player_id: self.player()?.to_string() })
+        Ok(GameCommand { game_id: game.to_string(), player_id: self.player()?.to_string(), ..Default::default() })
     }
 
     async fn offer(&self, game: &str, action: OfferAction, takeback: bool) -> Result<(), ServiceError> {
         let game = game_id(game)?;
-        let request =
-            OfferRequest { game_id: game.to_string(), player_id: self.player()?.to_string(), action: action as i32 };
+        let request = OfferRequest {
+            game_id: game.to_string(),
+            player_id: self.player()?.to_string(),
+            action: action as i32,
+            ..Default::default()
+        };
         if takeback {
             self.gateway.router.takeback(request).await?;
         } else {

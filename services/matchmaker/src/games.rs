@@ -57,7 +57,8 @@ impl Games for ShardRouter {
     }
 
     async fn abort(&self, game: &str, player: &str) -> Result<(), ServiceError> {
-        self.router.abort(GameCommand { game_id: game.to_owned(), player_id: player.to_owned() }).await.map(drop)
+        let request = GameCommand { game_id: game.to_owned(), player_id: player.to_owned(), ..Default::default() };
+        self.router.abort(request).await.map(drop)
     }
 }
 

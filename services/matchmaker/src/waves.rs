@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use fogblast_proto::error::ErrorCode;
 use fogblast_proto::game::{ColorChoice, CreateGameRequest, JoinGameRequest};
+use fogblast_proto::ids::GameId;
 use futures::StreamExt;
 use tracing::{debug, info, warn};
 
@@ -284,7 +285,13 @@ impl Matchmaker {
         loop {
             match pairing.stage {
                 Stage::New => {
+                    // The pairing fixes its game's id and the requests'
+                    // ids, so a create or join sent again by a later wave
+                    // (or another replica) after a lost answer names the
+                    // same game and is answered as the first time.
                     let request = CreateGameRequest {
+                        game_id: pairing_game(&pairing.id).into_string(),
+                        request_id: format!("create-{}", pairing.id),
                         player_id: pairing.white.player.clone(),
                         player_name: pairing.white.name.clone(),
                         variant: pool.variant as i32,
@@ -300,9 +307,9 @@ impl Matchmaker {
                             pairing.stage = Stage::Created;
                             if self.store.update_pending(&name, token, &pairing.id, Some(&pairing)).await? != Fenced::Ok
                             {
-                                // Another holder owns this pairing now: the game made here must not stay.
-                                warn!(pool = %name, pairing = %pairing.id, game = %pairing.game, "lease lost; aborting the game made");
-                                let _ = self.games.abort(&pairing.game, &pairing.white.player).await;
+                                // Another holder owns this pairing now; it
+                                // makes the same game, so this one is its.
+                                warn!(pool = %name, pairing = %pairing.id, game = %pairing.game, "lease lost; leaving the game to the new holder");
                                 return Ok(());
                             }
                         }
@@ -314,6 +321,7 @@ impl Matchmaker {
                         player_id: pairing.black.player.clone(),
                         player_name: pairing.black.name.clone(),
                         code: pairing.code.clone(),
+                        request_id: format!("join-{}", pairing.id),
                     };
                     match self.games.join(request).await {
                         Ok(_) => {}
@@ -370,14 +378,20 @@ impl Matchmaker {
         if self.store.update_pending(&pool.name(), token, &pairing.id, None).await? != Fenced::Ok {
             return Ok(());
         }
-        if !pairing.game.is_empty() {
-            let _ = self.games.abort(&pairing.game, &pairing.white.player).await;
-        }
         self.metrics.pairings_failed.inc();
         let notice =
             notices::pairing_failed(ErrorCode::Unavailable, "the paired game could not be started: seek again");
         self.tell(&pairing.white.player, notice.clone()).await;
         self.tell(&pairing.black.player, notice).await;
+        // A create whose answer was lost may have made the game all the
+        // same: it has the pairing's id. Last, as the shards may be down.
+        let game = if pairing.game.is_empty() { pairing_game(&pairing.id).into_string() } else { pairing.game.clone() };
+        let _ = self.games.abort(&game, &pairing.white.player).await;
         Ok(())
     }
+}
+
+/// The game a pairing makes.
+fn pairing_game(pairing: &str) -> GameId {
+    GameId::derived(&format!("pairing:{pairing}"))
 }

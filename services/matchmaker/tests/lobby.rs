@@ -106,6 +106,7 @@ async fn boards_come_and_go_across_replicas_and_the_bus() {
             player_id: "carol".into(),
             player_name: "carol".into(),
             code: created.code.clone(),
+            ..Default::default()
         })
         .await
         .unwrap();

@@ -152,6 +152,7 @@ async fn play_games(
                 ply: game.ply() as u32,
                 lag_ms: 0,
                 waited_ms: 0,
+                ..Default::default()
             };
             let sent = Instant::now();
             client.make_move(request).await?;
@@ -170,7 +171,7 @@ async fn play_games(
             game.ply()
         );
         if game.outcome().is_none() {
-            client.resign(GameCommand { game_id, player_id: white }).await?;
+            client.resign(GameCommand { game_id, player_id: white, ..Default::default() }).await?;
         }
         games += 1;
     }

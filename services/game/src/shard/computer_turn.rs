@@ -44,7 +44,7 @@ impl Shard {
             match self.engines.best_move(&live, now).await {
                 Ok(uci) => {
                     let ply = live.ply() as u32;
-                    if let Err(error) = self.execute(game, Command::ComputerMove { uci: uci.clone(), ply }).await {
+                    if let Err(error) = self.execute(game, Command::ComputerMove { uci: uci.clone(), ply }, "").await {
                         warn!(game = %game, uci, %error, "the computer's move was not applied");
                     }
                     return;

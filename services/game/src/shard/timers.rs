@@ -62,7 +62,7 @@ impl Shard {
         if !self.ownership.owns(game) {
             return;
         }
-        match self.execute(game, Command::Tick).await {
+        match self.execute(game, Command::Tick, "").await {
             Ok(done) => {
                 let live = done.live;
                 if live.status() == Status::Playing && live.is_computer(live.game.position().turn()) {

@@ -337,8 +337,12 @@ impl Router {
     }
 
     pub async fn join(&self, code: &str, player: &str) -> Result<JoinGameResponse, ServiceError> {
-        let request =
-            JoinGameRequest { player_id: player.to_owned(), player_name: player.to_owned(), code: code.to_owned() };
+        let request = JoinGameRequest {
+            player_id: player.to_owned(),
+            player_name: player.to_owned(),
+            code: code.to_owned(),
+            ..Default::default()
+        };
         // Any shard resolves the code; the owner seats the player.
         let addr = self.any_addr().await;
         let first = self.client(&addr).join_game(request.clone()).await;
@@ -364,6 +368,7 @@ impl Router {
             ply,
             lag_ms: 0,
             waited_ms: 0,
+            ..Default::default()
         };
         self.on_owner(game, |mut client| {
             let request = request.clone();
