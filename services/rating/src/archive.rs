@@ -6,10 +6,15 @@
 //!
 //! Applying a game is one transaction: the archive insert, whose primary
 //! key makes a second delivery of the same game a no-op, and the rating
-//! update. The caller acknowledges the message only after it commits, so a
+//! update. Ratings follow the order games finished in: a rated game that
+//! arrives after later games of its players were rated is rated in its
+//! place, and those games (and every later game of anyone whose rating
+//! that changes) are rated again from the ratings each side had before
+//! them, so any delivery order ends in the ratings of the finishing order. The caller acknowledges the message only after it commits, so a
 //! crash at any point either applied the game or left it to be delivered
 //! again.
 
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use fogblast_proto::events::{FinishedPlayer, GameFinished};
@@ -43,6 +48,33 @@ pub struct Change {
     pub variant: Variant,
     pub before: Rating,
     pub after: Rating,
+}
+
+/// A rating as stored: before its deviation grows for the time since
+/// `rated_ms`, the end of the player's last rated game.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Stored {
+    rating: Rating,
+    rated_ms: i64,
+}
+
+/// A rated game as the ratings need it.
+#[derive(Clone, Debug)]
+struct RatedGame {
+    game_id: String,
+    ended_ms: i64,
+    white: String,
+    black: String,
+    white_score: Score,
+}
+
+/// Wins, losses and draws a score adds.
+fn score_counts(score: Score) -> (i64, i64, i64) {
+    match score {
+        Score::Win => (1, 0, 0),
+        Score::Loss => (0, 1, 0),
+        Score::Draw => (0, 0, 1),
+    }
 }
 
 /// What applying a game did.
@@ -183,78 +215,234 @@ impl Archive {
         // between a player's games, whenever they are processed, so a backlog
         // after an outage is rated as it would have been live.
         let played_ms = if game.ended_at_ms > 0 { game.ended_at_ms as i64 } else { now_ms };
-        // Rows are locked in id order, so two games of the same two players
-        // applied at once wait for each other instead of deadlocking.
-        let (white_before, black_before) = if white.id <= black.id {
-            let white_before = self.rating_for_update(&mut tx, &white.id, variant_text, played_ms).await?;
-            (white_before, self.rating_for_update(&mut tx, &black.id, variant_text, played_ms).await?)
-        } else {
-            let black_before = self.rating_for_update(&mut tx, &black.id, variant_text, played_ms).await?;
-            (self.rating_for_update(&mut tx, &white.id, variant_text, played_ms).await?, black_before)
-        };
         let white_score = match game.result.as_str() {
             "1-0" => Score::Win,
             "0-1" => Score::Loss,
             _ => Score::Draw,
         };
-        let (white_after, black_after) =
-            fogblast_ratings::rate_game(white_before, black_before, white_score, &self.settings);
-        let sides =
-            [(&white.id, white_after, white_score.value()), (&black.id, black_after, white_score.opponent().value())];
-        for (id, after, score) in sides {
-            sqlx::query(
-                "UPDATE ratings SET rating = $1, deviation = $2, volatility = $3, rated_games = rated_games + 1, \
-                 wins = wins + $4, losses = losses + $5, draws = draws + $6, \
-                 last_rated_ms = CASE WHEN last_rated_ms > $7 THEN last_rated_ms ELSE $7 END \
-                 WHERE player_id = $8 AND variant = $9",
+        let this = RatedGame {
+            game_id: game.game_id.clone(),
+            ended_ms: played_ms,
+            white: white.id.clone(),
+            black: black.id.clone(),
+            white_score,
+        };
+        if self.backend == Backend::Postgres {
+            // One variant's ratings are rated in one order: its rated games
+            // are applied one at a time.
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))::TEXT")
+                .bind(format!("fogblast-ratings:{variant_text}"))
+                .execute(&mut *tx)
+                .await?;
+        }
+        let mut states = HashMap::new();
+        // Games of these players that finished after this one and were
+        // rated already go after it: they are rated again, and so is every
+        // later game of anyone whose rating that changes.
+        let later = self.rated_after(&mut tx, variant_text, &this).await?;
+        let mut affected: HashSet<&str> = [this.white.as_str(), this.black.as_str()].into();
+        let mut replay = Vec::new();
+        for (later_game, white_prior, black_prior) in &later {
+            if !affected.contains(later_game.white.as_str()) && !affected.contains(later_game.black.as_str()) {
+                continue;
+            }
+            affected.insert(&later_game.white);
+            affected.insert(&later_game.black);
+            // A player's rating before their first game replayed is their
+            // rating before this one, or before whatever joined them in.
+            states.entry(later_game.white.clone()).or_insert(*white_prior);
+            states.entry(later_game.black.clone()).or_insert(*black_prior);
+            replay.push(later_game.clone());
+        }
+        // In id order, so concurrent games of the same players never lock
+        // in opposite orders.
+        let mut seated = [&this.white, &this.black];
+        seated.sort();
+        for player in seated {
+            let stored = self.stored_rating(&mut tx, player, variant_text, played_ms).await?;
+            states.entry(player.clone()).or_insert(stored);
+        }
+        let mut first = None;
+        for rated in std::iter::once(&this).chain(&replay) {
+            let white_prior = states[&rated.white];
+            let black_prior = states[&rated.black];
+            let before = |prior: Stored| {
+                let idle = Duration::from_millis(rated.ended_ms.saturating_sub(prior.rated_ms).max(0) as u64);
+                fogblast_ratings::decay(prior.rating, idle, &self.settings)
+            };
+            let (white_before, black_before) = (before(white_prior), before(black_prior));
+            let (white_after, black_after) =
+                fogblast_ratings::rate_game(white_before, black_before, rated.white_score, &self.settings);
+            let is_new = first.is_none();
+            self.record_rated(
+                &mut tx,
+                variant_text,
+                rated,
+                [white_prior, black_prior],
+                [white_after, black_after],
+                is_new,
+                now_ms,
             )
-            .bind(after.rating)
-            .bind(after.deviation)
-            .bind(after.volatility)
-            .bind(i64::from(score == 1.0))
-            .bind(i64::from(score == 0.0))
-            .bind(i64::from(score == 0.5))
-            .bind(played_ms)
-            .bind(id)
+            .await?;
+            if is_new {
+                first = Some([
+                    Change { player: rated.white.clone(), variant, before: white_before, after: white_after },
+                    Change { player: rated.black.clone(), variant, before: black_before, after: black_after },
+                ]);
+            }
+            states.insert(rated.white.clone(), Stored { rating: white_after, rated_ms: rated.ended_ms });
+            states.insert(rated.black.clone(), Stored { rating: black_after, rated_ms: rated.ended_ms });
+        }
+        let mut players: Vec<_> = states.into_iter().collect();
+        players.sort_by(|a, b| a.0.cmp(&b.0));
+        for (player, state) in players {
+            let (win, loss, draw) = if player == this.white {
+                score_counts(white_score)
+            } else if player == this.black {
+                score_counts(white_score.opponent())
+            } else {
+                (0, 0, 0)
+            };
+            let played = i64::from(player == this.white || player == this.black);
+            sqlx::query(
+                "UPDATE ratings SET rating = $1, deviation = $2, volatility = $3, rated_games = rated_games + $4, \
+                 wins = wins + $5, losses = losses + $6, draws = draws + $7, \
+                 last_rated_ms = CASE WHEN last_rated_ms > $8 THEN last_rated_ms ELSE $8 END \
+                 WHERE player_id = $9 AND variant = $10",
+            )
+            .bind(state.rating.rating)
+            .bind(state.rating.deviation)
+            .bind(state.rating.volatility)
+            .bind(played)
+            .bind(win)
+            .bind(loss)
+            .bind(draw)
+            .bind(state.rated_ms)
+            .bind(&player)
             .bind(variant_text)
             .execute(&mut *tx)
             .await?;
         }
-        sqlx::query(
-            "INSERT INTO rated_games (game_id, variant, white_before, white_after, white_deviation, \
-             black_before, black_after, black_deviation, rated_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        )
-        .bind(&game.game_id)
-        .bind(variant_text)
-        .bind(white_before.rating)
-        .bind(white_after.rating)
-        .bind(white_after.deviation)
-        .bind(black_before.rating)
-        .bind(black_after.rating)
-        .bind(black_after.deviation)
-        .bind(now_ms)
-        .execute(&mut *tx)
-        .await?;
         tx.commit().await?;
-        Ok(Applied::Archived {
-            changes: Some([
-                Change { player: white.id, variant, before: white_before, after: white_after },
-                Change { player: black.id, variant, before: black_before, after: black_after },
-            ]),
-        })
+        Ok(Applied::Archived { changes: first })
     }
 
-    /// The player's rating, locked for this transaction, with the
-    /// deviation grown for the time from their last rated game to
-    /// `played_ms` (when this game ended); created at the defaults on their
-    /// first.
-    async fn rating_for_update(
+    /// Writes what a rated game moved: a new row for the game being
+    /// applied, the row replaced for one rated again.
+    #[allow(clippy::too_many_arguments)]
+    async fn record_rated(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        variant: &str,
+        rated: &RatedGame,
+        priors: [Stored; 2],
+        afters: [Rating; 2],
+        is_new: bool,
+        now_ms: i64,
+    ) -> Result<(), ArchiveError> {
+        let statement = if is_new {
+            "INSERT INTO rated_games (white_before, white_after, white_deviation, white_volatility, \
+             white_prior_rating, white_prior_deviation, white_prior_volatility, white_prior_rated_ms, \
+             black_before, black_after, black_deviation, black_volatility, \
+             black_prior_rating, black_prior_deviation, black_prior_volatility, black_prior_rated_ms, \
+             game_id, variant, ended_ms, white_id, black_id, white_score, rated_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+             $21, $22, $23)"
+        } else {
+            "UPDATE rated_games SET white_before = $1, white_after = $2, white_deviation = $3, white_volatility = $4, \
+             white_prior_rating = $5, white_prior_deviation = $6, white_prior_volatility = $7, \
+             white_prior_rated_ms = $8, black_before = $9, black_after = $10, black_deviation = $11, \
+             black_volatility = $12, black_prior_rating = $13, black_prior_deviation = $14, \
+             black_prior_volatility = $15, black_prior_rated_ms = $16 \
+             WHERE game_id = $17 AND variant = $18"
+        };
+        let mut query = sqlx::query(statement);
+        for (prior, after) in priors.iter().zip(afters) {
+            query = query
+                .bind(prior.rating.rating)
+                .bind(after.rating)
+                .bind(after.deviation)
+                .bind(after.volatility)
+                .bind(prior.rating.rating)
+                .bind(prior.rating.deviation)
+                .bind(prior.rating.volatility)
+                .bind(prior.rated_ms);
+        }
+        query = query.bind(&rated.game_id).bind(variant);
+        if is_new {
+            query = query
+                .bind(rated.ended_ms)
+                .bind(&rated.white)
+                .bind(&rated.black)
+                .bind(rated.white_score.value())
+                .bind(now_ms);
+        }
+        query.execute(&mut **tx).await?;
+        Ok(())
+    }
+
+    /// The rated games of `variant` that finished after `game`, in the
+    /// order they finished, with each side's stored rating before them.
+    async fn rated_after(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        variant: &str,
+        game: &RatedGame,
+    ) -> Result<Vec<(RatedGame, Stored, Stored)>, ArchiveError> {
+        let rows = sqlx::query(
+            "SELECT game_id, ended_ms, white_id, black_id, white_score, \
+             white_prior_rating, white_prior_deviation, white_prior_volatility, white_prior_rated_ms, \
+             black_prior_rating, black_prior_deviation, black_prior_volatility, black_prior_rated_ms \
+             FROM rated_games WHERE variant = $1 AND (ended_ms > $2 OR (ended_ms = $2 AND game_id > $3)) \
+             ORDER BY ended_ms, game_id",
+        )
+        .bind(variant)
+        .bind(game.ended_ms)
+        .bind(&game.game_id)
+        .fetch_all(&mut **tx)
+        .await?;
+        let prior = |row: &AnyRow, side: &str| -> Result<Stored, sqlx::Error> {
+            Ok(Stored {
+                rating: Rating {
+                    rating: row.try_get(format!("{side}_prior_rating").as_str())?,
+                    deviation: row.try_get(format!("{side}_prior_deviation").as_str())?,
+                    volatility: row.try_get(format!("{side}_prior_volatility").as_str())?,
+                },
+                rated_ms: row.try_get(format!("{side}_prior_rated_ms").as_str())?,
+            })
+        };
+        let mut later = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let score: f64 = row.try_get("white_score")?;
+            let white_score = if score >= 1.0 {
+                Score::Win
+            } else if score <= 0.0 {
+                Score::Loss
+            } else {
+                Score::Draw
+            };
+            let rated = RatedGame {
+                game_id: row.try_get("game_id")?,
+                ended_ms: row.try_get("ended_ms")?,
+                white: row.try_get("white_id")?,
+                black: row.try_get("black_id")?,
+                white_score,
+            };
+            later.push((rated, prior(row, "white")?, prior(row, "black")?));
+        }
+        Ok(later)
+    }
+
+    /// The player's rating as stored, locked for this transaction (before
+    /// any growth of its deviation for time away); created at the defaults
+    /// on their first game, as of `played_ms`.
+    async fn stored_rating(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         player: &str,
         variant: &str,
         played_ms: i64,
-    ) -> Result<Rating, ArchiveError> {
+    ) -> Result<Stored, ArchiveError> {
         let start = Rating::default();
         sqlx::query(
             "INSERT INTO ratings (player_id, variant, rating, deviation, volatility, last_rated_ms) \
@@ -281,14 +469,14 @@ impl Archive {
             }
         };
         let row = sqlx::query(select).bind(player).bind(variant).fetch_one(&mut **tx).await?;
-        let rating = Rating {
-            rating: row.try_get("rating")?,
-            deviation: row.try_get("deviation")?,
-            volatility: row.try_get("volatility")?,
-        };
-        let last: i64 = row.try_get("last_rated_ms")?;
-        let idle = Duration::from_millis(played_ms.saturating_sub(last).max(0) as u64);
-        Ok(fogblast_ratings::decay(rating, idle, &self.settings))
+        Ok(Stored {
+            rating: Rating {
+                rating: row.try_get("rating")?,
+                deviation: row.try_get("deviation")?,
+                volatility: row.try_get("volatility")?,
+            },
+            rated_ms: row.try_get("last_rated_ms")?,
+        })
     }
 
     pub async fn profile(&self, player: &str) -> Result<Option<(String, Vec<VariantRating>, u32)>, ArchiveError> {

@@ -349,3 +349,65 @@ async fn a_late_game_is_rated_as_when_it_was_played() {
     }
     assert!(on_time[0].before.deviation > 0.0);
 }
+
+/// A day of rated games among a few players, in the order they finished.
+fn a_day_of_games(seed: u64) -> Vec<GameFinished> {
+    const PLAYERS: [&str; 7] = ["ann", "ben", "cat", "dan", "eve", "fay", "gus"];
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut ended = 1_700_000_000_000u64;
+    (0..90)
+        .map(|i| {
+            let white = rng.random_range(0..PLAYERS.len());
+            let black = (white + rng.random_range(1..PLAYERS.len())) % PLAYERS.len();
+            let result = ["1-0", "0-1", "1/2-1/2"][rng.random_range(0..3)];
+            // Up to a quarter of an hour apart, so inactivity counts too.
+            ended += rng.random_range(1_000..900_000);
+            finished(&format!("day{i}"), PLAYERS[white], PLAYERS[black], result, ended)
+        })
+        .collect()
+}
+
+/// Every player's rating, deviation, volatility and record, exactly.
+async fn ratings(archive: &Archive) -> Vec<(String, [u64; 3], [u32; 4])> {
+    let mut all = Vec::new();
+    for player in ["ann", "ben", "cat", "dan", "eve", "fay", "gus"] {
+        let (_, variants, _) = archive.profile(player).await.unwrap().expect("the player has played");
+        for v in variants {
+            let exact = [v.rating.to_bits(), v.deviation.to_bits(), v.volatility.to_bits()];
+            all.push((player.to_owned(), exact, [v.rated_games, v.wins, v.losses, v.draws]));
+        }
+    }
+    all
+}
+
+/// Games arriving in any order, each twice, rate as they would have in
+/// the order they finished: a game that comes after later games of its
+/// players were rated is put in its place and the later ones rated again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ratings_follow_the_order_games_finished_in_not_the_order_they_arrive() {
+    use rand::seq::SliceRandom;
+    let day = a_day_of_games(11);
+    let in_order = Archive::connect("sqlite::memory:").await.unwrap();
+    for game in &day {
+        in_order.apply(game, game.ended_at_ms as i64 + 100).await.unwrap();
+    }
+    let expected = ratings(&in_order).await;
+
+    let database = ScratchDatabase::create("shuffled").await;
+    let shuffled_sqlite = Archive::connect("sqlite::memory:").await.unwrap();
+    let shuffled_postgres = Archive::connect(&database.url).await.unwrap();
+    for (archive, seed) in [(&shuffled_sqlite, 1), (&shuffled_postgres, 2)] {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut arrivals: Vec<&GameFinished> = day.iter().chain(&day).collect();
+        arrivals.shuffle(&mut rng);
+        let late = day.last().unwrap().ended_at_ms as i64 + 3_600_000;
+        let mut rated = 0;
+        for game in arrivals {
+            if matches!(archive.apply(game, late).await.unwrap(), Applied::Archived { .. }) {
+                rated += 1;
+            }
+        }
+        assert_eq!(rated, day.len(), "each game is applied once");
+        assert_eq!(ratings(archive).await, expected, "shuffled (seed {seed}) rates as the finishing order");
+    }
+}
