@@ -20,7 +20,7 @@ mod memory;
 mod redis_store;
 
 pub use memory::MemoryStore;
-pub use redis_store::RedisStore;
+pub use redis_store::{Durability, RedisStore};
 
 pub use fogblast_routing::{placement, Member, Membership, StoreError};
 
@@ -97,8 +97,16 @@ pub trait GameStore: Membership {
     async fn now_ms(&self) -> Result<u64, StoreError>;
     async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError>;
     /// Writes the commit atomically, or refuses it and changes nothing.
-    /// Returns the new version.
+    /// Returns the new version once the commit is as durable as the store
+    /// is set to make it; a commit applied but not yet that durable is an
+    /// error (and may still become durable).
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError>;
+    /// Returns once every write this store made so far is as durable as a
+    /// commit's: before a command answered from a commit made earlier (a
+    /// resend whose first answer was lost) is acknowledged.
+    async fn confirm_durable(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// The events after `after_version`, read atomically with the current
     /// version.
     async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError>;

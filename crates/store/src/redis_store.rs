@@ -32,17 +32,36 @@ mod value;
 
 use value::{array, bytes, pairs, text, uint};
 
+/// When a commit counts as written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Once the primary applied it in memory. A crash of the primary loses
+    /// what its replicas and its disk had yet to get (with `appendfsync
+    /// everysec`, about the last second).
+    #[default]
+    Applied,
+    /// Once `replicas` replicas confirmed it (`WAIT`) within `timeout`; a
+    /// commit they do not confirm in time is answered as a store failure,
+    /// so nothing is acknowledged that a failover to a replica could lose.
+    Replicated { replicas: u32, timeout: Duration },
+}
+
 /// Live games, membership and codes in Redis.
 #[derive(Clone)]
 pub struct RedisStore {
     redis: PrefixedRedis,
     history: usize,
     scripts: scripts::Scripts,
+    durability: Durability,
 }
 
 impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisStore").field("prefix", &self.redis.prefix()).field("history", &self.history).finish()
+        f.debug_struct("RedisStore")
+            .field("prefix", &self.redis.prefix())
+            .field("history", &self.history)
+            .field("durability", &self.durability)
+            .finish()
     }
 }
 
@@ -54,7 +73,33 @@ impl RedisStore {
     /// Connects to the Redis at `url`, keeping every key under `key_prefix`.
     pub async fn connect(url: &str, key_prefix: &str) -> Result<RedisStore, StoreError> {
         let redis = PrefixedRedis::connect(url, key_prefix).await.map_err(redis_error)?;
-        Ok(RedisStore { redis, history: DEFAULT_HISTORY, scripts: scripts::Scripts::new() })
+        Ok(RedisStore {
+            redis,
+            history: DEFAULT_HISTORY,
+            scripts: scripts::Scripts::new(),
+            durability: Durability::Applied,
+        })
+    }
+
+    /// Counts a commit as written only as `durability` says.
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// Waits until what this store wrote reached the replicas its
+    /// durability asks for. Every command goes over one connection, so one
+    /// `WAIT` covers every write before it.
+    async fn replicated(&self) -> Result<(), StoreError> {
+        let Durability::Replicated { replicas, timeout } = self.durability else { return Ok(()) };
+        let reached = uint(&self.query(redis::cmd("WAIT").arg(replicas).arg(ttl_ms(timeout))).await?)?;
+        if reached < u64::from(replicas) {
+            return Err(StoreError::new(format!(
+                "the write reached {reached} of {replicas} replicas within {} ms",
+                timeout.as_millis()
+            )));
+        }
+        Ok(())
     }
 
     /// Keeps the last `n` events of each game (at least one).
@@ -157,6 +202,10 @@ impl GameStore for RedisStore {
             .ok_or_else(|| StoreError::new("TIME out of range"))
     }
 
+    async fn confirm_durable(&self) -> Result<(), StoreError> {
+        self.replicated().await
+    }
+
     async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError> {
         let reply =
             self.query(redis::cmd("HMGET").arg(self.game_key(game)).arg("version").arg("epoch").arg("record")).await?;
@@ -196,7 +245,10 @@ impl GameStore for RedisStore {
         }
         let reply = self.run(&invocation).await?;
         match array(&reply)? {
-            [tag] if text(tag)? == "ok" => Ok(version),
+            [tag] if text(tag)? == "ok" => {
+                self.replicated().await?;
+                Ok(version)
+            }
             [tag, current] if text(tag)? == "version" => Err(CommitError::VersionConflict { current: uint(current)? }),
             [tag, stored] if text(tag)? == "epoch" => Err(CommitError::StaleEpoch { stored: uint(stored)? }),
             _ => Err(StoreError::new(format!("unexpected commit reply {reply:?}")).into()),

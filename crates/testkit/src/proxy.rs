@@ -1,7 +1,8 @@
 //! A loopback TCP proxy that loses answers: armed with a test of the
 //! request bytes, it forwards the next request that passes it, then cuts
 //! the connection as the server's reply arrives, both ways, without
-//! passing the reply on. The server has done what was asked; the client
+//! passing the reply on. It can also swallow everything the server sends
+//! while keeping the connections open ([`AnswerDropper::blackhole`]). The server has done what was asked; the client
 //! sees a broken connection. Made for Redis (each command is written in one
 //! piece by the clients Fogblast uses), usable in front of any server whose
 //! requests fit in one read.
@@ -20,6 +21,9 @@ type Matcher = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
 struct Shared {
     armed: Mutex<Option<Matcher>>,
     dropped: AtomicUsize,
+    /// While set, everything the server sends is thrown away and the
+    /// connections stay open: a link that silently stopped delivering.
+    blackhole: std::sync::atomic::AtomicBool,
 }
 
 /// The proxy; it stops when dropped.
@@ -71,6 +75,12 @@ impl AnswerDropper {
         self.shared.armed.lock().unwrap_or_else(PoisonError::into_inner).is_some()
     }
 
+    /// From now on (`true`) or no longer, throws away whatever the server
+    /// sends, keeping every connection open.
+    pub fn blackhole(&self, on: bool) {
+        self.shared.blackhole.store(on, Ordering::SeqCst);
+    }
+
     /// How many answers were lost so far.
     pub fn dropped(&self) -> usize {
         self.shared.dropped.load(Ordering::SeqCst)
@@ -95,6 +105,7 @@ async fn relay(client: TcpStream, server: TcpStream, shared: Arc<Shared>) {
     let (mut server_read, mut server_write) = server.into_split();
     let doomed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let doom = doomed.clone();
+    let blackhole = shared.clone();
     let upward = async move {
         let mut buffer = vec![0u8; 64 * 1024];
         loop {
@@ -126,6 +137,9 @@ async fn relay(client: TcpStream, server: TcpStream, shared: Arc<Shared>) {
             if doomed.load(Ordering::SeqCst) {
                 // The reply is lost with the connection.
                 return;
+            }
+            if blackhole.blackhole.load(Ordering::SeqCst) {
+                continue;
             }
             if client_write.write_all(&buffer[..n]).await.is_err() {
                 return;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use fogblast_bus::{EventBus, MemoryBus, NatsBus, NatsConfig};
-use fogblast_store::{GameStore, MemoryStore, RedisStore};
+use fogblast_store::{Durability, GameStore, MemoryStore, RedisStore};
 use tracing::info;
 
 #[derive(Clone, Debug, clap::Args)]
@@ -17,6 +17,13 @@ pub struct BackendArgs {
     /// Prefix of every Redis key, so several deployments can share one Redis.
     #[arg(long, env = "FOGBLAST_REDIS_PREFIX", default_value = "fogblast:")]
     pub redis_prefix: String,
+    /// Acknowledge a move only once this many Redis replicas confirmed it (`WAIT`); 0: once the primary applied it.
+    /// A failover to a replica then loses no acknowledged move (docs/operations.md, "Durability").
+    #[arg(long, env = "FOGBLAST_REDIS_WAIT_REPLICAS", default_value_t = 0)]
+    pub redis_wait_replicas: u32,
+    /// How long a commit waits for its replicas before it is answered as a store failure (and retried).
+    #[arg(long, env = "FOGBLAST_REDIS_WAIT_MS", default_value_t = 500)]
+    pub redis_wait_ms: u64,
     /// NATS with JetStream for finished games and notifications [default: an in-process bus].
     #[arg(long, env = "NATS_URL")]
     pub nats_url: Option<String>,
@@ -45,13 +52,22 @@ fn subject_prefix(prefix: &str) -> String {
     }
 }
 
+/// The store's durability from its two settings.
+pub fn durability(wait_replicas: u32, wait_ms: u64) -> Durability {
+    if wait_replicas == 0 {
+        Durability::Applied
+    } else {
+        Durability::Replicated { replicas: wait_replicas, timeout: std::time::Duration::from_millis(wait_ms) }
+    }
+}
+
 pub async fn store(args: &BackendArgs) -> anyhow::Result<Arc<dyn GameStore>> {
     Ok(match &args.redis_url {
         Some(url) => {
-            info!(url = %url, prefix = %args.redis_prefix, "store: redis");
-            Arc::new(
-                RedisStore::connect(url, &args.redis_prefix).await.with_context(|| format!("connecting to {url}"))?,
-            )
+            info!(url = %url, prefix = %args.redis_prefix, wait_replicas = args.redis_wait_replicas, "store: redis");
+            let store =
+                RedisStore::connect(url, &args.redis_prefix).await.with_context(|| format!("connecting to {url}"))?;
+            Arc::new(store.with_durability(durability(args.redis_wait_replicas, args.redis_wait_ms)))
         }
         None => {
             info!("store: in-process (REDIS_URL not set); games live and die with this process");

@@ -356,6 +356,8 @@ impl Shard {
             }
             let Some(cached) = slot.cached.clone() else { return Err(not_found(game)) };
             if let Some(applied) = recorded(&cached.live.record, request_id) {
+                // Its first answer may have been lost before the commit was durable.
+                self.store.confirm_durable().await.map_err(unavailable)?;
                 return match recorded_refusal(applied) {
                     Some(refusal) => Err(refusal),
                     None => Ok(Done { version: applied.version, live: cached.live }),
@@ -372,6 +374,7 @@ impl Shard {
             }
             let mut applied = match outcome? {
                 Outcome::AlreadyPlayed | Outcome::Unchanged => {
+                    self.store.confirm_durable().await.map_err(unavailable)?;
                     return Ok(Done { version: cached.version, live: cached.live });
                 }
                 Outcome::Applied(applied) => applied,

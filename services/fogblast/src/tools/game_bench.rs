@@ -17,7 +17,7 @@ use fogblast_proto::game::{
     Variant as WireVariant,
 };
 use fogblast_rules::{CastlingMode, Game, Position, Variant};
-use fogblast_store::{GameStore, RedisStore};
+use fogblast_store::{Durability, GameStore, RedisStore};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::net::TcpListener;
@@ -38,6 +38,9 @@ pub struct GameBenchArgs {
     variant: Variant,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Acknowledge each move only once this many replicas of the Redis confirmed it (0: once applied).
+    #[arg(long, default_value_t = 0)]
+    wait_replicas: u32,
 }
 
 pub fn run(args: &GameBenchArgs) -> anyhow::Result<()> {
@@ -48,7 +51,13 @@ pub fn run(args: &GameBenchArgs) -> anyhow::Result<()> {
 async fn bench(args: &GameBenchArgs) -> anyhow::Result<()> {
     let prefix = format!("fogblast-bench-{:08x}:", rand::random::<u32>());
     let store: Arc<dyn GameStore> =
-        Arc::new(RedisStore::connect(&args.redis_url, &prefix).await.context("connecting to redis")?);
+        Arc::new(RedisStore::connect(&args.redis_url, &prefix).await.context("connecting to redis")?.with_durability(
+            if args.wait_replicas == 0 {
+                Durability::Applied
+            } else {
+                Durability::Replicated { replicas: args.wait_replicas, timeout: Duration::from_secs(2) }
+            },
+        ));
     let grpc = TcpListener::bind("127.0.0.1:0").await?;
     let http = TcpListener::bind("127.0.0.1:0").await?;
     let addr = format!("http://{}", grpc.local_addr()?);
