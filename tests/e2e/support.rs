@@ -104,12 +104,27 @@ impl Proc {
         Proc::up_with(name, &[])
     }
 
+    /// `fogblast up` with exactly `args` after `up`.
+    pub fn up_args(name: &str, args: &[&str]) -> Proc {
+        let args: Vec<String> = std::iter::once("up").chain(args.iter().copied()).map(String::from).collect();
+        Proc::start_with_env(name, &args, &[], "gateway listening", "addr=", "/readyz")
+    }
+
     /// `fogblast up` on its embedded stores, with `extra` flags.
     pub fn up_with(name: &str, extra: &[&str]) -> Proc {
-        let mut args: Vec<String> =
-            ["up", "--listen", "127.0.0.1:0", "--database-url", "sqlite::memory:", "--engine-workers", "1"]
-                .map(String::from)
-                .to_vec();
+        let mut args: Vec<String> = [
+            "up",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            "sqlite::memory:",
+            "--live-store",
+            ":memory:",
+            "--engine-workers",
+            "1",
+        ]
+        .map(String::from)
+        .to_vec();
         args.extend(extra.iter().map(|a| (*a).to_owned()));
         Proc::start_with_env(name, &args, &[], "gateway listening", "addr=", "/readyz")
     }
@@ -385,10 +400,19 @@ impl Cluster {
 
     /// `fogblast up` on this cluster's Redis, NATS and names (SQLite in memory).
     pub fn spawn_up(&self, name: &str) -> Proc {
-        let args: Vec<String> =
-            ["up", "--listen", "127.0.0.1:0", "--database-url", "sqlite::memory:", "--engine-workers", "1"]
-                .map(String::from)
-                .to_vec();
+        let args: Vec<String> = [
+            "up",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            "sqlite::memory:",
+            "--live-store",
+            ":memory:",
+            "--engine-workers",
+            "1",
+        ]
+        .map(String::from)
+        .to_vec();
         Proc::start(name, &args, &self.names, "gateway listening", "addr=", "/readyz")
     }
 

@@ -174,3 +174,62 @@ async fn a_game_against_the_computer_waits_for_the_first_move() {
     player.expect_move(0).await;
     player.expect_move(1).await;
 }
+
+/// `fogblast up` keeps its promise across a crash: killed with SIGKILL in
+/// the middle of a clocked game and started again on the same files and
+/// port, it has every acknowledged move, the running clock has run for the
+/// time it was down, and both players come back with their tokens and
+/// play on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_in_progress_survives_up_killed_and_started_again() {
+    let dir = std::env::temp_dir().join(format!("fogblast-up-kill-{}-{}", std::process::id(), rand::random::<u32>()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let live = dir.join("live.db").display().to_string();
+    let archive = format!("sqlite:{}?mode=rwc", dir.join("fogblast.db").display());
+    let files = |listen: String| {
+        let args = ["--listen", &listen, "--database-url", &archive, "--live-store", &live, "--engine-workers", "1"];
+        args.map(str::to_owned)
+    };
+    let first = files("127.0.0.1:0".to_owned());
+    let up = Proc::up_args("up-kill", &first.iter().map(String::as_str).collect::<Vec<_>>());
+    let port = up.http.port();
+
+    let mut alice = Client::join("alice", up.http, None).await;
+    let mut bob = Client::join("bob", up.http, None).await;
+    alice
+        .send(json!({ "t": "create", "variant": "atomic", "color": "white", "clock": { "initial_ms": 300_000, "increment_ms": 0 }, "opponent": "human" }))
+        .await;
+    let created = alice.expect("created").await;
+    let game = created["game"].as_str().unwrap().to_owned();
+    bob.send(json!({ "t": "join", "code": created["code"] })).await;
+    bob.expect("joined").await;
+    for (ply, uci) in ["e2e4", "e7e5", "g1f3"].into_iter().enumerate() {
+        let mover = if ply % 2 == 0 { &mut alice } else { &mut bob };
+        mover.send(json!({ "t": "move", "game": game, "uci": uci, "ply": ply })).await;
+        mover.expect_move(ply).await;
+    }
+    let (alice_token, bob_token) = (alice.token.clone(), bob.token.clone());
+    drop((alice, bob));
+
+    up.kill();
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let again = files(format!("127.0.0.1:{port}"));
+    let up = Proc::up_args("up-kill-again", &again.iter().map(String::as_str).collect::<Vec<_>>());
+
+    let mut alice = Client::join("alice", up.http, Some(&alice_token)).await;
+    let mut bob = Client::join("bob", up.http, Some(&bob_token)).await;
+    for player in [&mut alice, &mut bob] {
+        player.send(json!({ "t": "watch", "game": game })).await;
+        let state = player.expect("state").await;
+        assert_eq!(state["moves"].as_array().map(Vec::len), Some(3), "every acknowledged move is kept: {state}");
+        let black_ms = state["clock"]["black_ms"].as_u64().unwrap();
+        assert!(black_ms <= 300_000 - 1_500, "black's clock ran while the process was down: {state}");
+        assert_eq!(state["clock"]["running"], "black", "{state}");
+    }
+    bob.send(json!({ "t": "move", "game": game, "uci": "b8c6", "ply": 3 })).await;
+    let reply = alice.expect_move(3).await;
+    assert_eq!(reply["uci"], "b8c6", "the game plays on: {reply}");
+    up.terminate();
+    assert!(up.wait_exit(std::time::Duration::from_secs(15)).is_some_and(|s| s.success()), "{}", up.logs());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,9 +3,10 @@
 //! deadlines of games that need attention without a command, the outbox of
 //! finished games not yet published, join codes, and shard membership.
 //!
-//! Two adapters implement [`GameStore`]: [`RedisStore`] for production and
-//! the distributed tests, and [`MemoryStore`] for `fogblast up` on one
-//! machine. Both keep the same guarantees, which are the game service's
+//! Three adapters implement [`GameStore`]: [`RedisStore`] for production and
+//! the distributed tests, [`FileStore`] for `fogblast up` on one machine (the
+//! in-process store written through to a SQLite file), and [`MemoryStore`],
+//! held in memory alone. Both keep the same guarantees, which are the game service's
 //! invariants: a commit is refused unless the game is still at the version
 //! the writer read (one writer wins) and the writer's epoch is not older
 //! than the one recorded on the game (stale owners lose); and the store's
@@ -16,9 +17,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use fogblast_proto::ids::GameId;
 
+mod file;
 mod memory;
 mod redis_store;
 
+pub use file::FileStore;
 pub use memory::MemoryStore;
 pub use redis_store::{Durability, RedisStore};
 

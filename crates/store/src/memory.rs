@@ -101,6 +101,85 @@ impl MemoryStore {
     }
 }
 
+/// A game's whole state in the store, for the file adapter to keep.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GameImage {
+    pub version: u64,
+    pub epoch: u64,
+    pub record: Vec<u8>,
+    pub events: Vec<Vec<u8>>,
+    pub due_ms: Option<u64>,
+    pub outbox_ms: Option<u64>,
+    pub expires_at_ms: Option<u64>,
+    pub ttl_after_publish_ms: Option<u64>,
+}
+
+impl MemoryStore {
+    /// The game as held now; `None` once it is gone or expired.
+    pub(crate) fn image(&self, game: &GameId) -> Option<GameImage> {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        let due_ms = state.due_of.get(game).copied();
+        let outbox_ms = state.outbox_of.get(game).copied();
+        let held = state.live_game(game, now)?;
+        Some(GameImage {
+            version: held.version,
+            epoch: held.epoch,
+            record: held.record.clone(),
+            events: held.events.iter().cloned().collect(),
+            due_ms,
+            outbox_ms,
+            expires_at_ms: held.expires_at_ms,
+            ttl_after_publish_ms: held.ttl_after_publish_ms,
+        })
+    }
+
+    /// Takes a game back in as it was kept.
+    pub(crate) fn restore(&self, game: GameId, image: GameImage) {
+        let mut state = self.state();
+        state.set_deadline(&game, image.due_ms);
+        if let Some(at) = image.outbox_ms {
+            state.outbox_of.insert(game.clone(), at);
+            state.outbox.insert((at, game.clone()));
+        }
+        state.last_epoch = state.last_epoch.max(image.epoch);
+        let held = Game {
+            version: image.version,
+            epoch: image.epoch,
+            record: image.record,
+            events: image.events.into(),
+            expires_at_ms: image.expires_at_ms,
+            ttl_after_publish_ms: image.ttl_after_publish_ms,
+        };
+        state.games.insert(game, held);
+    }
+
+    /// The code's game and expiry (store ms), if it is claimed.
+    pub(crate) fn code_image(&self, code: &str) -> Option<(GameId, u64)> {
+        let now = self.clock.now_ms();
+        self.state().codes.get(code).filter(|(_, expires)| *expires > now).cloned()
+    }
+
+    pub(crate) fn restore_code(&self, code: String, game: GameId, expires_at_ms: u64) {
+        self.state().codes.insert(code, (game, expires_at_ms));
+    }
+
+    /// The last membership epoch handed out.
+    pub(crate) fn last_epoch(&self) -> u64 {
+        self.state().last_epoch
+    }
+
+    /// Hands out epochs above `epoch` from now on.
+    pub(crate) fn raise_epoch(&self, epoch: u64) {
+        let mut state = self.state();
+        state.last_epoch = state.last_epoch.max(epoch);
+    }
+
+    pub(crate) fn now(&self) -> u64 {
+        self.clock.now_ms()
+    }
+}
+
 impl Default for MemoryStore {
     fn default() -> Self {
         MemoryStore::new()

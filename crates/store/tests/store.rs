@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fogblast_store::{CommitError, EventsAfter, GameStore, StoredGame};
+use fogblast_store::{CommitError, EventsAfter, FileStore, GameStore, Membership, StoredGame};
 use support::{commit, gid, numbered, sid, sleep_ms, Harness};
 
 /// Everything a refused commit must leave untouched.
@@ -325,6 +325,7 @@ macro_rules! suite {
     (store: [$($name:ident),* $(,)?], writers: [$($raced:ident),* $(,)?] $(,)?) => {
         suite!(@adapter on_memory, Harness::memory(), [$($name),*], [$($raced),*]);
         suite!(@adapter on_redis, Harness::redis().await, [$($name),*], [$($raced),*]);
+        suite!(@adapter on_file, Harness::file().await, [$($name),*], [$($raced),*]);
     };
     (@adapter $adapter:ident, $harness:expr, [$($name:ident),*], [$($raced:ident),*]) => {
         mod $adapter {
@@ -371,6 +372,49 @@ suite!(
     ],
     writers: [one_writer_wins_each_race],
 );
+
+/// The file store, opened again after it was dropped mid-way (as after a
+/// crash: nothing is flushed on drop), has every game with its events,
+/// deadline and place in the outbox, its codes, and hands out epochs above
+/// every epoch it recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_store_opened_again_has_everything_it_held() {
+    let path = support::scratch_file();
+    let (live, finished) = (gid("live1"), gid("done1"));
+    {
+        let store = FileStore::open(&path).await.unwrap();
+        let epoch = store.register(&sid("s1"), "http://a", Duration::from_secs(5)).await.unwrap();
+        store.commit(commit(&live, 0, epoch, "r1", &["a", "b"])).await.unwrap();
+        let mut second = commit(&live, 2, epoch, "r2", &["c"]);
+        second.due_at_ms = Some(1_000);
+        store.commit(second).await.unwrap();
+        let mut done = commit(&finished, 0, epoch + 3, "f", &["x"]);
+        done.finished = true;
+        done.expire_after = Some(Duration::from_secs(60));
+        store.commit(done).await.unwrap();
+        assert!(store.claim_code("CODE1234", &live, Duration::from_secs(60)).await.unwrap());
+        assert!(store.claim_code("GONE5678", &live, Duration::from_secs(60)).await.unwrap());
+        store.release_code("GONE5678").await.unwrap();
+    }
+    let store = FileStore::open(&path).await.unwrap();
+    assert_eq!(store.load(&live).await.unwrap(), Some(StoredGame { version: 3, epoch: 1, record: b"r2".to_vec() }));
+    assert_eq!(
+        store.events_after(&live, 0).await.unwrap(),
+        EventsAfter::Events { current: 3, events: numbered(1, &["a", "b", "c"]) }
+    );
+    assert_eq!(store.due_games(u64::MAX, 0, 10).await.unwrap(), vec![(live.clone(), 1_000)]);
+    assert_eq!(store.unpublished(0, 10).await.unwrap(), vec![finished.clone()]);
+    assert_eq!(store.resolve_code("CODE1234").await.unwrap(), Some(live.clone()));
+    assert_eq!(store.resolve_code("GONE5678").await.unwrap(), None);
+    let epoch = store.register(&sid("s1"), "http://a", Duration::from_secs(5)).await.unwrap();
+    assert!(epoch > 4, "epochs go on above every recorded one: {epoch}");
+    store.mark_published(&finished).await.unwrap();
+    drop(store);
+    let store = FileStore::open(&path).await.unwrap();
+    assert!(store.unpublished(0, 10).await.unwrap().is_empty(), "publishing is kept too");
+    drop(store);
+    support::remove_file(&path);
+}
 
 /// The Redis key layout other tools may inspect, and Redis data this build
 /// did not write: a spoiled key must surface as an error, never a panic.

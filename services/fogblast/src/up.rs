@@ -21,7 +21,8 @@ use fogblast_game_service::{GameConfig, GameSettings};
 use fogblast_gateway::{GatewayConfig, GatewaySettings};
 use fogblast_matchmaker::{MatchStore, MatchmakerConfig, MatchmakerSettings, ShardRouter};
 use fogblast_rating::{RatingConfig, RatingSettings};
-use fogblast_store::Membership;
+use fogblast_store::{FileStore, GameStore, Membership};
+use rand::Rng;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::info;
@@ -35,6 +36,10 @@ pub struct UpArgs {
     listen: SocketAddr,
     #[command(flatten)]
     backends: BackendArgs,
+    /// Without REDIS_URL: the file that keeps live games, clocks, deadlines and join codes, so a restart or a crash
+    /// loses no game in progress (`:memory:` keeps them in this process only).
+    #[arg(long, env = "FOGBLAST_LIVE_STORE", default_value = "fogblast-live.db")]
+    live_store: String,
     #[command(flatten, next_help_heading = "Gateway")]
     gateway: GatewaySettings,
     #[command(flatten, next_help_heading = "Game shard")]
@@ -64,7 +69,9 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
     crate::signals::init_logging();
     let embedded = args.backends.redis_url.is_none() && args.backends.nats_url.is_none();
     if embedded {
-        info!("embedded mode: games and events live in this process (set REDIS_URL and NATS_URL to share them)");
+        info!(
+            "embedded mode: one process; live games in --live-store, finished games in --database-url (set REDIS_URL and NATS_URL to share them)"
+        );
     } else {
         info!(redis = ?args.backends.redis_url, nats = ?args.backends.nats_url, "distributed mode");
     }
@@ -72,8 +79,21 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
     runtime.block_on(up(args))
 }
 
-async fn up(args: UpArgs) -> anyhow::Result<()> {
-    let store = backends::store(&args.backends).await?;
+async fn up(mut args: UpArgs) -> anyhow::Result<()> {
+    let store: Arc<dyn GameStore> = if args.backends.redis_url.is_some() || args.live_store == ":memory:" {
+        backends::store(&args.backends).await?
+    } else {
+        let path = std::path::Path::new(&args.live_store);
+        let file =
+            FileStore::open(path).await.with_context(|| format!("opening the live-game file {}", path.display()))?;
+        info!(path = %path.display(), "store: live games kept in a file");
+        if args.gateway.token_secret.is_none() {
+            // Players' tokens outlive a restart, as their games do.
+            let fresh: String = rand::rng().sample_iter(rand::distr::Alphanumeric).take(43).map(char::from).collect();
+            args.gateway.token_secret = Some(file.setting_or_insert("token_secret", &fresh).await?);
+        }
+        Arc::new(file)
+    };
     let bus = backends::bus(&args.backends).await?;
     let (stop_tx, stop) = watch::channel(false);
     let signal = crate::signals::shutdown_signal().context("installing signal handlers")?;

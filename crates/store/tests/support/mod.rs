@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fogblast_proto::ids::{GameId, ShardId};
-use fogblast_store::{Commit, GameStore, MemoryStore, RedisStore};
+use fogblast_store::{Commit, FileStore, GameStore, MemoryStore, RedisStore};
 use redis::aio::MultiplexedConnection;
 
 /// Small, so the history-gap behaviour needs only a few events.
@@ -23,12 +23,33 @@ pub struct Harness {
     /// connections, so racing commits really arrive interleaved.
     pub writers: Vec<Arc<dyn GameStore>>,
     redis: Option<(String, String)>,
+    file: Option<std::path::PathBuf>,
+}
+
+/// A path for a test's own store file, in the system's temporary directory.
+pub fn scratch_file() -> std::path::PathBuf {
+    let name = unique_prefix().replace(':', "-");
+    std::env::temp_dir().join(format!("fogblast-{name}live.db"))
+}
+
+/// Removes a store file with its write-ahead log.
+pub fn remove_file(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
 }
 
 impl Harness {
     pub fn memory() -> Harness {
         let store: Arc<dyn GameStore> = Arc::new(MemoryStore::new().with_history(HISTORY));
-        Harness { writers: vec![store; WRITERS], redis: None }
+        Harness { writers: vec![store; WRITERS], redis: None, file: None }
+    }
+
+    pub async fn file() -> Harness {
+        let path = scratch_file();
+        let store = FileStore::open(&path).await.expect("a store file").with_history(HISTORY);
+        let store: Arc<dyn GameStore> = Arc::new(store);
+        Harness { writers: vec![store; WRITERS], redis: None, file: Some(path) }
     }
 
     pub async fn redis() -> Harness {
@@ -41,7 +62,7 @@ impl Harness {
                 .unwrap_or_else(|e| panic!("these tests need Redis at {url} (FOGBLAST_TEST_REDIS_URL): {e}"));
             writers.push(Arc::new(store.with_history(HISTORY)));
         }
-        Harness { writers, redis: Some((url, prefix)) }
+        Harness { writers, redis: Some((url, prefix)), file: None }
     }
 
     pub fn store(&self) -> &dyn GameStore {
@@ -59,6 +80,9 @@ impl Harness {
     /// Deletes the test's keys; a failed test leaves them behind for
     /// inspection, under a prefix no other run reuses.
     pub async fn cleanup(self) {
+        if let Some(path) = &self.file {
+            remove_file(path);
+        }
         let Some((mut conn, prefix)) = self.raw().await else { return };
         let mut cursor = 0u64;
         loop {

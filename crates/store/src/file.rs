@@ -1,0 +1,337 @@
+//! The store behind `fogblast up`, kept in a file: live games, clocks,
+//! deadlines, the outbox and join codes survive a restart or a crash of
+//! the one process, as they survive a shard's death on Redis.
+//!
+//! It is the in-process store ([`MemoryStore`], with every guarantee the
+//! shared suite holds it to) written through to SQLite: every change is
+//! made in memory and then written, the whole game in one row, in one
+//! SQLite transaction (WAL, `synchronous = FULL`), before the change is
+//! answered. Opening the file takes every game back in; the store's clock
+//! is wall time, so a clock that ran while the process was down is settled
+//! by the time that passed. Membership is not kept: shards register again,
+//! with epochs above every epoch recorded on a game.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use fogblast_proto::ids::{GameId, ShardId};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+
+use crate::memory::GameImage;
+use crate::{Commit, CommitError, EventsAfter, GameStore, Member, Membership, MemoryStore, StoreError, StoredGame};
+
+const SCHEMA: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS games (
+        id TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        epoch INTEGER NOT NULL,
+        record BLOB NOT NULL,
+        events BLOB NOT NULL,
+        due_ms INTEGER,
+        outbox_ms INTEGER,
+        expires_at_ms INTEGER,
+        ttl_after_publish_ms INTEGER
+    )",
+    "CREATE TABLE IF NOT EXISTS codes (code TEXT PRIMARY KEY, game TEXT NOT NULL, expires_at_ms INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+];
+
+/// Live games in memory, kept in a SQLite file.
+#[derive(Debug)]
+pub struct FileStore {
+    memory: MemoryStore,
+    db: SqlitePool,
+    /// Writes go one at a time, each with the state as it is when written,
+    /// so the file never goes back to an older state of a game.
+    writing: tokio::sync::Mutex<()>,
+}
+
+fn db_error(error: sqlx::Error) -> StoreError {
+    StoreError::caused_by("the live-game file", error)
+}
+
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn uint(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+/// Events as one blob: each is its length (4 bytes, little-endian) and its bytes.
+fn pack(events: &[Vec<u8>]) -> Vec<u8> {
+    let mut packed = Vec::with_capacity(events.iter().map(|e| e.len() + 4).sum());
+    for event in events {
+        packed.extend_from_slice(&u32::try_from(event.len()).unwrap_or(u32::MAX).to_le_bytes());
+        packed.extend_from_slice(event);
+    }
+    packed
+}
+
+fn unpack(mut packed: &[u8]) -> Result<Vec<Vec<u8>>, StoreError> {
+    let mut events = Vec::new();
+    while !packed.is_empty() {
+        let (len, rest) = packed.split_at_checked(4).ok_or_else(|| StoreError::new("a kept event is cut short"))?;
+        let len = u32::from_le_bytes(len.try_into().expect("four bytes")) as usize;
+        let (event, rest) = rest.split_at_checked(len).ok_or_else(|| StoreError::new("a kept event is cut short"))?;
+        events.push(event.to_vec());
+        packed = rest;
+    }
+    Ok(events)
+}
+
+impl FileStore {
+    /// Opens (or creates) the file at `path` and takes in every game kept there.
+    pub async fn open(path: &Path) -> Result<FileStore, StoreError> {
+        let options = SqliteConnectOptions::from_str("sqlite:")
+            .map_err(db_error)?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(5));
+        let db = SqlitePoolOptions::new().max_connections(1).connect_with(options).await.map_err(db_error)?;
+        for statement in SCHEMA {
+            sqlx::query(statement).execute(&db).await.map_err(db_error)?;
+        }
+        let store = FileStore { memory: MemoryStore::new(), db, writing: tokio::sync::Mutex::new(()) };
+        store.take_in().await?;
+        Ok(store)
+    }
+
+    /// Keeps the last `n` events of each game (at least one).
+    pub fn with_history(mut self, n: usize) -> Self {
+        self.memory = self.memory.with_history(n);
+        self
+    }
+
+    async fn take_in(&self) -> Result<(), StoreError> {
+        let now = self.memory.now();
+        let rows = sqlx::query("SELECT * FROM games").fetch_all(&self.db).await.map_err(db_error)?;
+        let mut gone = Vec::new();
+        for row in rows {
+            let id: String = row.try_get("id").map_err(db_error)?;
+            let expires_at_ms = row.try_get::<Option<i64>, _>("expires_at_ms").map_err(db_error)?.map(uint);
+            if expires_at_ms.is_some_and(|at| at <= now) {
+                gone.push(id);
+                continue;
+            }
+            let game = GameId::parse(&id).map_err(|e| StoreError::caused_by(&format!("bad game id {id:?}"), e))?;
+            let image = GameImage {
+                version: uint(row.try_get("version").map_err(db_error)?),
+                epoch: uint(row.try_get("epoch").map_err(db_error)?),
+                record: row.try_get("record").map_err(db_error)?,
+                events: unpack(&row.try_get::<Vec<u8>, _>("events").map_err(db_error)?)?,
+                due_ms: row.try_get::<Option<i64>, _>("due_ms").map_err(db_error)?.map(uint),
+                outbox_ms: row.try_get::<Option<i64>, _>("outbox_ms").map_err(db_error)?.map(uint),
+                expires_at_ms,
+                ttl_after_publish_ms: row
+                    .try_get::<Option<i64>, _>("ttl_after_publish_ms")
+                    .map_err(db_error)?
+                    .map(uint),
+            };
+            self.memory.restore(game, image);
+        }
+        for id in gone {
+            sqlx::query("DELETE FROM games WHERE id = $1").bind(id).execute(&self.db).await.map_err(db_error)?;
+        }
+        let codes = sqlx::query("SELECT code, game, expires_at_ms FROM codes").fetch_all(&self.db).await;
+        for row in codes.map_err(db_error)? {
+            let expires: i64 = row.try_get("expires_at_ms").map_err(db_error)?;
+            let game: String = row.try_get("game").map_err(db_error)?;
+            if uint(expires) > now {
+                if let Ok(game) = GameId::parse(&game) {
+                    self.memory.restore_code(row.try_get("code").map_err(db_error)?, game, uint(expires));
+                }
+            }
+        }
+        sqlx::query("DELETE FROM codes WHERE expires_at_ms <= $1")
+            .bind(int(now))
+            .execute(&self.db)
+            .await
+            .map_err(db_error)?;
+        if let Some(epoch) = self.setting("last_epoch").await? {
+            self.memory.raise_epoch(epoch.parse().unwrap_or(0));
+        }
+        Ok(())
+    }
+
+    /// A setting kept in the file, if set.
+    pub async fn setting(&self, name: &str) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query("SELECT value FROM settings WHERE name = $1").bind(name).fetch_optional(&self.db).await;
+        row.map_err(db_error)?.map(|row| row.try_get("value").map_err(db_error)).transpose()
+    }
+
+    /// The setting `name`, set to `value` first if it was not set.
+    pub async fn setting_or_insert(&self, name: &str, value: &str) -> Result<String, StoreError> {
+        sqlx::query("INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
+            .bind(name)
+            .bind(value)
+            .execute(&self.db)
+            .await
+            .map_err(db_error)?;
+        Ok(self.setting(name).await?.unwrap_or_else(|| value.to_owned()))
+    }
+
+    /// Writes the game as the memory holds it now, or removes it once gone.
+    async fn keep(&self, game: &GameId) -> Result<(), StoreError> {
+        let _one_at_a_time = self.writing.lock().await;
+        let Some(image) = self.memory.image(game) else {
+            sqlx::query("DELETE FROM games WHERE id = $1")
+                .bind(game.as_str())
+                .execute(&self.db)
+                .await
+                .map_err(db_error)?;
+            return Ok(());
+        };
+        sqlx::query(
+            "INSERT INTO games (id, version, epoch, record, events, due_ms, outbox_ms, expires_at_ms, \
+             ttl_after_publish_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO UPDATE SET \
+             version = excluded.version, epoch = excluded.epoch, record = excluded.record, events = excluded.events, \
+             due_ms = excluded.due_ms, outbox_ms = excluded.outbox_ms, expires_at_ms = excluded.expires_at_ms, \
+             ttl_after_publish_ms = excluded.ttl_after_publish_ms",
+        )
+        .bind(game.as_str())
+        .bind(int(image.version))
+        .bind(int(image.epoch))
+        .bind(image.record)
+        .bind(pack(&image.events))
+        .bind(image.due_ms.map(int))
+        .bind(image.outbox_ms.map(int))
+        .bind(image.expires_at_ms.map(int))
+        .bind(image.ttl_after_publish_ms.map(int))
+        .execute(&self.db)
+        .await
+        .map_err(db_error)?;
+        Ok(())
+    }
+
+    async fn keep_code(&self, code: &str) -> Result<(), StoreError> {
+        let _one_at_a_time = self.writing.lock().await;
+        match self.memory.code_image(code) {
+            Some((game, expires)) => sqlx::query(
+                "INSERT INTO codes (code, game, expires_at_ms) VALUES ($1, $2, $3) ON CONFLICT (code) DO UPDATE SET \
+                 game = excluded.game, expires_at_ms = excluded.expires_at_ms",
+            )
+            .bind(code)
+            .bind(game.as_str())
+            .bind(int(expires))
+            .execute(&self.db)
+            .await
+            .map_err(db_error)?,
+            None => {
+                sqlx::query("DELETE FROM codes WHERE code = $1").bind(code).execute(&self.db).await.map_err(db_error)?
+            }
+        };
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Membership for FileStore {
+    async fn register(&self, shard: &ShardId, addr: &str, ttl: Duration) -> Result<u64, StoreError> {
+        let epoch = self.memory.register(shard, addr, ttl).await?;
+        let _one_at_a_time = self.writing.lock().await;
+        let last = self.memory.last_epoch().to_string();
+        sqlx::query("INSERT INTO settings (name, value) VALUES ('last_epoch', $1) ON CONFLICT (name) DO UPDATE SET value = excluded.value")
+            .bind(last)
+            .execute(&self.db)
+            .await
+            .map_err(db_error)?;
+        Ok(epoch)
+    }
+
+    async fn renew(&self, shard: &ShardId, epoch: u64, ttl: Duration) -> Result<bool, StoreError> {
+        self.memory.renew(shard, epoch, ttl).await
+    }
+
+    async fn deregister(&self, shard: &ShardId, epoch: u64) -> Result<(), StoreError> {
+        self.memory.deregister(shard, epoch).await
+    }
+
+    async fn members(&self) -> Result<Vec<Member>, StoreError> {
+        self.memory.members().await
+    }
+}
+
+#[async_trait]
+impl GameStore for FileStore {
+    async fn now_ms(&self) -> Result<u64, StoreError> {
+        self.memory.now_ms().await
+    }
+
+    async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError> {
+        self.memory.load(game).await
+    }
+
+    async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
+        let game = commit.game.clone();
+        let version = self.memory.commit(commit).await?;
+        self.keep(&game).await?;
+        Ok(version)
+    }
+
+    async fn confirm_durable(&self) -> Result<(), StoreError> {
+        // Every change was written before it was answered; one whose write
+        // failed is written again by the next change of its game.
+        Ok(())
+    }
+
+    async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError> {
+        self.memory.events_after(game, after_version).await
+    }
+
+    async fn due_games(&self, now_ms: u64, offset: usize, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
+        self.memory.due_games(now_ms, offset, limit).await
+    }
+
+    async fn postpone(&self, game: &GameId, due_ms: u64, to_ms: u64) -> Result<bool, StoreError> {
+        let moved = self.memory.postpone(game, due_ms, to_ms).await?;
+        if moved {
+            self.keep(game).await?;
+        }
+        Ok(moved)
+    }
+
+    async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
+        self.memory.unpublished(offset, limit).await
+    }
+
+    async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
+        self.memory.mark_published(game).await?;
+        self.keep(game).await
+    }
+
+    async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError> {
+        let claimed = self.memory.claim_code(code, game, ttl).await?;
+        if claimed {
+            self.keep_code(code).await?;
+        }
+        Ok(claimed)
+    }
+
+    async fn resolve_code(&self, code: &str) -> Result<Option<GameId>, StoreError> {
+        self.memory.resolve_code(code).await
+    }
+
+    async fn release_code(&self, code: &str) -> Result<(), StoreError> {
+        self.memory.release_code(code).await?;
+        self.keep_code(code).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_pack_and_unpack_and_a_cut_pack_is_refused() {
+        let events = vec![b"one".to_vec(), Vec::new(), vec![7; 300]];
+        let packed = pack(&events);
+        assert_eq!(unpack(&packed).unwrap(), events);
+        assert!(unpack(&packed[..packed.len() - 1]).is_err());
+    }
+}
