@@ -2,8 +2,9 @@
 //! game shards, 2 engine replicas, 2 matchmakers, the rating service) on
 //! the real Redis, NATS and Postgres, bots of every kind playing while a
 //! shard, a gateway, the rating service and an engine replica are killed
-//! and started again, a shard is paused past its lease and a gateway is
-//! drained with SIGTERM. The command
+//! and started again, a shard is paused past its lease, a gateway is
+//! drained with SIGTERM, Redis replies to commits are lost (a proxy cuts
+//! the connections) and NATS is killed for ten seconds. The command
 //! judges every game itself; this test runs it, checks that it passed,
 //! that every verdict line is there and passed, and that the run did real
 //! work under every fault.
@@ -41,6 +42,7 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
             "--spectators=3",
             "--fault-gap-s=5",
             "--down-s=3",
+            "--nats-down-s=10",
         ])
         .env("RUST_BACKTRACE", "1")
         .stdin(Stdio::null())
@@ -100,6 +102,7 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
         "during rolling restart of 3 shards",
         "during frozen matchmaker-0",
         "during SIGTERM gateway-1",
+        "during NATS stopped",
     ] {
         let line =
             stdout.lines().find(|l| l.trim_start().starts_with(phase)).unwrap_or_else(|| panic!("no phase {phase:?}"));
@@ -128,6 +131,16 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
             assert_eq!(columns[columns.len() - 1], "0", "a move waited over a second: {line}");
         }
     }
+    // Commit replies were really lost, and play went on through them.
+    let lost = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("during ") && l.contains("Redis replies lost"))
+        .expect("a phase of lost Redis replies");
+    let count: u64 = lost.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert!(count > 0, "no Redis reply was lost: {lost}");
+    let columns: Vec<&str> = lost.split_whitespace().collect();
+    let moves: u64 = columns[columns.len().saturating_sub(5)].parse().unwrap_or(0);
+    assert!(moves > 0, "no move acknowledged while Redis replies were lost: {lost}");
     // The killed gateway's bots came back through the other one.
     let events = stdout.lines().find(|l| l.starts_with("events:")).expect("an events line");
     assert!(events.contains("reconnected to another gateway"), "{events}");

@@ -32,6 +32,9 @@ mod value;
 
 use value::{array, bytes, pairs, text, uint};
 
+/// The longest `WAIT`: below the connection's 500 ms answer deadline.
+const MAX_WAIT: Duration = Duration::from_millis(400);
+
 /// When a commit counts as written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Durability {
@@ -40,7 +43,8 @@ pub enum Durability {
     /// everysec`, about the last second).
     #[default]
     Applied,
-    /// Once `replicas` replicas confirmed it (`WAIT`) within `timeout`; a
+    /// Once `replicas` replicas confirmed it (`WAIT`) within `timeout` (at
+    /// most 400 ms); a
     /// commit they do not confirm in time is answered as a store failure,
     /// so nothing is acknowledged that a failover to a replica could lose.
     Replicated { replicas: u32, timeout: Duration },
@@ -92,6 +96,9 @@ impl RedisStore {
     /// `WAIT` covers every write before it.
     async fn replicated(&self) -> Result<(), StoreError> {
         let Durability::Replicated { replicas, timeout } = self.durability else { return Ok(()) };
+        // Within the client's own 500 ms answer deadline, so a slow replica
+        // is told apart from a dead connection.
+        let timeout = timeout.min(MAX_WAIT);
         let reached = uint(&self.query(redis::cmd("WAIT").arg(replicas).arg(ttl_ms(timeout))).await?)?;
         if reached < u64::from(replicas) {
             return Err(StoreError::new(format!(

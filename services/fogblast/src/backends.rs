@@ -21,8 +21,8 @@ pub struct BackendArgs {
     /// A failover to a replica then loses no acknowledged move (docs/operations.md, "Durability").
     #[arg(long, env = "FOGBLAST_REDIS_WAIT_REPLICAS", default_value_t = 0)]
     pub redis_wait_replicas: u32,
-    /// How long a commit waits for its replicas before it is answered as a store failure (and retried).
-    #[arg(long, env = "FOGBLAST_REDIS_WAIT_MS", default_value_t = 500)]
+    /// How long a commit waits for its replicas before it is answered as a store failure (and retried); at most 400.
+    #[arg(long, env = "FOGBLAST_REDIS_WAIT_MS", default_value_t = 300)]
     pub redis_wait_ms: u64,
     /// NATS with JetStream for finished games and notifications [default: an in-process bus].
     #[arg(long, env = "NATS_URL")]

@@ -14,8 +14,11 @@
 //! past its lease and resumed (its sockets stay open), every shard is
 //! restarted in turn as a Kubernetes rollout does (`SIGTERM`, back two
 //! seconds later), a matchmaker is frozen with `SIGSTOP` while players move,
-//! and the other gateway is stopped with `SIGTERM` (it drains, telling its
-//! clients to reconnect) and started again.
+//! the other gateway is stopped with `SIGTERM` (it drains, telling its
+//! clients to reconnect) and started again, the replies to game commits
+//! are lost for a while (the processes reach Redis through a proxy that
+//! cuts the connection instead of answering), and NATS (the run's own
+//! server) is killed for `--nats-down-s` and started again.
 //!
 //! At the end every game is ended, read back from the archive and judged
 //! (see `chaos/verdict.rs`), and the report gives moves per second and the
@@ -38,6 +41,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 mod bot;
+mod deps;
 mod procs;
 mod verdict;
 
@@ -87,8 +91,12 @@ pub struct ChaosArgs {
     no_faults: bool,
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
     redis_url: String,
-    #[arg(long, env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
-    nats_url: String,
+    /// The `nats-server` binary: the run starts a NATS server of its own, so that it can stop it.
+    #[arg(long, default_value = "nats-server")]
+    nats_server_bin: PathBuf,
+    /// Seconds NATS stays stopped in its fault.
+    #[arg(long, default_value_t = 60)]
+    nats_down_s: u64,
     /// A Postgres server: the run makes a database of its own there and drops it afterwards.
     #[arg(long, env = "FOGBLAST_CHAOS_POSTGRES", default_value = "postgres://postgres@127.0.0.1:5432")]
     postgres: String,
@@ -129,9 +137,14 @@ enum Fault {
     RollShards,
     /// `SIGSTOP` for the down time, then `SIGCONT`: a hung dependency.
     Freeze(&'static str),
+    /// For the down time, the replies to game commits are lost four times
+    /// a second, each with the connection of the process that sent it.
+    DropRedisAnswers,
+    /// NATS killed (`SIGKILL`) for `--nats-down-s`, then started again.
+    StopNats,
 }
 
-const SCHEDULE: [Fault; 8] = [
+const SCHEDULE: [Fault; 10] = [
     Fault::KillShard,
     Fault::Kill("gateway-0"),
     Fault::Kill("rating"),
@@ -140,6 +153,8 @@ const SCHEDULE: [Fault; 8] = [
     Fault::RollShards,
     Fault::Freeze("matchmaker-0"),
     Fault::Drain("gateway-1"),
+    Fault::DropRedisAnswers,
+    Fault::StopNats,
 ];
 
 /// A stretch in which a fault held up moves: the report gives the
@@ -189,22 +204,28 @@ async fn main(args: &ChaosArgs) -> anyhow::Result<()> {
         .with_context(|| format!("connecting to {}", args.postgres))?;
     sqlx::query(&format!("CREATE DATABASE {database}")).execute(&mut admin).await?;
     let database_url = format!("{}/{database}", args.postgres);
+    let log_dir = std::env::temp_dir().join(format!("fogblast-chaos-{run}"));
+    std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+    let nats_bin = which(&args.nats_server_bin);
+    let nats = deps::NatsServer::start(&nats_bin, &log_dir).await?;
+    let upstream = args.redis_url.trim_start_matches("redis://").trim_end_matches('/').to_owned();
+    let redis = fogblast_testkit::proxy::AnswerDropper::start(&upstream).await;
+    let mut deps = deps::Deps { nats, redis };
     let backends = Backends {
-        redis_url: args.redis_url.clone(),
+        redis_url: deps.redis.redis_url(),
         redis_prefix: format!("fogblast-chaos-{run}:"),
-        nats_url: args.nats_url.clone(),
+        nats_url: deps.nats.url(),
         stream: format!("FOGBLAST_CHAOS_{}", run.to_uppercase()),
         subject_prefix: format!("chaos_{run}."),
     };
     let layout = Layout { engines: 2, shards: 3, matchmakers: 2, gateways: 2, lease_ms: args.lease_ms, database_url };
-    let log_dir = std::env::temp_dir().join(format!("fogblast-chaos-{run}"));
     let outcome = match Cluster::plan(server_bin, backends.clone(), &layout, log_dir.clone()) {
         Ok(mut cluster) => {
             // SIGINT or SIGTERM ends the run early, but the cluster is
             // still stopped and everything the run made removed.
             let interrupted = crate::signals::shutdown_signal().context("installing signal handlers")?;
             let outcome = tokio::select! {
-                outcome = scenario(args, think_ms, &mut cluster, &layout) => outcome,
+                outcome = scenario(args, think_ms, &mut cluster, &layout, &mut deps) => outcome,
                 _ = interrupted => Err(anyhow::anyhow!("interrupted: stopping the cluster and removing the run's data")),
             };
             cluster.stop_all().await;
@@ -254,6 +275,7 @@ async fn scenario(
     think_ms: (u64, u64),
     cluster: &mut Cluster,
     layout: &Layout,
+    deps: &mut deps::Deps,
 ) -> anyhow::Result<Outcome> {
     println!(
         "starting {} engine replicas, the rating service, {} game shards, {} matchmakers and {} gateways \
@@ -393,6 +415,28 @@ async fn scenario(
                 stalls.push(Stall { what: what.clone(), start: fault_at, end: Instant::now() });
                 what
             }
+            Fault::DropRedisAnswers => {
+                println!("{:>6.1}s  losing Redis replies to commits for {} s", elapsed(), args.down_s);
+                let before = deps.redis.dropped();
+                let end = Instant::now() + Duration::from_secs(args.down_s);
+                while Instant::now() < end {
+                    deps.drop_next_commit_answer();
+                    watch_over(cluster, &shared, Duration::from_millis(250)).await;
+                }
+                let lost = deps.redis.dropped() - before;
+                println!("{:>6.1}s  {lost} commit replies lost", elapsed());
+                let what = format!("{lost} Redis replies lost");
+                stalls.push(Stall { what: what.clone(), start: fault_at, end: Instant::now() });
+                what
+            }
+            Fault::StopNats => {
+                println!("{:>6.1}s  SIGKILL nats for {} s", elapsed(), args.nats_down_s);
+                deps.nats.kill();
+                watch_over(cluster, &shared, Duration::from_secs(args.nats_down_s)).await;
+                deps.nats.restart().await?;
+                println!("{:>6.1}s  nats back", elapsed());
+                "NATS stopped".to_owned()
+            }
             Fault::Freeze(name) => {
                 let i = cluster.index(name)?;
                 println!("{:>6.1}s  SIGSTOP {name} for {} s", elapsed(), args.down_s);
@@ -504,6 +548,20 @@ async fn fog_computer_offered(url: &str) -> anyhow::Result<bool> {
     }
     client.close(Duration::from_secs(2)).await;
     Ok(offered)
+}
+
+/// `bin` as found on the PATH (or in /usr/sbin, where Debian puts
+/// nats-server), or as given.
+fn which(bin: &std::path::Path) -> PathBuf {
+    if bin.components().count() > 1 {
+        return bin.to_owned();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")])
+        .map(|dir| dir.join(bin))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| bin.to_owned())
 }
 
 /// Deletes the run's Redis keys and its stream.

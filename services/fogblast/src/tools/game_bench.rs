@@ -55,7 +55,7 @@ async fn bench(args: &GameBenchArgs) -> anyhow::Result<()> {
             if args.wait_replicas == 0 {
                 Durability::Applied
             } else {
-                Durability::Replicated { replicas: args.wait_replicas, timeout: Duration::from_secs(2) }
+                Durability::Replicated { replicas: args.wait_replicas, timeout: Duration::from_millis(300) }
             },
         ));
     let grpc = TcpListener::bind("127.0.0.1:0").await?;

@@ -105,7 +105,7 @@ pub struct Cluster {
 /// below the kernel's ephemeral range (`ip_local_port_range`), so that no
 /// outgoing connection (to Redis, to another process) can hold it when
 /// the process starts or starts again; free now, and not handed out twice.
-fn free_port(taken: &mut HashSet<u16>) -> anyhow::Result<SocketAddr> {
+pub fn free_port(taken: &mut HashSet<u16>) -> anyhow::Result<SocketAddr> {
     let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|text| text.split_whitespace().next()?.parse::<u16>().ok())
