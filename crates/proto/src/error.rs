@@ -26,6 +26,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::UnknownType => "unknown_type",
+            ErrorCode::NotAllowed => "not_allowed",
         }
     }
 
@@ -47,6 +48,7 @@ impl ErrorCode {
             "rate_limited" => ErrorCode::RateLimited,
             "unauthorized" => ErrorCode::Unauthorized,
             "unknown_type" => ErrorCode::UnknownType,
+            "not_allowed" => ErrorCode::NotAllowed,
             _ => return None,
         })
     }
@@ -56,7 +58,9 @@ impl ErrorCode {
             ErrorCode::BadRequest | ErrorCode::IllegalMove | ErrorCode::UnknownType => Code::InvalidArgument,
             ErrorCode::NotFound => Code::NotFound,
             ErrorCode::NotYourGame => Code::PermissionDenied,
-            ErrorCode::NotYourTurn | ErrorCode::GameOver | ErrorCode::Conflict => Code::FailedPrecondition,
+            ErrorCode::NotYourTurn | ErrorCode::GameOver | ErrorCode::Conflict | ErrorCode::NotAllowed => {
+                Code::FailedPrecondition
+            }
             ErrorCode::StalePly => Code::Aborted,
             ErrorCode::NotOwner | ErrorCode::Unavailable => Code::Unavailable,
             ErrorCode::RateLimited => Code::ResourceExhausted,
@@ -69,7 +73,7 @@ impl ErrorCode {
         match self {
             ErrorCode::BadRequest | ErrorCode::IllegalMove | ErrorCode::UnknownType => 400,
             ErrorCode::Unauthorized => 401,
-            ErrorCode::NotYourGame => 403,
+            ErrorCode::NotYourGame | ErrorCode::NotAllowed => 403,
             ErrorCode::NotFound => 404,
             ErrorCode::NotYourTurn | ErrorCode::GameOver | ErrorCode::Conflict | ErrorCode::StalePly => 409,
             ErrorCode::RateLimited => 429,

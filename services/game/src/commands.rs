@@ -6,7 +6,7 @@
 use fogblast_proto::game::{ClockState, EndReason, OfferAction, Status};
 use fogblast_proto::ids::PlayerId;
 use fogblast_proto::record::GameRecord;
-use fogblast_rules::{CastlingMode, Color, MoveEffects, Position};
+use fogblast_rules::{CastlingMode, Color, MoveEffects, Position, Variant};
 
 use crate::clock::{self, LagPolicy};
 use crate::config::Timeouts;
@@ -16,6 +16,12 @@ use crate::refusal::CommandError;
 /// How long the computer's turn may pass without a move before another
 /// shard's sweep asks the engine again.
 pub const COMPUTER_RESCUE_MS: u64 = 3_000;
+
+/// Draw offers each seat may make in a game.
+pub const DRAW_OFFERS_PER_SEAT: u32 = 5;
+
+/// Takeback requests to a person each seat may make in a game.
+pub const TAKEBACK_REQUESTS_PER_SEAT: u32 = 5;
 
 /// A player's command, or the shard's own.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -368,6 +374,11 @@ impl Next {
             OfferAction::Offer if standing == Some(!color) => self.agree_draw(color),
             OfferAction::Offer if standing == Some(color) => Err(CommandError::DrawOfferStands),
             OfferAction::Offer => {
+                let seat = self.live.seat_mut(color);
+                if seat.draw_offers >= DRAW_OFFERS_PER_SEAT {
+                    return Err(CommandError::OfferBudgetSpent { what: "draw offers", limit: DRAW_OFFERS_PER_SEAT });
+                }
+                seat.draw_offers += 1;
                 self.events.push(Event::Offer { takeback: false, action, by: color });
                 if self.live.is_computer(!color) {
                     // The computer plays every game out.
@@ -396,6 +407,9 @@ impl Next {
     fn takeback(&mut self, player: &PlayerId, action: OfferAction) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
         self.require_playing()?;
+        if self.live.variant() == Variant::Fog {
+            return Err(CommandError::NoTakebacksInFog);
+        }
         let standing = self.live.takeback_offer();
         match action {
             OfferAction::Offer => {
@@ -404,6 +418,18 @@ impl Next {
                 }
                 if standing == Some(color) {
                     return Err(CommandError::TakebackRequestStands);
+                }
+                if standing.is_none() && !self.live.is_computer(!color) {
+                    // A request the opponent must answer; the computer's
+                    // grant takes a real move back, and is not counted.
+                    let seat = self.live.seat_mut(color);
+                    if seat.takeback_requests >= TAKEBACK_REQUESTS_PER_SEAT {
+                        return Err(CommandError::OfferBudgetSpent {
+                            what: "takeback requests",
+                            limit: TAKEBACK_REQUESTS_PER_SEAT,
+                        });
+                    }
+                    seat.takeback_requests += 1;
                 }
                 self.events.push(Event::Offer { takeback: true, action, by: color });
                 if standing == Some(!color) {

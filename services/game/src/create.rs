@@ -113,6 +113,8 @@ fn seat(player: Player, settings: Option<&fogblast_proto::game::ClockSettings>) 
         lag_quota_ms: settings.map_or(0, |s| LagPolicy::for_clock(s).initial_ms),
         gone_since_ms: 0,
         present_until_ms: 0,
+        draw_offers: 0,
+        takeback_requests: 0,
     }
 }
 

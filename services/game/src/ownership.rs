@@ -69,6 +69,10 @@ pub struct Ownership {
     /// Held while a new epoch is taken for that, so no command reads the
     /// old epoch meanwhile.
     outranking: tokio::sync::Mutex<()>,
+    /// Set once the shard gave its lease up to shut down: from then on it
+    /// never registers again, or it would come back as a member that is
+    /// about to exit and its games would wait for that lease to run out.
+    left: AtomicBool,
 }
 
 impl Ownership {
@@ -100,6 +104,7 @@ impl Ownership {
             view_frozen,
             outranked: AtomicBool::new(false),
             outranking: tokio::sync::Mutex::new(()),
+            left: AtomicBool::new(false),
         }))
     }
 
@@ -218,6 +223,9 @@ impl Ownership {
     /// Takes a new epoch, newer than any the store recorded on a game this
     /// shard now owns (after a shard that joined later left again).
     pub async fn reregister(&self) -> Result<u64, fogblast_store::StoreError> {
+        if self.left.load(Ordering::Relaxed) {
+            return Err(fogblast_store::StoreError::new("the shard is shutting down"));
+        }
         let sent = Instant::now();
         let epoch = self.store.register(&self.shard, &self.addr, self.ttl).await?;
         *self.lease.lock().expect("lease lock") = Lease { epoch, valid_until: sent + safe_length(self.ttl) };
@@ -245,6 +253,9 @@ impl Ownership {
     }
 
     async fn beat(&self) -> Result<(), fogblast_store::StoreError> {
+        if self.left.load(Ordering::Relaxed) {
+            return self.refresh().await;
+        }
         let lease = *self.lease.lock().expect("lease lock");
         let sent = Instant::now();
         let renewed = sent < lease.valid_until && self.store.renew(&self.shard, lease.epoch, self.ttl).await?;
@@ -313,6 +324,7 @@ impl Ownership {
 
     /// Gives the lease up, so this shard's games move at once.
     pub async fn leave(&self) {
+        self.left.store(true, Ordering::Relaxed);
         let epoch = self.lease.lock().expect("lease lock").epoch;
         self.lease.lock().expect("lease lock").valid_until = Instant::now();
         if let Err(error) = self.store.deregister(&self.shard, epoch).await {
@@ -359,5 +371,31 @@ mod tests {
         assert_eq!(probe(&addr).await, Probe::Reached);
         drop(listener);
         assert_eq!(probe(&addr).await, Probe::Refused);
+    }
+
+    /// A shard draining after SIGTERM still runs its heartbeat: finding its
+    /// given-up lease "lost", it must not register again, or the other
+    /// shards would route its games to a process about to exit.
+    #[tokio::test]
+    async fn a_shard_that_left_never_registers_again() {
+        let store: Arc<dyn GameStore> = Arc::new(fogblast_store::MemoryStore::new());
+        let shard = ShardId::parse("shard-leaving").unwrap();
+        let quiet = || Arc::new(AtomicBool::new(false));
+        let ownership = Ownership::register(
+            store.clone(),
+            shard.clone(),
+            "http://127.0.0.1:1".into(),
+            Duration::from_secs(3),
+            quiet(),
+            quiet(),
+        )
+        .await
+        .unwrap();
+        assert!(store.members().await.unwrap().iter().any(|m| m.shard == shard));
+        ownership.leave().await;
+        ownership.beat().await.unwrap();
+        assert!(ownership.reregister().await.is_err());
+        assert!(!store.members().await.unwrap().iter().any(|m| m.shard == shard), "the shard came back");
+        assert!(!ownership.serving());
     }
 }

@@ -55,6 +55,10 @@ pub enum CommandError {
     RematchStarted,
     #[error("your rematch offer already stands")]
     RematchOfferStands,
+    #[error("fog of war has no takebacks: taking a move back would show what the fog hid")]
+    NoTakebacksInFog,
+    #[error("you have made {limit} {what} in this game; no more are allowed")]
+    OfferBudgetSpent { what: &'static str, limit: u32 },
 }
 
 impl CommandError {
@@ -68,6 +72,8 @@ impl CommandError {
             PlyPlayed { .. } | PlyAhead { .. } => ErrorCode::StalePly,
             NotUci { .. } | UnknownDrawAction | UnknownTakebackAction => ErrorCode::BadRequest,
             IllegalMove { .. } => ErrorCode::IllegalMove,
+            NoTakebacksInFog => ErrorCode::NotAllowed,
+            OfferBudgetSpent { .. } => ErrorCode::RateLimited,
             NotStarted
             | NoFreeSeat
             | OwnGame

@@ -784,6 +784,51 @@ async fn takebacks_between_humans_need_the_opponents_consent() {
     assert_eq!(router.state(&game, WHITE).await.moves.len(), 4);
 }
 
+/// Draw offers and takeback requests interrupt the opponent and cost a
+/// commit each: past a budget per seat they are refused and change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offers_past_their_budget_are_refused() {
+    let cluster = Cluster::start("end-offer-budget", test_config()).await;
+    let router = &cluster.router;
+    let (game, _) = router.start_game(WireVariant::Standard, WHITE, BLACK, None).await;
+    play(router, &game, 0, &["e2e4", "e7e5"]).await;
+    for _ in 0..5 {
+        send(router, &game, WHITE, Rpc::Draw(OfferAction::Offer)).await.expect("an offer within the budget");
+        send(router, &game, BLACK, Rpc::Draw(OfferAction::Decline)).await.expect("declined");
+        send(router, &game, WHITE, Rpc::Takeback(OfferAction::Offer)).await.expect("a request within the budget");
+        send(router, &game, BLACK, Rpc::Takeback(OfferAction::Decline)).await.expect("declined");
+    }
+    let v = version(router, &game).await;
+    let refused = send(router, &game, WHITE, Rpc::Draw(OfferAction::Offer)).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::RateLimited, "{refused:?}");
+    assert_eq!(refused.message, "you have made 5 draw offers in this game; no more are allowed");
+    let refused = send(router, &game, WHITE, Rpc::Takeback(OfferAction::Offer)).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::RateLimited, "{refused:?}");
+    assert_eq!(version(router, &game).await, v, "refused offers change nothing");
+    // The budget is the seat's: black may still offer, and white accept.
+    send(router, &game, BLACK, Rpc::Draw(OfferAction::Offer)).await.expect("black's first offer");
+    send(router, &game, WHITE, Rpc::Draw(OfferAction::Accept)).await.expect("white agrees");
+    assert_eq!(router.state(&game, WHITE).await.reason(), EndReason::Agreement);
+}
+
+/// A takeback in fog of war would show the taker what its move revealed
+/// and then hide it again: a probe of the fog. Refused for everyone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fog_of_war_has_no_takebacks() {
+    let cluster = Cluster::start("end-fog-takeback", test_config()).await;
+    let router = &cluster.router;
+    let (game, _) = router.start_game(WireVariant::Fog, WHITE, BLACK, None).await;
+    play(router, &game, 0, &["e2e4", "e7e5", "g1f3"]).await;
+    let v = version(router, &game).await;
+    for (player, action) in [(WHITE, OfferAction::Offer), (BLACK, OfferAction::Offer), (BLACK, OfferAction::Accept)] {
+        let refused = send(router, &game, player, Rpc::Takeback(action)).await.unwrap_err();
+        assert_eq!(refused.code, ErrorCode::NotAllowed, "{refused:?}");
+        assert!(refused.message.contains("fog of war has no takebacks"), "{}", refused.message);
+    }
+    assert_eq!(version(router, &game).await, v, "refused takebacks change nothing");
+    assert_eq!(router.state(&game, BLACK).await.moves.len(), 3);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rematch_agreed_by_both_starts_with_colours_swapped() {
     let cluster = Cluster::start("end-rematch", test_config()).await;

@@ -169,6 +169,10 @@ test('the fog-of-war view holds no hidden piece', { timeout: 150_000 }, async ()
       await checkPage(white, black, game);
       await checkPage(black, white, game);
       if (ply === 2) {
+        // Both have moved, and neither is offered a takeback: fog has none.
+        for (const p of [white, black]) {
+          assert.ok(await p.el('takeback').isHidden(), `${p.name}'s page offers a takeback in fog of war`);
+        }
         // Black lost the f5 pawn in the fog: the frame says so and the page flags it.
         const frame = black.received.find((f) => f.game === game && f.t === 'move' && f.ply === 2);
         assert.deepEqual(frame.lost, ['f5']);

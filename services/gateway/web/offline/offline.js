@@ -309,6 +309,7 @@ export class OfflineConnection {
     if (!game) return;
     if (frame.action !== 'request') { this.emit(error('conflict', 'the computer never asks for a takeback', frame.id)); return; }
     if (game.status !== 'playing') { this.emit(error('game_over', 'the game has ended', frame.id)); return; }
+    if (game.variant === 'fog') { this.emit(error('not_allowed', 'fog of war has no takebacks: taking a move back would show what the fog hid', frame.id)); return; }
     // Undo the computer's reply (if it came) and your last move.
     const yourMoves = game.moves.filter((_, ply) => (ply % 2 === 0) === (game.you === 'white'));
     if (!yourMoves.length) { this.emit(error('conflict', 'you have no move to take back', frame.id)); return; }

@@ -149,7 +149,8 @@ function renderControls(model, canAct) {
     disabled: model.drawOffer === model.you,
     text: model.drawOffer === model.you ? 'Draw offered' : 'Offer draw',
   });
-  setButton('takeback', canAct && playing && movesMadeBy(model, model.you) > 0, {
+  // Fog of war has no takebacks: one would show what a move revealed, then hide it again.
+  setButton('takeback', canAct && playing && model.variant !== 'fog' && movesMadeBy(model, model.you) > 0, {
     disabled: model.takebackOffer === model.you,
     text: vsComputer(model) ? 'Undo' : model.takebackOffer === model.you ? 'Takeback asked' : 'Takeback',
   });
