@@ -11,8 +11,11 @@
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    api_game, find_line, move_frame, pieces, play, shared_cluster, start_game, strings, t, Client, DRAIN_MS, WAIT,
+    api_game, find_line, move_frame, pieces, play, shared_cluster, start_game, start_game_with_clock, strings, t,
+    Client, DRAIN_MS, WAIT,
 };
+use fogblast_client::tungstenite::Message;
+use fogblast_client::{Connection, Http};
 use fogblast_rules::{Variant, WinReason};
 use serde_json::{json, Value};
 
@@ -145,7 +148,9 @@ async fn flooding_is_refused_then_closed() {
     }
     let closed = client.wait_closed(Duration::from_secs(5)).await;
     assert!(started.elapsed() < Duration::from_secs(10), "flooding took {:?}", started.elapsed());
-    assert!(pongs >= 99, "the first 100 messages (hello and 99 pings) are all answered, got {pongs}");
+    // Every frame costs a credit, the library's own pong to the gateway's
+    // first ping (sent at connect) too: hello, that pong and 98 pings.
+    assert!(pongs >= 98, "the first 100 frames (hello, a pong and 98 pings) are all answered, got {pongs}");
     assert!(limited >= 50, "then messages are refused: {limited} rate_limited");
     assert_eq!(closed.code(), Some(1008), "{closed:?}");
     assert!(matches!(&closed, crate::support::Closed::Frame { reason, .. } if !reason.is_empty()), "{closed:?}");
@@ -162,6 +167,132 @@ async fn flooding_is_refused_then_closed() {
         assert!(blaster.log.iter().any(|f| f["code"] == "rate_limited"), "refusals came first");
     }
     cluster.assert_healthy();
+}
+
+/// Binary frames and pings cost credits like text: a client that sends
+/// nothing but binary frames gets one refusal per credit it lacks, then is
+/// closed for flooding, instead of an error frame for each.
+#[tokio::test]
+async fn binary_and_control_frames_are_charged_like_text() {
+    let cluster = shared_cluster("identity");
+    for (kind, message) in [
+        ("binary", Message::Binary(vec![1u8, 2, 3].into())),
+        ("ping", Message::Ping(vec![7u8; 8].into())),
+        ("pong", Message::Pong(vec![7u8; 8].into())),
+    ] {
+        let mut client = Client::join(kind, cluster.gateway(0), None).await;
+        let mut sent = 0;
+        while sent < 2_000 && client.send_message(message.clone()).await {
+            sent += 1;
+        }
+        // Closed: with 1008, or reset when the gateway closed with the rest
+        // of the flood unread.
+        let closed = client.wait_closed(Duration::from_secs(5)).await;
+        if closed.code().is_some() {
+            assert_eq!(closed.code(), Some(1008), "{kind} frames: {closed:?} after {sent}");
+        }
+        let errors = client.log.iter().filter(|f| t(f) == "error").count();
+        assert!(errors <= 300, "{kind} frames were answered with {errors} error frames");
+    }
+    cluster.assert_healthy();
+}
+
+/// Lag compensation is measured by the gateway alone: a player who sends
+/// a pong of its own before each move (its payload the gateway's clock of
+/// two seconds ago, as the gateway's pings once carried) and one of random
+/// bytes is charged its whole thinking time, as an honest player is.
+#[tokio::test]
+async fn forged_pongs_buy_no_time() {
+    let cluster = shared_cluster("identity");
+    let mut white = Client::join("pong-forger", cluster.gateway(0), None).await;
+    let mut black = Client::join("pong-honest", cluster.gateway(1), None).await;
+    let game = start_game_with_clock(&mut white, &mut black, "standard", Some((60_000, 0))).await;
+    let line = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3", "f8c5", "c2c3", "d7d6", "b1d2"];
+    let think = Duration::from_millis(600);
+    let mut white_ms = Vec::new();
+    for (ply, uci) in line.iter().enumerate() {
+        let (mover, other) = if ply % 2 == 0 { (&mut white, &mut black) } else { (&mut black, &mut white) };
+        if ply % 2 == 0 {
+            let two_seconds_ago =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64 - 2_000;
+            assert!(mover.send_message(Message::Pong(two_seconds_ago.to_be_bytes().to_vec().into())).await);
+            assert!(mover.send_message(Message::Pong(rand::random::<[u8; 8]>().to_vec().into())).await);
+            tokio::time::sleep(think).await;
+        }
+        mover.send(move_frame(&game, uci, ply)).await;
+        let ack = mover.expect_move(ply).await;
+        other.expect_move(ply).await;
+        if ply % 2 == 0 {
+            white_ms.push(ack["clock"]["white_ms"].as_u64().expect("a clocked move"));
+        }
+    }
+    let charged: Vec<u64> = white_ms.windows(2).map(|w| w[0] - w[1]).collect();
+    assert_eq!(charged.len(), 5);
+    for spent in &charged {
+        assert!(*spent >= think.as_millis() as u64 - 10, "charged {spent} ms for {think:?} of thought: {charged:?}");
+    }
+}
+
+/// Behind a proxy the operator named, the client is the address that proxy
+/// saw (the right of `X-Forwarded-For`, not what the client wrote at its
+/// left), and every address of one IPv6 /64 counts as one. The HTTP API
+/// has a per-address budget too, answered 429 with `Retry-After`.
+#[tokio::test]
+async fn per_address_limits_hold_behind_a_proxy_and_across_a_slash_64() {
+    let cluster = shared_cluster("identity");
+    let gateway = cluster.spawn_gateway_with(
+        "gateway-behind-proxy",
+        &["--trusted-proxies", "127.0.0.1", "--max-connections-per-ip", "4", "--http-requests-per-ip-minute", "20"],
+    );
+    let url = format!("ws://{}/ws", gateway.http);
+    let connect = |forwarded_for: String| {
+        let url = url.clone();
+        async move {
+            let headers = [("x-forwarded-for", forwarded_for.as_str())];
+            Connection::connect_with_headers(&url, Default::default(), &headers).await
+        }
+    };
+    let mut held = Vec::new();
+    for i in 1..=4 {
+        held.push(connect(format!("2001:db8:1:2::{i:x}")).await.expect("within the limit"));
+    }
+    for forwarded_for in ["2001:db8:1:2:ffff::1", "2001:db8:7::1, 2001:db8:1:2::99"] {
+        let refused = connect(forwarded_for.to_owned()).await.expect_err("the /64 is full");
+        assert!(refused.to_string().contains("429"), "{forwarded_for}: {refused}");
+    }
+    held.push(connect("2001:db8:1:3::1".into()).await.expect("another /64"));
+    held.push(connect("2001:db8:1:2::1, 203.0.113.5".into()).await.expect("the proxy saw another client"));
+
+    let http = Http::for_addr(gateway.http);
+    let mut answers = Vec::new();
+    for _ in 0..25 {
+        answers.push(http.game("aaaaaaaaaaaa").await.expect("the gateway answers"));
+    }
+    let limited: Vec<_> = answers.iter().filter(|a| a.status == 429).collect();
+    assert_eq!(limited.len(), 5, "{:?}", answers.iter().map(|a| a.status).collect::<Vec<_>>());
+    assert!(answers[..20].iter().all(|a| a.status != 429), "the budget comes first");
+    for answer in limited {
+        assert!(answer.retry_after.is_some_and(|s| (1..=3).contains(&s)), "{answer:?}");
+        let body: Value = answer.json().expect("an error body");
+        assert_eq!(body["code"], "rate_limited", "{body}");
+    }
+    drop(held);
+}
+
+/// Player ids are public, so a gateway signing with a published or short
+/// secret would let anyone make any player's token: it will not start.
+#[test]
+fn a_gateway_refuses_a_published_or_short_token_secret() {
+    for secret in ["compose-demo-secret-change-me", "short-secret"] {
+        let output = std::process::Command::new(crate::support::BIN)
+            .args(["gateway", "--gateway-listen", "127.0.0.1:0", "--token-secret", secret])
+            .env_remove("FOGBLAST_TOKEN_SECRET")
+            .output()
+            .expect("fogblast runs");
+        assert!(!output.status.success(), "{secret}: the gateway started");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("refusing to start") && stderr.contains("token secret"), "{secret}: {stderr}");
+    }
 }
 
 #[tokio::test]

@@ -306,7 +306,7 @@ impl Cluster {
     pub fn start_with_env(test: &str, env: &[(&str, &str)], engines: usize, shards: usize, gateways: usize) -> Cluster {
         let mut names = Names::new(test);
         names.env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let secret = format!("e2e-secret-{:016x}", rand::random::<u64>());
+        let secret = format!("e2e-secret-{:032x}", rand::random::<u128>());
         let mut cluster = Cluster { names, secret, engines: Vec::new(), shards: Vec::new(), gateways: Vec::new() };
         for i in 0..engines {
             let engine = cluster.spawn_engine(&format!("engine-{i}"));

@@ -115,13 +115,31 @@ impl Connection {
     }
 
     pub async fn connect_with(url: &str, options: ConnectionOptions) -> Result<Connection, Error> {
+        Connection::connect_with_headers(url, options, &[]).await
+    }
+
+    /// Connects with extra request headers, as a proxy in front of the
+    /// gateway would add (`X-Forwarded-For`).
+    pub async fn connect_with_headers(
+        url: &str,
+        options: ConnectionOptions,
+        headers: &[(&str, &str)],
+    ) -> Result<Connection, Error> {
+        use tungstenite::client::IntoClientRequest;
+        use tungstenite::http::{HeaderName, HeaderValue};
         let mut config = WebSocketConfig::default();
         if let Some(size) = options.read_buffer {
             config = config.read_buffer_size(size);
         }
-        let (ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
-            .await
-            .map_err(|source| Error::Connect { url: url.to_owned(), source })?;
+        let connect = |source| Error::Connect { url: url.to_owned(), source };
+        let mut request = url.into_client_request().map_err(connect)?;
+        for (name, value) in headers {
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| connect(tungstenite::Error::from(e)))?;
+            let value = HeaderValue::from_str(value).map_err(|e| connect(tungstenite::Error::from(e)))?;
+            request.headers_mut().append(name, value);
+        }
+        let (ws, _) =
+            tokio_tungstenite::connect_async_with_config(request, Some(config), true).await.map_err(connect)?;
         Ok(Connection { ws, url: url.to_owned() })
     }
 

@@ -34,6 +34,8 @@ pub enum HttpError {
 pub struct Response {
     pub status: u16,
     pub body: Vec<u8>,
+    /// `Retry-After`, in seconds, when the server sent one (with a 429).
+    pub retry_after: Option<u64>,
 }
 
 impl Response {
@@ -95,8 +97,13 @@ impl Http {
             .await
             .map_err(failed)?;
         let status = answer.status().as_u16();
+        let retry_after = answer
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
         let body = answer.bytes().await.map_err(failed)?;
-        Ok(Response { status, body: body.to_vec() })
+        Ok(Response { status, body: body.to_vec(), retry_after })
     }
 
     /// GETs `path` and reads its body as `T`, with the status.

@@ -111,13 +111,44 @@ impl ErrorCode {
 #[error("{message}")]
 pub struct ServiceError {
     pub code: ErrorCode,
+    /// What a client may read.
     pub message: String,
     pub owner: Option<String>,
+    /// For a failure of the machinery (a shard, a store, a connection):
+    /// what went wrong inside, naming addresses and the stores' own error
+    /// text. For logs only; never sent to a client.
+    pub detail: Option<String>,
+}
+
+/// The codes of failures inside, whose own text stays out of client messages.
+fn is_failure(code: ErrorCode) -> bool {
+    matches!(code, ErrorCode::Unavailable | ErrorCode::NotOwner | ErrorCode::Internal | ErrorCode::Unspecified)
+}
+
+/// What a client reads for a failure inside that arrived from another service.
+fn failure_message(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::Unavailable | ErrorCode::NotOwner => "the service is unavailable right now: try again shortly",
+        _ => "internal server error",
+    }
 }
 
 impl ServiceError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ServiceError {
-        ServiceError { code, message: message.into(), owner: None }
+        ServiceError { code, message: message.into(), owner: None, detail: None }
+    }
+
+    /// A failure inside: `message` for clients, `detail` for the log.
+    pub fn failure(code: ErrorCode, message: impl Into<String>, detail: impl Into<String>) -> ServiceError {
+        ServiceError { code, message: message.into(), owner: None, detail: Some(detail.into()) }
+    }
+
+    /// The whole story, for a log line: the message and any detail.
+    pub fn for_log(&self) -> String {
+        match &self.detail {
+            Some(detail) => format!("{}: {detail}", self.message),
+            None => self.message.clone(),
+        }
     }
 
     pub fn not_owner(owner: Option<String>) -> ServiceError {
@@ -125,7 +156,7 @@ impl ServiceError {
             Some(addr) => format!("this shard does not own the game; {addr} does"),
             None => "this shard does not own the game and no live shard does".to_owned(),
         };
-        ServiceError { code: ErrorCode::NotOwner, message, owner }
+        ServiceError { code: ErrorCode::NotOwner, message, owner, detail: None }
     }
 
     pub fn into_status(self) -> Status {
@@ -134,18 +165,26 @@ impl ServiceError {
     }
 
     /// Reads a status back, whether or not it carries a detail.
+    /// The refusal a status carries. A failure inside (unavailable,
+    /// internal) keeps the status's text as its detail only: that text
+    /// names shards, stores and their errors, which no client should read.
     pub fn from_status(status: &Status) -> ServiceError {
-        match ErrorDetail::decode(status.details()) {
-            Ok(detail) if detail.code != 0 => ServiceError {
-                code: ErrorCode::try_from(detail.code).unwrap_or(ErrorCode::Internal),
-                message: status.message().to_owned(),
-                owner: Some(detail.owner).filter(|owner| !owner.is_empty()),
-            },
-            _ => ServiceError {
-                code: ErrorCode::from_grpc_code(status.code()),
-                message: status.message().to_owned(),
-                owner: None,
-            },
+        let (code, owner) = match ErrorDetail::decode(status.details()) {
+            Ok(detail) if detail.code != 0 => (
+                ErrorCode::try_from(detail.code).unwrap_or(ErrorCode::Internal),
+                Some(detail.owner).filter(|owner| !owner.is_empty()),
+            ),
+            _ => (ErrorCode::from_grpc_code(status.code()), None),
+        };
+        if is_failure(code) {
+            ServiceError {
+                code,
+                message: failure_message(code).to_owned(),
+                owner,
+                detail: Some(status.message().to_owned()),
+            }
+        } else {
+            ServiceError { code, message: status.message().to_owned(), owner, detail: None }
         }
     }
 }
@@ -173,23 +212,46 @@ mod tests {
         let error = ServiceError::not_owner(Some("10.0.0.7:50052".to_owned()));
         let status = error.clone().into_status();
         assert_eq!(status.code(), Code::Unavailable);
-        assert_eq!(ServiceError::from_status(&status), error);
+        let read = ServiceError::from_status(&status);
+        assert_eq!((read.code, read.owner), (error.code, error.owner));
 
-        let plain = Status::deadline_exceeded("too slow");
-        let read = ServiceError::from_status(&plain);
-        assert_eq!((read.code, read.message.as_str(), read.owner), (ErrorCode::Unavailable, "too slow", None));
+        let refusal = ServiceError::new(ErrorCode::IllegalMove, "e2e5 is not a legal move here");
+        assert_eq!(ServiceError::from_status(&refusal.clone().into_status()), refusal);
+    }
+
+    /// A failure inside says so to a client, and keeps the addresses and
+    /// the stores' own error text for the log.
+    #[test]
+    fn a_failure_inside_reaches_clients_without_its_internals() {
+        for status in [
+            ServiceError::new(
+                ErrorCode::Unavailable,
+                "the game store is unavailable: Connection refused (os error 111)",
+            )
+            .into_status(),
+            ServiceError::not_owner(Some("http://10.0.0.7:50052".to_owned())).into_status(),
+            ServiceError::new(ErrorCode::Internal, "game g is unreadable: field 9 truncated").into_status(),
+            Status::deadline_exceeded("shard at 10.0.0.7 too slow"),
+        ] {
+            let read = ServiceError::from_status(&status);
+            for leak in ["10.0.0.7", "os error", "store", "field 9"] {
+                assert!(!read.message.contains(leak), "{:?} shows {leak:?}", read.message);
+            }
+            assert_eq!(read.detail.as_deref(), Some(status.message()));
+            assert!(read.for_log().contains(status.message()));
+        }
     }
 
     #[test]
     fn every_code_has_a_websocket_name_and_an_http_status() {
-        for code in 0..=14 {
+        for code in 0..=15 {
             let code = ErrorCode::try_from(code).unwrap();
             assert!(!code.as_ws_code().is_empty());
             assert!((400..600).contains(&code.http_status()));
             let read = ErrorCode::from_ws_code(code.as_ws_code()).unwrap();
             assert_eq!(read.as_ws_code(), code.as_ws_code(), "{code:?}");
         }
-        assert!(ErrorCode::try_from(15).is_err(), "a new code needs its names here");
+        assert!(ErrorCode::try_from(16).is_err(), "a new code needs its names here");
         assert_eq!(ErrorCode::from_ws_code("no_such_code"), None);
     }
 }

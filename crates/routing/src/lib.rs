@@ -138,7 +138,13 @@ impl Router {
             return Ok(client.clone());
         }
         let endpoint = Endpoint::from_shared(addr.to_owned())
-            .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("bad shard address {addr}: {e}")))?
+            .map_err(|e| {
+                ServiceError::failure(
+                    ErrorCode::Internal,
+                    "internal server error",
+                    format!("bad shard address {addr}: {e}"),
+                )
+            })?
             .connect_timeout(Duration::from_secs(2))
             .tcp_nodelay(true)
             // A connection whose shard stops answering pings (frozen, or cut
@@ -194,8 +200,9 @@ impl Router {
                             Ok(answer) => {
                                 answer.map(tonic::Response::into_inner).map_err(|s| ServiceError::from_status(&s))
                             }
-                            Err(_) => Err(ServiceError::new(
+                            Err(_) => Err(ServiceError::failure(
                                 ErrorCode::Unavailable,
+                                "the game service did not answer in time",
                                 format!("shard {addr} did not answer within {} ms", budget.as_millis()),
                             )),
                         }
@@ -210,9 +217,10 @@ impl Router {
                 Err(error) => return Err(error),
             };
             if Instant::now() + backoff > deadline {
-                return Err(ServiceError::new(
+                return Err(ServiceError::failure(
                     ErrorCode::Unavailable,
-                    format!("the game is unavailable: {}", error.message),
+                    "the game is unavailable right now: try again shortly",
+                    error.for_log(),
                 ));
             }
             if error.code == ErrorCode::Unavailable {

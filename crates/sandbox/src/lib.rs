@@ -181,7 +181,7 @@ impl SandboxBuilder {
         }
 
         // One secret, so a token from one gateway is good at every other.
-        let secret = format!("sandbox-{run}-{:016x}", rand_id());
+        let secret = format!("sandbox-{run}-{:016x}{:016x}", rand_id(), rand_id());
         for i in 0..self.gateways {
             let listener = loopback().await?;
             let addr = addr_of(&listener)?;

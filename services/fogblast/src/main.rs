@@ -30,7 +30,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run all of Fogblast in one process: engine, game shard, rating service, matchmaker and gateway, on embedded stores unless REDIS_URL, NATS_URL and DATABASE_URL say otherwise.
-    Up(up::UpArgs),
+    Up(Box<up::UpArgs>),
     /// Count the leaves of the legal move tree of a position.
     Perft(perft::PerftArgs),
     /// Play as a UCI engine on stdin and stdout, for chess GUIs and match tools.
@@ -55,7 +55,7 @@ fn main() -> ExitCode {
     // Logs and traces name the service after its command: `fogblast-game`.
     signals::set_service(matches.subcommand_name().unwrap_or("fogblast"));
     let result = match cli.command {
-        Command::Up(args) => up::run(args),
+        Command::Up(args) => up::run(*args),
         Command::Perft(args) => perft::run(&args),
         Command::Uci => uci::run(),
         Command::Engine(config) => engine_pool::run(config),

@@ -44,6 +44,13 @@ pub struct GatewaySettings {
     /// Games one IP address may create per minute.
     #[arg(long = "games-per-ip-minute", env = "FOGBLAST_GATEWAY_GAMES_PER_IP_MINUTE", default_value_t = 30)]
     pub games_per_ip_minute: u32,
+    /// HTTP API requests (`/api/...`) one address may make per minute; past that they are answered 429 with `Retry-After`.
+    #[arg(
+        long = "http-requests-per-ip-minute",
+        env = "FOGBLAST_GATEWAY_HTTP_REQUESTS_PER_IP_MINUTE",
+        default_value_t = 240
+    )]
+    pub http_requests_per_ip_minute: u32,
     /// Shards are asked to fail over for at most this long before a command is answered `unavailable`.
     #[arg(long = "route-timeout-ms", env = "FOGBLAST_GATEWAY_ROUTE_TIMEOUT_MS", default_value_t = 8_000)]
     pub route_timeout_ms: u64,
@@ -68,9 +75,12 @@ pub struct GatewaySettings {
     /// On SIGTERM, how long clients get to leave before the gateway exits.
     #[arg(long = "drain-ms", env = "FOGBLAST_GATEWAY_DRAIN_MS", default_value_t = 10_000)]
     pub drain_ms: u64,
-    /// Trust the first address of `X-Forwarded-For` as the client's (behind a load balancer).
-    #[arg(long = "trust-forwarded-for", env = "FOGBLAST_GATEWAY_TRUST_FORWARDED_FOR")]
-    pub trust_forwarded_for: bool,
+    /// Proxies whose `X-Forwarded-For` is believed, as addresses or networks (`10.0.0.0/8`), comma-separated; the client is the nearest address in it that is not one of them [default: none: the peer is the client].
+    #[arg(long = "trusted-proxies", env = "FOGBLAST_GATEWAY_TRUSTED_PROXIES", value_delimiter = ',', value_parser = crate::address::parse_network)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// The per-address limits count IPv6 clients by this network prefix (a subscriber is handed a whole /64).
+    #[arg(long = "ipv6-prefix", env = "FOGBLAST_GATEWAY_IPV6_PREFIX", default_value_t = 64, value_parser = clap::value_parser!(u8).range(0..=128))]
+    pub ipv6_prefix: u8,
 }
 
 impl GatewaySettings {

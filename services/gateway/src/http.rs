@@ -6,8 +6,9 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Path, State, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, Path, Request, State, WebSocketUpgrade};
 use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -27,28 +28,49 @@ pub mod web;
 const READ_BUFFER: usize = 8 * 1024;
 
 pub fn routes(gateway: Arc<Gateway>) -> Router {
-    Router::new()
-        .route("/ws", get(upgrade))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(ready))
-        .route("/metrics", get(metrics))
+    let api = Router::new()
         .route("/api/games/{id}", get(game))
         .route("/api/games/{id}/pgn", get(archive_api::pgn))
         .route("/api/players/{id}", get(archive_api::profile))
         .route("/api/players/{id}/games", get(archive_api::player_games))
         .route("/api/leaderboard/{variant}", get(archive_api::leaderboard))
+        .route_layer(middleware::from_fn_with_state(gateway.clone(), limit_api));
+    Router::new()
+        .route("/ws", get(upgrade))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready))
+        .route("/metrics", get(metrics))
+        .merge(api)
         .merge(web::routes())
         .with_state(gateway)
 }
 
-fn client_ip(gateway: &Gateway, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
-    if gateway.config.settings.trust_forwarded_for {
-        let forwarded = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
-        if let Some(ip) = forwarded.and_then(|v| v.split(',').next()).and_then(|v| v.trim().parse().ok()) {
-            return ip;
+/// Each address's HTTP API requests come out of its bucket; past it the
+/// answer is 429 with `Retry-After` (whole seconds) and the usual error body.
+async fn limit_api(
+    State(gateway): State<Arc<Gateway>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let ip = client_ip(&gateway, peer, request.headers());
+    match gateway.limits.http_request(ip) {
+        Ok(()) => next.run(request).await,
+        Err(wait) => {
+            gateway.metrics.errors.with_label_values(&[ErrorCode::RateLimited.as_ws_code()]).inc();
+            let error = ServiceError::new(ErrorCode::RateLimited, "too many requests from your address: slow down");
+            let retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
+            let mut response = error_response(&error);
+            response.headers_mut().insert(header::RETRY_AFTER, retry_after.into());
+            response
         }
     }
-    peer.ip()
+}
+
+/// The client's address as the per-address limits count it.
+fn client_ip(gateway: &Gateway, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
+    let addresses = &gateway.addresses;
+    addresses.limit_key(addresses.client(peer.ip(), headers))
 }
 
 async fn upgrade(

@@ -22,6 +22,7 @@ use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
+mod address;
 mod archive_api;
 mod config;
 mod conn;
@@ -54,6 +55,8 @@ pub enum ServeError {
     Serve(#[source] std::io::Error),
     #[error("rating service or matchmaker address: {0}")]
     RatingAddress(#[source] tonic::transport::Error),
+    #[error("refusing to start: {0} (--token-secret, FOGBLAST_TOKEN_SECRET)")]
+    TokenSecret(String),
 }
 
 /// What every connection of the gateway shares.
@@ -65,6 +68,7 @@ pub struct Gateway {
     feeds: Arc<feeds::Feeds>,
     players: players::Players,
     limits: limits::IpLimits,
+    addresses: address::AddressPolicy,
     metrics: Arc<metrics::Metrics>,
     draining: watch::Receiver<bool>,
     rating: Option<fogblast_proto::rating::rating_client::RatingClient<tonic::transport::Channel>>,
@@ -87,7 +91,12 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let addr = listener.local_addr().map_err(ServeError::Serve)?;
     let secret = match &config.settings.token_secret {
-        Some(secret) => secret.as_bytes().to_vec(),
+        Some(secret) => {
+            if let Some(reason) = token::refuse_secret(secret) {
+                return Err(ServeError::TokenSecret(reason));
+            }
+            secret.as_bytes().to_vec()
+        }
         None => {
             warn!("no token secret configured: tokens from this gateway work only here and only until it stops");
             rand::random::<[u8; 32]>().to_vec()
@@ -129,7 +138,12 @@ pub async fn run(
             config.settings.presence_lease().as_millis() as u64,
         ),
         players: players::Players::new(bus, metrics.clone()),
-        limits: limits::IpLimits::new(config.settings.max_connections_per_ip, config.settings.games_per_ip_minute),
+        limits: limits::IpLimits::new(
+            config.settings.max_connections_per_ip,
+            config.settings.games_per_ip_minute,
+            config.settings.http_requests_per_ip_minute,
+        ),
+        addresses: address::AddressPolicy::new(config.settings.trusted_proxies.clone(), config.settings.ipv6_prefix),
         router,
         metrics: metrics.clone(),
         draining,

@@ -1,7 +1,7 @@
 //! Limits that keep one client from taking more than its share: message
-//! credits per connection, connections per IP address, games created per IP
-//! address. Each is a token bucket: a burst up to its size, then a steady
-//! refill.
+//! credits per connection, connections per address, games created and HTTP
+//! API requests per address. Each is a token bucket: a burst up to its size,
+//! then a steady refill.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -31,14 +31,19 @@ impl Bucket {
 
     /// Takes one token if there is one.
     pub fn take(&mut self) -> bool {
+        self.take_or_wait().is_ok()
+    }
+
+    /// Takes one token, or says how long until there is one.
+    pub fn take_or_wait(&mut self) -> Result<(), Duration> {
         let now = Instant::now();
         self.tokens = (self.tokens + (now - self.last).as_secs_f64() * self.per_second).min(self.capacity);
         self.last = now;
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
-            true
+            Ok(())
         } else {
-            false
+            Err(Duration::from_secs_f64((1.0 - self.tokens) / self.per_second))
         }
     }
 
@@ -47,18 +52,51 @@ impl Bucket {
     }
 }
 
-/// Per-IP counts and buckets.
+/// Buckets kept per address before full ones (addresses quiet for a
+/// whole window) are forgotten.
+const BUCKETS_KEPT: usize = 10_000;
+
+/// Per-address buckets of one kind.
+#[derive(Debug)]
+struct Buckets {
+    capacity: u32,
+    window: Duration,
+    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+}
+
+impl Buckets {
+    fn new(capacity: u32, window: Duration) -> Buckets {
+        Buckets { capacity, window, buckets: Mutex::default() }
+    }
+
+    fn take(&self, ip: IpAddr) -> Result<(), Duration> {
+        let mut buckets = self.buckets.lock().expect("buckets lock");
+        if buckets.len() > BUCKETS_KEPT {
+            buckets.retain(|_, bucket| !bucket.is_full());
+        }
+        buckets.entry(ip).or_insert_with(|| Bucket::new(self.capacity, self.window)).take_or_wait()
+    }
+}
+
+/// Per-address counts and buckets. Addresses come keyed by
+/// [`AddressPolicy::limit_key`](crate::address::AddressPolicy::limit_key).
 #[derive(Debug)]
 pub struct IpLimits {
     max_connections: u32,
-    games_per_minute: u32,
     connections: Mutex<HashMap<IpAddr, u32>>,
-    creations: Mutex<HashMap<IpAddr, Bucket>>,
+    creations: Buckets,
+    http_requests: Buckets,
 }
 
 impl IpLimits {
-    pub fn new(max_connections: u32, games_per_minute: u32) -> IpLimits {
-        IpLimits { max_connections, games_per_minute, connections: Mutex::default(), creations: Mutex::default() }
+    pub fn new(max_connections: u32, games_per_minute: u32, http_requests_per_minute: u32) -> IpLimits {
+        let minute = Duration::from_secs(60);
+        IpLimits {
+            max_connections,
+            connections: Mutex::default(),
+            creations: Buckets::new(games_per_minute, minute),
+            http_requests: Buckets::new(http_requests_per_minute, minute),
+        }
     }
 
     /// Counts a new connection from `ip`, unless it already has the most allowed.
@@ -84,12 +122,13 @@ impl IpLimits {
 
     /// Whether `ip` may create another game now.
     pub fn create_game(&self, ip: IpAddr) -> bool {
-        let mut creations = self.creations.lock().expect("creations lock");
-        if creations.len() > 10_000 {
-            creations.retain(|_, bucket| !bucket.is_full());
-        }
-        let limit = self.games_per_minute;
-        creations.entry(ip).or_insert_with(|| Bucket::new(limit, Duration::from_secs(60))).take()
+        self.creations.take(ip).is_ok()
+    }
+
+    /// Whether `ip` may make another HTTP API request now, or how long it
+    /// must wait.
+    pub fn http_request(&self, ip: IpAddr) -> Result<(), Duration> {
+        self.http_requests.take(ip)
     }
 }
 
@@ -107,7 +146,7 @@ mod tests {
 
     #[test]
     fn connections_per_ip_are_capped_and_released() {
-        let limits = IpLimits::new(2, 1);
+        let limits = IpLimits::new(2, 1, 2);
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         let other: IpAddr = "10.0.0.2".parse().unwrap();
         assert!(limits.connect(ip) && limits.connect(ip));
@@ -118,5 +157,9 @@ mod tests {
         assert!(limits.create_game(ip));
         assert!(!limits.create_game(ip));
         assert!(limits.create_game(other));
+        assert!(limits.http_request(ip).is_ok() && limits.http_request(ip).is_ok());
+        let wait = limits.http_request(ip).unwrap_err();
+        assert!(wait > Duration::from_secs(25) && wait <= Duration::from_secs(30), "{wait:?}");
+        assert!(limits.http_request(other).is_ok());
     }
 }

@@ -9,7 +9,7 @@
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use fogblast_proto::error::{ErrorCode, ServiceError};
@@ -45,6 +45,7 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     let mut refusals =
         Bucket::new(gateway.config.settings.credits, Duration::from_millis(gateway.config.settings.credit_window_ms));
     let mut pings = tokio::time::interval(PING_EVERY);
+    let mut pinger = Pinger::default();
     let idle_timeout = Duration::from_millis(gateway.config.settings.idle_timeout_ms);
     let mut last_heard = Instant::now();
     let mut draining = gateway.draining.clone();
@@ -65,33 +66,41 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
                     None => break None,
                 };
                 last_heard = Instant::now();
-                match message {
-                    Message::Text(text) => {
-                        gateway.metrics.frames_in.inc();
-                        if !credits.take() {
-                            // Refusals have a budget of their own: a client
-                            // that keeps sending past it is flooding.
-                            if !refusals.take() {
-                                break Some(Close::FLOODING);
-                            }
-                            let id = fogblast_protocol::id_of(&text);
-                            session.error(ErrorCode::RateLimited, "too many messages: slow down", id);
-                            continue;
-                        }
-                        session.accept(&text, &mut lanes).await;
+                if let Message::Close(_) = message {
+                    break None;
+                }
+                gateway.metrics.frames_in.inc();
+                // Every kind of frame costs a credit, control frames too.
+                if !credits.take() {
+                    // Refusals have a budget of their own: a client
+                    // that keeps sending past it is flooding.
+                    if !refusals.take() {
+                        break Some(Close::FLOODING);
                     }
+                    let id = match &message {
+                        Message::Text(text) => fogblast_protocol::id_of(text),
+                        _ => None,
+                    };
+                    session.error(ErrorCode::RateLimited, "too many messages: slow down", id);
+                    continue;
+                }
+                match message {
+                    Message::Text(text) => session.accept(&text, &mut lanes).await,
                     Message::Binary(_) => session.error(ErrorCode::BadRequest, "frames are JSON text", None),
-                    Message::Pong(payload) => session.measured(&payload),
-                    Message::Ping(_) => {}
-                    Message::Close(_) => break None,
+                    Message::Pong(payload) => {
+                        if let Some(rtt) = pinger.answered(&payload) {
+                            session.measured(rtt);
+                        }
+                    }
+                    Message::Ping(_) | Message::Close(_) => {}
                 }
             }
             _ = pings.tick() => {
                 if last_heard.elapsed() > idle_timeout {
                     break Some(Close::IDLE);
                 }
-                let sent = now_ms().to_be_bytes().to_vec();
-                if sink.send(Message::Ping(sent.into())).await.is_err() {
+                let nonce = pinger.ping();
+                if sink.send(Message::Ping(nonce.to_vec().into())).await.is_err() {
                     break None;
                 }
             }
@@ -124,8 +133,34 @@ fn too_big(error: &axum::Error) -> bool {
     error.to_string().contains("Space limit exceeded")
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+/// The gateway's own lag probe: each ping carries a fresh random nonce,
+/// and the time it went out stays here. Only the pong to the last ping
+/// measures anything; an unsolicited, replayed or forged pong is ignored,
+/// so a client cannot claim more lag than it has (it can only answer late,
+/// which the lag quota bounds).
+#[derive(Debug, Default)]
+struct Pinger {
+    outstanding: Option<([u8; 8], Instant)>,
+}
+
+impl Pinger {
+    /// The payload of a new ping, superseding any unanswered one.
+    fn ping(&mut self) -> [u8; 8] {
+        let nonce = rand::random::<[u8; 8]>();
+        self.outstanding = Some((nonce, Instant::now()));
+        nonce
+    }
+
+    /// The round trip, if `payload` answers the outstanding ping.
+    fn answered(&mut self, payload: &[u8]) -> Option<Duration> {
+        match self.outstanding {
+            Some((nonce, sent)) if payload == nonce => {
+                self.outstanding = None;
+                Some(sent.elapsed())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Cheap to clone: each command runs on a copy taken when it arrived, so
@@ -186,15 +221,11 @@ impl Session {
     }
 
     /// Half the round trip of the last ping, as the player's lag.
-    fn measured(&self, payload: &[u8]) {
-        if let Ok(bytes) = <[u8; 8]>::try_from(payload) {
-            let rtt = now_ms().saturating_sub(u64::from_be_bytes(bytes));
-            if rtt < 60_000 {
-                let previous = self.conn.lag_ms.load(Ordering::Relaxed);
-                let lag = if previous == 0 { rtt / 2 } else { (previous * 3 + rtt / 2) / 4 };
-                self.conn.lag_ms.store(lag, Ordering::Relaxed);
-            }
-        }
+    fn measured(&self, rtt: Duration) {
+        let rtt = rtt.as_millis().min(60_000) as u64;
+        let previous = self.conn.lag_ms.load(Ordering::Relaxed);
+        let lag = if previous == 0 { rtt / 2 } else { (previous * 3 + rtt / 2) / 4 };
+        self.conn.lag_ms.store(lag, Ordering::Relaxed);
     }
 
     /// Starts the command in `text` in its lane. Only `hello` is carried
@@ -225,6 +256,9 @@ impl Session {
         let result = self.dispatch(request.frame, request.id.as_ref(), received).await;
         self.gateway.metrics.command_seconds.with_label_values(&[kind]).observe(started.elapsed().as_secs_f64());
         if let Err(error) = result {
+            if let Some(detail) = &error.detail {
+                tracing::warn!(command = kind, code = error.code.as_ws_code(), %detail, "command failed inside");
+            }
             self.error(error.code, &error.message, request.id);
         }
     }
@@ -483,5 +517,27 @@ impl Session {
             }
         }
         self.gateway.limits.disconnect(self.ip);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn only_the_answer_to_the_last_ping_measures_lag() {
+        let mut pinger = Pinger::default();
+        let forged_clock = (1_700_000_000_000u64).to_be_bytes();
+        assert_eq!(pinger.answered(&forged_clock), None, "an unsolicited pong");
+        let first = pinger.ping();
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert_eq!(pinger.answered(&forged_clock), None, "a pong that is not the nonce");
+        assert_eq!(pinger.answered(&first[..4]), None, "a short pong");
+        let second = pinger.ping();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        assert_eq!(pinger.answered(&first), None, "the answer to a superseded ping");
+        let rtt = pinger.answered(&second).expect("the answer to the last ping");
+        assert!(rtt >= Duration::from_millis(30) && rtt < Duration::from_secs(5), "{rtt:?}");
+        assert_eq!(pinger.answered(&second), None, "a replayed pong");
     }
 }

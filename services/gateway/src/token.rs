@@ -13,6 +13,29 @@ const VERSION: &str = "v1";
 const PLAYER_ID_LEN: usize = 16;
 const ID_ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 
+/// The shortest secret accepted: 32 bytes, the size of the HMAC-SHA256 key.
+pub const MIN_SECRET_BYTES: usize = 32;
+
+/// Secrets published in examples and deployment files. Player ids are
+/// public, so a deployment signing with one lets anyone make any player's
+/// token.
+const KNOWN_SECRETS: &[&str] =
+    &["compose-demo-secret-change-me", "dev-only-token-secret-not-for-production", "change-me", "changeme", "secret"];
+
+/// Why a configured secret is refused, if it is.
+pub fn refuse_secret(secret: &str) -> Option<String> {
+    if KNOWN_SECRETS.iter().any(|known| known.eq_ignore_ascii_case(secret.trim())) {
+        return Some("the token secret is a published example: anyone could sign any player's token".to_owned());
+    }
+    if secret.len() < MIN_SECRET_BYTES {
+        return Some(format!(
+            "the token secret has {} bytes; it needs at least {MIN_SECRET_BYTES} (e.g. `openssl rand -hex 32`)",
+            secret.len()
+        ));
+    }
+    None
+}
+
 #[derive(Clone)]
 pub struct TokenSigner {
     key: Vec<u8>,
@@ -84,5 +107,16 @@ mod tests {
         for junk in ["", ".", "v1..", "v2.abc.def", "v1.abc", "v1.a b.xyz", &"x".repeat(5000)] {
             assert_eq!(signer.verify(junk), None, "{junk:?}");
         }
+    }
+
+    #[test]
+    fn published_and_short_secrets_are_refused() {
+        for published in ["compose-demo-secret-change-me", "dev-only-token-secret-not-for-production", "CHANGEME"] {
+            let reason = refuse_secret(published).expect("refused");
+            assert!(reason.contains("published"), "{reason}");
+        }
+        let reason = refuse_secret(&"a".repeat(31)).expect("refused");
+        assert!(reason.contains("31 bytes") && reason.contains("32"), "{reason}");
+        assert_eq!(refuse_secret(&"0123456789abcdef".repeat(4)), None);
     }
 }
