@@ -295,6 +295,35 @@ fn a_gateway_refuses_a_published_or_short_token_secret() {
     }
 }
 
+/// A few addresses must not take the whole engine pool: an address holds
+/// seats in only so many live games against the computer at once (here
+/// two), from any of its sockets; a finished game frees its place.
+#[tokio::test]
+async fn an_address_plays_only_so_many_games_against_the_computer_at_once() {
+    let cluster = shared_cluster("identity");
+    let gateway = cluster.spawn_gateway_with("gateway-computer-cap", &["--computer-games-per-ip", "2"]);
+    let create = |id: &str| {
+        json!({ "t": "create", "variant": "atomic", "color": "white", "opponent": "computer", "level": "easy", "id": id })
+    };
+    let mut player = Client::join("computer-fan", gateway.http, None).await;
+    let mut games = Vec::new();
+    for id in ["first", "second"] {
+        player.send(create(id)).await;
+        games.push(player.expect("created").await["game"].as_str().expect("a game").to_owned());
+    }
+    player.send(create("third")).await;
+    let refused = player.expect_error_for("third").await;
+    assert_eq!(refused["code"], "rate_limited", "{refused}");
+    let mut other_tab = Client::join("computer-fan-too", gateway.http, None).await;
+    other_tab.send(create("elsewhere")).await;
+    assert_eq!(other_tab.expect_error_for("elsewhere").await["code"], "rate_limited");
+
+    player.send(json!({ "t": "resign", "game": games[0] })).await;
+    player.expect_where("the end of the first game", |f| t(f) == "end" && f["game"] == games[0].as_str()).await;
+    player.send(create("after")).await;
+    player.expect("created").await;
+}
+
 #[tokio::test]
 async fn a_fog_game_in_progress_shows_nothing_over_http() {
     let cluster = shared_cluster("identity");

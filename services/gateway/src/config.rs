@@ -44,6 +44,9 @@ pub struct GatewaySettings {
     /// Games one IP address may create per minute.
     #[arg(long = "games-per-ip-minute", env = "FOGBLAST_GATEWAY_GAMES_PER_IP_MINUTE", default_value_t = 30)]
     pub games_per_ip_minute: u32,
+    /// Live games against the computer one address may hold seats in on this gateway; past that a new one (or following another) is refused with `rate_limited`.
+    #[arg(long = "computer-games-per-ip", env = "FOGBLAST_GATEWAY_COMPUTER_GAMES_PER_IP", default_value_t = 8)]
+    pub computer_games_per_ip: u32,
     /// HTTP API requests (`/api/...`) one address may make per minute; past that they are answered 429 with `Retry-After`.
     #[arg(
         long = "http-requests-per-ip-minute",

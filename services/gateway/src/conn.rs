@@ -36,13 +36,28 @@ pub struct Conn {
     close: watch::Sender<Option<Close>>,
     /// The player's measured one-way lag, from WebSocket ping round trips.
     pub lag_ms: AtomicU64,
+    /// The client's address as the per-address limits count it.
+    pub ip: Option<std::net::IpAddr>,
 }
 
+type Opened = (Arc<Conn>, mpsc::Receiver<Utf8Bytes>, watch::Receiver<Option<Close>>);
+
 impl Conn {
-    pub fn new() -> (Arc<Conn>, mpsc::Receiver<Utf8Bytes>, watch::Receiver<Option<Close>>) {
+    /// A connection of unknown address (tests).
+    #[cfg(test)]
+    pub fn new() -> Opened {
+        Conn::opened(None)
+    }
+
+    /// A connection from `ip`.
+    pub fn from_ip(ip: std::net::IpAddr) -> Opened {
+        Conn::opened(Some(ip))
+    }
+
+    fn opened(ip: Option<std::net::IpAddr>) -> Opened {
         let (tx, rx) = mpsc::channel(OUTBOX);
         let (close, closed) = watch::channel(None);
-        let conn = Conn { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), tx, close, lag_ms: AtomicU64::new(0) };
+        let conn = Conn { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), tx, close, lag_ms: AtomicU64::new(0), ip };
         (Arc::new(conn), rx, closed)
     }
 

@@ -74,6 +74,10 @@ struct FeedState {
     recent: VecDeque<(u64, [Option<Utf8Bytes>; 3])>,
     last: u64,
     task: Option<JoinHandle<()>>,
+    /// A seat is the computer's.
+    computer: bool,
+    /// The game has ended.
+    ended: bool,
 }
 
 struct Feed {
@@ -185,6 +189,55 @@ impl Feeds {
             }
         }
         self.subscribe(game, conn, seat, player, seen)
+    }
+
+    /// What the feed knows of the game from a state a socket was given:
+    /// whether the computer plays in it, whether it has ended.
+    pub fn note(&self, game: &GameId, state: &GameState) {
+        let feed = self.feed(game);
+        let mut feed_state = feed.state.lock().expect("feed lock");
+        feed_state.computer = [&state.white, &state.black].iter().any(|p| p.as_ref().is_some_and(|p| p.computer));
+        feed_state.ended |= state.status() == fogblast_proto::game::Status::Ended;
+    }
+
+    /// Live games against the computer in which a socket here from `ip`
+    /// holds a seat, `except` one.
+    pub fn computer_games_from(&self, ip: std::net::IpAddr, except: Option<&GameId>) -> usize {
+        let feeds = self.feeds.lock().expect("feeds lock");
+        feeds
+            .values()
+            .filter(|feed| Some(&feed.game) != except)
+            .filter(|feed| {
+                let state = feed.state.lock().expect("feed lock");
+                state.computer
+                    && !state.ended
+                    && state.subscribers.values().any(|s| s.seat != Seat::Spectator && s.conn.ip == Some(ip))
+            })
+            .count()
+    }
+
+    /// The game is gone from the game service (a finished game's record
+    /// expired): every socket following it is told, and the feed goes, so
+    /// a later follower starts a new one instead of joining one that no
+    /// longer hears anything.
+    fn gone(&self, feed: &Arc<Feed>) {
+        let subscribers: Vec<Arc<Conn>> = {
+            let mut state = feed.state.lock().expect("feed lock");
+            state.task = None;
+            state.subscribers.drain().map(|(_, s)| s.conn).collect()
+        };
+        let message = format!("game {} is no longer live; finished games are in the archive", feed.game);
+        let frame = frames::text(&ServerFrame::error(ErrorCode::NotFound, message, None));
+        for conn in subscribers {
+            conn.send(frame.clone());
+        }
+        let mut feeds = self.feeds.lock().expect("feeds lock");
+        if feeds.get(&feed.game).is_some_and(|f| Arc::ptr_eq(f, feed))
+            && feed.state.lock().expect("feed lock").subscribers.is_empty()
+        {
+            feeds.remove(&feed.game);
+        }
+        self.metrics.game_feeds.set(feeds.len() as i64);
     }
 
     /// Whether `conn` already follows `game`.
@@ -310,7 +363,10 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
         let mut stream = match opened {
             Ok(stream) => stream,
             Err(error) if error.code == ErrorCode::NotFound => {
-                warn!(game = %feed.game, "watched game not found");
+                warn!(game = %feed.game, "watched game not found: telling its followers");
+                if let Some(feeds) = feeds.upgrade() {
+                    feeds.gone(&feed);
+                }
                 return;
             }
             Err(error) => {
@@ -381,6 +437,10 @@ fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchE
                     }
                 }
             }
+            let ended = |p: &Option<fogblast_proto::game::EventPayload>| {
+                matches!(p.as_ref().and_then(|p| p.kind.as_ref()), Some(Kind::End(_)))
+            };
+            state.ended |= ended(&audience_event.spectators);
             state.recent.push_back((version, frames));
             if state.recent.len() > RECENT {
                 state.recent.pop_front();
@@ -454,6 +514,9 @@ mod tests {
     #[derive(Default)]
     struct SilentShard {
         watches: Arc<AtomicUsize>,
+        /// Answer every Watch with `NOT_FOUND` instead, as for a game
+        /// whose record expired.
+        missing: bool,
     }
 
     #[allow(clippy::result_large_err)] // the signature tonic gives every call
@@ -499,8 +562,85 @@ mod tests {
         type WatchStream = futures::stream::Pending<Result<WatchEvent, Status>>;
         async fn watch(&self, _: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
             self.watches.fetch_add(1, Ordering::Relaxed);
+            if self.missing {
+                return Err(
+                    fogblast_proto::error::ServiceError::new(ErrorCode::NotFound, "no game g-expired").into_status()
+                );
+            }
             Ok(Response::new(futures::stream::pending()))
         }
+    }
+
+    /// Feeds whose one shard is `shard`, on loopback.
+    async fn feeds_on(shard: SilentShard) -> Arc<Feeds> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(GameServer::new(shard))
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        let store = Arc::new(MemoryStore::new());
+        store.register(&ShardId::parse("only").unwrap(), &addr, Duration::from_secs(60)).await.unwrap();
+        let router = Arc::new(Router::new(store, Duration::from_millis(500)).await);
+        Feeds::new(router, Arc::new(Metrics::new().unwrap()), TaskTracker::new(), 20_000)
+    }
+
+    /// A game that is gone is not followed in silence: its followers hear
+    /// `not_found`, and the next follower gets a feed of its own that asks
+    /// the shard again, not the dead one.
+    #[tokio::test]
+    async fn the_followers_of_a_game_that_is_gone_are_told_and_the_feed_goes() {
+        let shard = SilentShard { missing: true, ..SilentShard::default() };
+        let watches = shard.watches.clone();
+        let feeds = feeds_on(shard).await;
+        let game = GameId::parse("g-expired").unwrap();
+        let (watcher, mut frames, _closed) = Conn::new();
+        assert!(feeds.subscribe(&game, &watcher, Seat::Spectator, None, 3));
+        let told = tokio::time::timeout(Duration::from_secs(5), frames.recv()).await.expect("told in time").unwrap();
+        let told: serde_json::Value = serde_json::from_str(told.as_str()).unwrap();
+        assert_eq!((told["t"].as_str(), told["code"].as_str()), (Some("error"), Some("not_found")), "{told}");
+        assert!(!feeds.follows(&game, &watcher));
+        let (later, _frames, _closed) = Conn::new();
+        assert!(feeds.subscribe(&game, &later, Seat::Spectator, None, 3));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while watches.load(Ordering::Relaxed) < 2 {
+            assert!(tokio::time::Instant::now() < deadline, "the later follower's feed never asked the shard");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn computer_games_are_counted_by_address_while_live_and_seated() {
+        let feeds = feeds().await;
+        let ip: std::net::IpAddr = "192.0.2.7".parse().unwrap();
+        let player = PlayerId::parse("aaaaaaaaaaaaaaaa").unwrap();
+        let computer = fogblast_proto::game::Player { computer: true, ..Default::default() };
+        let human = fogblast_proto::game::Player { id: player.to_string(), ..Default::default() };
+        let live = GameState {
+            white: Some(human.clone()),
+            black: Some(computer),
+            status: fogblast_proto::game::Status::Playing as i32,
+            ..Default::default()
+        };
+        let (seated, _frames, _closed) = Conn::from_ip(ip);
+        let (watching, _frames2, _closed2) = Conn::from_ip(ip);
+        let games: Vec<GameId> = ["g-one", "g-two", "g-watched", "g-human"].map(|g| GameId::parse(g).unwrap()).into();
+        for game in &games[..2] {
+            feeds.note(game, &live);
+            feeds.subscribe(game, &seated, Seat::White, Some(player.clone()), 0);
+        }
+        feeds.note(&games[2], &live);
+        feeds.subscribe(&games[2], &watching, Seat::Spectator, None, 0);
+        feeds.note(&games[3], &GameState { black: Some(human), ..live.clone() });
+        feeds.subscribe(&games[3], &seated, Seat::White, Some(player.clone()), 0);
+        assert_eq!(feeds.computer_games_from(ip, None), 2, "seats against the computer only");
+        assert_eq!(feeds.computer_games_from(ip, Some(&games[0])), 1);
+        assert_eq!(feeds.computer_games_from("192.0.2.8".parse().unwrap(), None), 0);
+        feeds.note(&games[1], &GameState { status: fogblast_proto::game::Status::Ended as i32, ..live.clone() });
+        assert_eq!(feeds.computer_games_from(ip, None), 1, "an ended game is not counted");
+        feeds.unsubscribe_all(&seated);
+        assert_eq!(feeds.computer_games_from(ip, None), 0);
     }
 
     #[tokio::test]

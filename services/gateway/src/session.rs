@@ -31,11 +31,15 @@ use crate::lanes::{Lane, Lanes, Order};
 use crate::limits::Bucket;
 use crate::Gateway;
 
+/// How often a socket tries to follow a game whose feed keeps moving past
+/// the state it was given.
+const FOLLOW_ATTEMPTS: usize = 3;
+
 /// How often the gateway pings a client to measure its lag.
 const PING_EVERY: Duration = Duration::from_secs(5);
 
 pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
-    let (conn, mut outbox, mut closed) = Conn::new();
+    let (conn, mut outbox, mut closed) = Conn::from_ip(ip);
     gateway.metrics.connections.inc();
     let (mut sink, mut stream) = socket.split();
     let mut session = Session { gateway: gateway.clone(), conn: conn.clone(), ip, player: None, name: String::new() };
@@ -295,7 +299,7 @@ impl Session {
                 let color = color(joined.color());
                 self.send(&ServerFrame::Joined { game: joined.game_id.clone(), color, id: id.cloned() });
                 self.gateway.matchmaker.close_board(&joined.game_id);
-                self.follow_from(&game_id(&joined.game_id)?, joined.state, id);
+                self.follow_from(&game_id(&joined.game_id)?, joined.state, id).await?;
                 Ok(())
             }
             // Following a game again replaces the socket's subscription in
@@ -311,8 +315,10 @@ impl Session {
                 // Replay from the gateway's feed when it reaches back far
                 // enough and is as new as the store; otherwise the whole
                 // state.
+                self.within_computer_cap(&game, &state)?;
+                self.gateway.feeds.note(&game, &state);
                 if !self.gateway.feeds.resume(&game, &self.conn, seat, Some(player), resume.v, state.version) {
-                    self.follow_from(&game, Some(state), id);
+                    self.follow_from(&game, Some(state), id).await?;
                 }
                 Ok(())
             }
@@ -417,6 +423,9 @@ impl Session {
         let choice = proto::ColorChoice::from(create.color);
         let computer = create.opponent == Opponent::Computer;
         let level = if computer { create.level.unwrap_or(Level::Hard).into() } else { proto::Level::Unspecified };
+        if computer {
+            self.computer_games_allowed(None)?;
+        }
         if !self.gateway.limits.create_game(self.ip) {
             return Err(ServiceError::new(
                 ErrorCode::RateLimited,
@@ -458,7 +467,7 @@ impl Session {
                 opened_ms: 0,
             });
         }
-        self.follow_from(&game_id(&created.game_id)?, created.state, id);
+        self.follow_from(&game_id(&created.game_id)?, created.state, id).await?;
         Ok(())
     }
 
@@ -473,17 +482,53 @@ impl Session {
     /// Sends the game's state and follows it from there.
     async fn follow(&self, game: &GameId, id: Option<&Id>) -> Result<(), ServiceError> {
         let state = self.state(game).await?;
-        self.follow_from(game, Some(state), id);
-        Ok(())
+        self.follow_from(game, Some(state), id).await
     }
 
-    fn follow_from(&self, game: &GameId, state: Option<GameState>, id: Option<&Id>) {
-        let Some(state) = state else { return };
-        let seat = Seat::of(state.audience());
-        let mut frame = frames::state(&state);
-        frame.id = id.cloned();
-        self.send(&ServerFrame::State(Box::new(frame)));
-        self.gateway.feeds.subscribe(game, &self.conn, seat, self.player.clone(), state.version);
+    /// Sends `state` and follows the game from there. When the game's feed
+    /// has moved on past what it still holds since `state`, a fresh state
+    /// goes out and the socket follows from that one, so it is never left
+    /// silently unsubscribed.
+    async fn follow_from(&self, game: &GameId, state: Option<GameState>, id: Option<&Id>) -> Result<(), ServiceError> {
+        let Some(mut state) = state else { return Ok(()) };
+        self.within_computer_cap(game, &state)?;
+        let mut reply_id = id.cloned();
+        for _ in 0..FOLLOW_ATTEMPTS {
+            let seat = Seat::of(state.audience());
+            let mut frame = frames::state(&state);
+            frame.id = reply_id.take();
+            self.send(&ServerFrame::State(Box::new(frame)));
+            self.gateway.feeds.note(game, &state);
+            if self.gateway.feeds.subscribe(game, &self.conn, seat, self.player.clone(), state.version) {
+                return Ok(());
+            }
+            state = self.state(game).await?;
+        }
+        Err(ServiceError::new(ErrorCode::Unavailable, "the game moved on too fast to follow: resume it"))
+    }
+
+    /// A seat in a live game against the computer is refused once this
+    /// address holds as many on this gateway (other than `game`): a few
+    /// addresses must not take the whole engine pool.
+    fn within_computer_cap(&self, game: &GameId, state: &GameState) -> Result<(), ServiceError> {
+        let seated = Seat::of(state.audience()) != Seat::Spectator;
+        let against_computer = [&state.white, &state.black].iter().any(|p| p.as_ref().is_some_and(|p| p.computer));
+        if !seated || !against_computer || state.status() == fogblast_proto::game::Status::Ended {
+            return Ok(());
+        }
+        self.computer_games_allowed(Some(game))
+    }
+
+    fn computer_games_allowed(&self, except: Option<&GameId>) -> Result<(), ServiceError> {
+        let cap = self.gateway.config.settings.computer_games_per_ip;
+        let playing = self.gateway.feeds.computer_games_from(self.ip, except);
+        if playing >= cap as usize {
+            return Err(ServiceError::new(
+                ErrorCode::RateLimited,
+                format!("{playing} games against the computer are in play from your address: finish one first"),
+            ));
+        }
+        Ok(())
     }
 
     /// The command `game` names, by this socket's player.
