@@ -302,9 +302,7 @@ fn a_gateway_refuses_a_published_or_short_token_secret() {
 async fn an_address_plays_only_so_many_games_against_the_computer_at_once() {
     let cluster = shared_cluster("identity");
     let gateway = cluster.spawn_gateway_with("gateway-computer-cap", &["--computer-games-per-ip", "2"]);
-    let create = |id: &str| {
-        json!({ "t": "create", "variant": "atomic", "color": "white", "opponent": "computer", "level": "easy", "id": id })
-    };
+    let create = |id: &str| json!({ "t": "create", "variant": "atomic", "color": "white", "opponent": "computer", "level": "easy", "id": id });
     let mut player = Client::join("computer-fan", gateway.http, None).await;
     let mut games = Vec::new();
     for id in ["first", "second"] {

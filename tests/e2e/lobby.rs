@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::support::Client;
 use fogblast_sandbox::Sandbox;
-use serde_json::json;
+use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seekers_are_paired_and_the_lobby_shows_open_boards() {
@@ -51,17 +51,14 @@ async fn seekers_are_paired_and_the_lobby_shows_open_boards() {
     let created = alice.expect("created").await;
     let code = created["code"].as_str().unwrap().to_owned();
     let listed = watcher
-        .find(Duration::from_secs(5), |f| f["t"] == "lobby" && f["open"].as_array().is_some_and(|o| !o.is_empty()))
+        .lobby_until(Duration::from_secs(5), |open| !open.is_empty())
         .await
         .expect("the new board reaches the lobby");
-    assert_eq!(listed["open"][0]["code"], code.as_str());
-    assert_eq!(listed["open"][0]["variant"], "standard");
+    assert_eq!(listed[0]["code"], code.as_str());
+    assert_eq!(listed[0]["variant"], "standard");
     bob.send(json!({ "t": "join", "code": code })).await;
     bob.expect("joined").await;
-    watcher
-        .find(Duration::from_secs(5), |f| f["t"] == "lobby" && f["open"].as_array().is_some_and(Vec::is_empty))
-        .await
-        .expect("the taken board leaves the lobby");
+    watcher.lobby_until(Duration::from_secs(5), <[Value]>::is_empty).await.expect("the taken board leaves the lobby");
 
     // A cancelled seek is never paired.
     bob.send(json!({ "t": "seek", "variant": "fog", "clock": null })).await;

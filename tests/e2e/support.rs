@@ -605,6 +605,30 @@ impl Client {
         found.map(|f| f.json().clone())
     }
 
+    /// Follows the lobby as this client hears it (a whole `lobby`, then
+    /// `lobby_update`s with what changed) until the list of open boards
+    /// satisfies `done`; `None` if it does not within `limit`.
+    pub async fn lobby_until(&mut self, limit: Duration, done: impl Fn(&[Value]) -> bool) -> Option<Vec<Value>> {
+        let deadline = Instant::now() + limit;
+        let mut open: Vec<Value> = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let frame = self.find(left, |f| t(f) == "lobby" || t(f) == "lobby_update").await?;
+            if t(&frame) == "lobby" {
+                open = frame["open"].as_array().cloned().unwrap_or_default();
+            } else {
+                let removed: Vec<&Value> = frame["removed"].as_array().map(|r| r.iter().collect()).unwrap_or_default();
+                open.retain(|b| !removed.contains(&&b["game"]));
+                let mut added = frame["added"].as_array().cloned().unwrap_or_default();
+                added.append(&mut open);
+                open = added;
+            }
+            if done(&open) {
+                return Some(open);
+            }
+        }
+    }
+
     /// The next frame of type `kind` (others stay queued); fails the test
     /// after [`WAIT`].
     pub async fn expect(&mut self, kind: &str) -> Value {

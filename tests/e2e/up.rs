@@ -94,21 +94,14 @@ async fn pairs_seekers_and_lists_open_boards(up: &Proc) {
     alice.send(json!({ "t": "create", "variant": "fog", "color": "random", "clock": null, "opponent": "human" })).await;
     let code = alice.expect("created").await["code"].as_str().unwrap().to_owned();
     let listed = watcher
-        .find(std::time::Duration::from_secs(5), |f| {
-            f["t"] == "lobby" && f["open"].as_array().is_some_and(|o| !o.is_empty())
-        })
+        .lobby_until(std::time::Duration::from_secs(5), |open| !open.is_empty())
         .await
         .expect("the new board reaches the lobby");
-    assert_eq!(
-        (listed["open"][0]["code"].as_str(), listed["open"][0]["variant"].as_str()),
-        (Some(code.as_str()), Some("fog"))
-    );
+    assert_eq!((listed[0]["code"].as_str(), listed[0]["variant"].as_str()), (Some(code.as_str()), Some("fog")));
     bob.send(json!({ "t": "join", "code": code })).await;
     bob.expect("joined").await;
     watcher
-        .find(std::time::Duration::from_secs(5), |f| {
-            f["t"] == "lobby" && f["open"].as_array().is_some_and(Vec::is_empty)
-        })
+        .lobby_until(std::time::Duration::from_secs(5), |open| open.is_empty())
         .await
         .expect("the taken board leaves the lobby");
     up.terminate();

@@ -23,7 +23,8 @@ pub use client::{
 };
 pub use id::{Id, MAX_ID_BYTES};
 pub use server::{
-    Clock, EndFrame, LobbyFrame, MoveFrame, OpenBoard, PairedOpponent, Player, Players, ServerFrame, StateFrame,
+    Clock, EndFrame, LobbyFrame, LobbyUpdateFrame, MoveFrame, OpenBoard, PairedOpponent, Player, Players, ServerFrame,
+    StateFrame,
 };
 pub use vocab::{
     Color, ColorChoice, DrawAction, EndReason, Level, Opponent, RatingRange, Status, TakebackAction, TimeControl,

@@ -200,6 +200,19 @@ pub struct LobbyFrame {
     pub id: Option<Id>,
 }
 
+/// `lobby_update`: what changed in the lobby from version `from` to `v`:
+/// boards added (newest first, to put before the rest) and the games of
+/// boards removed. A client whose list is not at `from` asks for the lobby
+/// again; the gateway itself sends a whole `lobby` to a socket it knows is
+/// not there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LobbyUpdateFrame {
+    pub v: u64,
+    pub from: u64,
+    pub added: Vec<OpenBoard>,
+    pub removed: Vec<String>,
+}
+
 /// A frame from the server. `id` is present only on a request's direct
 /// reply or its error; events never carry one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -308,6 +321,7 @@ pub enum ServerFrame {
         opponent: PairedOpponent,
     },
     Lobby(LobbyFrame),
+    LobbyUpdate(LobbyUpdateFrame),
     Rating {
         variant: Variant,
         rating: i64,

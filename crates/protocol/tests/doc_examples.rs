@@ -185,6 +185,7 @@ fn every_example_in_the_protocol_page_reads_and_writes_back_unchanged() {
         "seek_cancelled",
         "paired",
         "lobby",
+        "lobby_update",
         "rating",
     ]
     .iter()

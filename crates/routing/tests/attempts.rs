@@ -114,7 +114,9 @@ async fn a_call_moves_on_from_a_frozen_or_dead_shard_once_membership_does() {
         members.set(&[&next]);
         let (answer, _) = call.await.unwrap();
         let error = answer.unwrap_err();
-        assert!(error.message.contains(next.trim_start_matches("http://")), "{stuck}: asked the new owner: {error}");
+        let addr = next.trim_start_matches("http://");
+        assert!(error.for_log().contains(addr), "{stuck}: asked the new owner: {}", error.for_log());
+        assert!(!error.message.contains(addr), "{stuck}: a client is not told shard addresses: {error}");
         assert!(
             changed.elapsed() > Duration::from_millis(1_500),
             "{stuck}: retried the new owner until the route timeout"

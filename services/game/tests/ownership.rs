@@ -654,7 +654,7 @@ async fn timed_move(router: &Router, game: &str, player: &str, uci: &str, ply: u
             })
             .await;
         match answer {
-            Err(e) if e.owner.is_none() && e.message.contains("transport error") && broken < 20 => {
+            Err(e) if e.owner.is_none() && e.for_log().contains("transport error") && broken < 20 => {
                 broken += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

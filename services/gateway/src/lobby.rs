@@ -1,11 +1,12 @@
 //! Quick pairing and the lobby, through the matchmaker: `seek` and
 //! `cancel_seek` become its gRPC calls, open boards are listed as players
 //! create games for a human opponent and leave when taken, and the lobby
-//! notices the matchmaker publishes on the bus go, as `lobby` frames, to
-//! every socket that asked for the lobby. Pairings reach players on
+//! notices the matchmaker publishes on the bus (the whole list) go to every
+//! socket that asked for the lobby as `lobby_update` frames with only what
+//! changed, after one `lobby` frame with the whole list. Pairings reach players on
 //! `player.<id>` like any other notice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ use fogblast_proto::matchmaker::{
     SeekRequest,
 };
 use fogblast_proto::notices::LOBBY_SUBJECT;
-use fogblast_protocol::{LobbyFrame, ServerFrame};
+use fogblast_protocol::{LobbyFrame, LobbyUpdateFrame, OpenBoard, ServerFrame};
 use futures::StreamExt;
 use tonic::transport::Channel;
 use tracing::{debug, warn};
@@ -29,11 +30,17 @@ use crate::{frames, notices};
 
 const MATCHMAKER: &str = "matchmaker";
 
-/// The lobby's subscribers on this gateway and the newest frame seen.
+/// The lobby's subscribers on this gateway, each with the version of the
+/// list it holds, and the newest list heard.
 #[derive(Default)]
 pub struct Lobby {
-    subscribers: Mutex<HashMap<u64, Arc<Conn>>>,
-    newest: Mutex<u64>,
+    state: Mutex<LobbyState>,
+}
+
+#[derive(Default)]
+struct LobbyState {
+    subscribers: HashMap<u64, (Arc<Conn>, u64)>,
+    current: Option<LobbyFrame>,
 }
 
 impl std::fmt::Debug for Lobby {
@@ -43,8 +50,8 @@ impl std::fmt::Debug for Lobby {
 }
 
 impl Lobby {
-    /// Writes the matchmaker's lobby notices as `lobby` frames, newest
-    /// only, for as long as the gateway runs.
+    /// Follows the matchmaker's lobby notices for as long as the gateway
+    /// runs; each subscriber gets what changed since the list it holds.
     pub fn listen(self: &Arc<Self>, bus: Arc<dyn EventBus>) {
         let lobby = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -54,33 +61,75 @@ impl Lobby {
             };
             while let Some(message) = frames.next().await {
                 let Some(lobby) = lobby.upgrade() else { return };
-                let Some((version, frame)) = notices::lobby_notice(&message.payload) else {
+                let Some((_, frame)) = notices::lobby_notice(&message.payload) else {
                     debug!("a lobby notice that does not read");
                     continue;
                 };
-                {
-                    let mut newest = lobby.newest.lock().expect("lobby lock");
-                    if version < *newest {
-                        continue;
-                    }
-                    *newest = version;
-                }
-                let frame = frames::text(&ServerFrame::Lobby(frame));
-                let subscribers: Vec<Arc<Conn>> =
-                    lobby.subscribers.lock().expect("lobby lock").values().cloned().collect();
-                for conn in subscribers {
-                    conn.send(frame.clone());
-                }
+                lobby.heard(frame);
             }
         });
     }
 
-    pub fn subscribe(&self, conn: &Arc<Conn>) {
-        self.subscribers.lock().expect("lobby lock").insert(conn.id, conn.clone());
+    /// A new list: to each subscriber holding the previous one, what
+    /// changed; to one holding another, the whole list; to one already as
+    /// new, nothing.
+    fn heard(&self, newest: LobbyFrame) {
+        let mut state = self.state.lock().expect("lobby lock");
+        if state.current.as_ref().is_some_and(|current| current.v >= newest.v) {
+            return;
+        }
+        let update = state.current.as_ref().map(|previous| {
+            let frame = ServerFrame::LobbyUpdate(changes(previous, &newest));
+            (previous.v, frames::text(&frame))
+        });
+        let mut whole = None;
+        for (conn, holds) in state.subscribers.values_mut() {
+            if *holds >= newest.v {
+                continue;
+            }
+            match &update {
+                Some((from, frame)) if *holds == *from => {
+                    conn.send(frame.clone());
+                }
+                _ => {
+                    let frame = whole.get_or_insert_with(|| frames::text(&ServerFrame::Lobby(newest.clone())));
+                    conn.send(frame.clone());
+                }
+            }
+            *holds = newest.v;
+        }
+        state.current = Some(newest);
+    }
+
+    /// Sends `reply` (the list at its version) and follows the lobby from
+    /// there, in one step, so no change reaches the socket before it.
+    pub fn subscribe(&self, conn: &Arc<Conn>, reply: LobbyFrame) {
+        let mut state = self.state.lock().expect("lobby lock");
+        let holds = reply.v;
+        conn.send(frames::text(&ServerFrame::Lobby(reply)));
+        state.subscribers.insert(conn.id, (conn.clone(), holds));
     }
 
     pub fn unsubscribe(&self, conn: &Conn) {
-        self.subscribers.lock().expect("lobby lock").remove(&conn.id);
+        self.state.lock().expect("lobby lock").subscribers.remove(&conn.id);
+    }
+}
+
+/// From `previous` to `newest`: the boards added, in `newest`'s order, and
+/// the games of those removed.
+fn changes(previous: &LobbyFrame, newest: &LobbyFrame) -> LobbyUpdateFrame {
+    let before: HashMap<&str, &OpenBoard> = previous.open.iter().map(|b| (b.game.as_str(), b)).collect();
+    let after: HashSet<&str> = newest.open.iter().map(|b| b.game.as_str()).collect();
+    LobbyUpdateFrame {
+        v: newest.v,
+        from: previous.v,
+        added: newest.open.iter().filter(|b| before.get(b.game.as_str()) != Some(b)).cloned().collect(),
+        removed: previous
+            .open
+            .iter()
+            .filter(|b| !after.contains(b.game.as_str()) || newest.open.iter().any(|n| n.game == b.game && n != *b))
+            .map(|b| b.game.clone())
+            .collect(),
     }
 }
 
@@ -169,5 +218,82 @@ impl Matchmaker {
         tokio::spawn(async move {
             let _ = within(timeout, MATCHMAKER, client.player_left(request)).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fogblast_protocol::{ColorChoice, Variant as WireVariant};
+
+    fn board(game: &str, rating: u32) -> OpenBoard {
+        OpenBoard {
+            game: game.to_owned(),
+            code: "ABCDEFGH".to_owned(),
+            variant: WireVariant::Atomic,
+            clock: None,
+            color: ColorChoice::Random,
+            rating,
+            rated: false,
+            player: "p".to_owned(),
+            name: "n".to_owned(),
+        }
+    }
+
+    fn list(v: u64, boards: &[OpenBoard]) -> LobbyFrame {
+        LobbyFrame { v, open: boards.to_vec(), id: None }
+    }
+
+    fn read(frames: &mut tokio::sync::mpsc::Receiver<axum::extract::ws::Utf8Bytes>) -> Vec<serde_json::Value> {
+        std::iter::from_fn(|| frames.try_recv().ok()).map(|f| serde_json::from_str(f.as_str()).unwrap()).collect()
+    }
+
+    /// A change reaches a subscriber as what changed, not the whole list;
+    /// one whose list is older than the last one heard gets the whole list.
+    #[tokio::test]
+    async fn subscribers_get_what_changed_since_the_list_they_hold() {
+        let lobby = Lobby::default();
+        let (a, b, c) = (board("game-a", 1500), board("game-b", 1600), board("game-c", 1700));
+        lobby.heard(list(1, &[b.clone(), a.clone()]));
+        let (current, mut current_frames, _closed) = Conn::new();
+        lobby.subscribe(&current, list(1, &[b.clone(), a.clone()]));
+        let (behind, mut behind_frames, _closed2) = Conn::new();
+        lobby.subscribe(&behind, list(0, &[]));
+        let (ahead, mut ahead_frames, _closed3) = Conn::new();
+        lobby.subscribe(&ahead, list(2, &[c.clone(), a.clone()]));
+        for frames in [&mut current_frames, &mut behind_frames, &mut ahead_frames] {
+            assert_eq!(read(frames).len(), 1, "the reply");
+        }
+
+        // b taken, c opened, a's creator rated anew.
+        let a_again = board("game-a", 1510);
+        lobby.heard(list(2, &[c.clone(), a_again.clone()]));
+        let got = read(&mut current_frames);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0]["t"], "lobby_update");
+        assert_eq!((got[0]["from"].as_u64(), got[0]["v"].as_u64()), (Some(1), Some(2)));
+        let added: Vec<&str> =
+            got[0]["added"].as_array().unwrap().iter().map(|b| b["game"].as_str().unwrap()).collect();
+        assert_eq!(added, ["game-c", "game-a"]);
+        let mut removed: Vec<&str> =
+            got[0]["removed"].as_array().unwrap().iter().map(|g| g.as_str().unwrap()).collect();
+        removed.sort_unstable();
+        assert_eq!(removed, ["game-a", "game-b"]);
+        let got = read(&mut behind_frames);
+        assert_eq!((got.len(), got[0]["t"].as_str(), got[0]["v"].as_u64()), (1, Some("lobby"), Some(2)));
+        assert_eq!(got[0]["open"].as_array().unwrap().len(), 2);
+        assert!(read(&mut ahead_frames).is_empty(), "it already holds version 2");
+
+        // An old notice arriving late changes nothing.
+        lobby.heard(list(1, &[b]));
+        assert!(read(&mut current_frames).is_empty());
+        // The next change is a delta for all three now.
+        lobby.heard(list(3, &[a_again]));
+        for frames in [&mut current_frames, &mut behind_frames, &mut ahead_frames] {
+            let got = read(frames);
+            assert_eq!((got.len(), got[0]["t"].as_str()), (1, Some("lobby_update")));
+            assert_eq!(got[0]["removed"], serde_json::json!(["game-c"]));
+            assert_eq!(got[0]["added"], serde_json::json!([]));
+        }
     }
 }

@@ -193,6 +193,7 @@ mod tests {
             name: "alice".into(),
             rating: 1500,
             opened_ms: 1_700_000_000_000,
+            address: String::new(),
         };
         let payload = LobbyChanged { version: 42, open: vec![board] }.encode_to_vec();
         let (version, frame) = lobby_notice(&payload).unwrap();

@@ -383,8 +383,7 @@ impl Session {
             ClientFrame::Lobby => {
                 let mut frame = self.gateway.matchmaker.list().await?;
                 frame.id = id.cloned();
-                self.gateway.lobby.subscribe(&self.conn);
-                self.send(&ServerFrame::Lobby(frame));
+                self.gateway.lobby.subscribe(&self.conn, frame);
                 Ok(())
             }
         }
@@ -465,6 +464,7 @@ impl Session {
                 name: self.name.clone(),
                 rating: 0,
                 opened_ms: 0,
+                address: self.ip.to_string(),
             });
         }
         self.follow_from(&game_id(&created.game_id)?, created.state, id).await?;

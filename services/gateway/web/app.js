@@ -18,7 +18,7 @@ import { errorText } from './js/text.js';
 import { bindHome, joinByCode, renderHome } from './js/screens/home.js';
 import { bindGame, renderGame, renderClocks, resetGameView } from './js/screens/game.js';
 import { startLooks } from './js/features/looks.js';
-import { initLobby, lobbyWanted, renderLobby, stopLobby, subscribeLobby } from './js/features/lobby.js';
+import { initLobby, lobbyWanted, onLobbyFrame, stopLobby, subscribeLobby } from './js/features/lobby.js';
 import { initSeek, onPaired, renderSeek, seekAgain, seeking } from './js/features/seek.js';
 import * as ratings from './js/features/ratings.js';
 import { initReplay, replayKey, resetReplay } from './js/features/replay.js';
@@ -36,7 +36,7 @@ function onFrame(conn, f) {
   if (GAME_FRAMES.has(f.t)) return session.onGameFrame(conn, f);
   switch (f.t) {
     case 'rating': if (main) ratings.onRating(f); return;
-    case 'lobby': if (main) renderLobby(f.open || []); return;
+    case 'lobby': case 'lobby_update': if (main) onLobbyFrame(f); return;
     case 'paired': if (main) onPaired(f); return;
     case 'reconnect': if (main) notice('The server is restarting: reconnecting…'); return;
     case 'error': if (f.id == null) notice(errorText(f), 'error'); return;

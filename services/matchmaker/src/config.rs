@@ -85,6 +85,12 @@ pub struct MatchmakerSettings {
     /// Lobby changes within this many ms go out as one lobby notice.
     #[arg(long = "lobby-publish-ms", env = "FOGBLAST_MATCHMAKER_LOBBY_PUBLISH_MS", default_value_t = 100)]
     pub lobby_publish_ms: u64,
+    /// Open boards one player may have in the lobby; opening one more takes their oldest out (the game stays open by its link).
+    #[arg(long = "boards-per-player", env = "FOGBLAST_MATCHMAKER_BOARDS_PER_PLAYER", default_value_t = 3)]
+    pub boards_per_player: usize,
+    /// Open boards one address may have in the lobby, over all its players; past it their oldest leave.
+    #[arg(long = "boards-per-address", env = "FOGBLAST_MATCHMAKER_BOARDS_PER_ADDRESS", default_value_t = 10)]
+    pub boards_per_address: usize,
     /// The most boards a lobby notice lists (newest first).
     #[arg(long = "lobby-max", env = "FOGBLAST_MATCHMAKER_LOBBY_MAX", default_value_t = 500)]
     pub lobby_max: usize,

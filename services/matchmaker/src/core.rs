@@ -313,10 +313,34 @@ impl Matchmaker {
             rating,
             opened_ms,
             expires_ms: opened_ms.saturating_add(self.config.settings.board_ttl_ms),
+            address: board.address.chars().take(64).collect(),
         };
         self.store.open_board(&record).await.map_err(unavailable)?;
+        self.keep_within_caps(&record).await.map_err(unavailable)?;
         self.lobby_changed.notify_one();
         Ok(to_board(&record))
+    }
+
+    /// One player, or one address, fills no more of the lobby than its
+    /// share: past the cap, its oldest boards leave (their games stay open
+    /// to anyone with the link).
+    async fn keep_within_caps(&self, opened: &BoardRecord) -> Result<(), StoreError> {
+        let (_, boards) = self.lobby(None, usize::MAX).await?;
+        let settings = &self.config.settings;
+        let mut over: Vec<&BoardRecord> = Vec::new();
+        // Newest first: what lies past the cap is the oldest.
+        let of_player = boards.iter().filter(|b| b.player == opened.player);
+        over.extend(of_player.skip(settings.boards_per_player));
+        if !opened.address.is_empty() {
+            let of_address = boards.iter().filter(|b| b.address == opened.address);
+            over.extend(of_address.skip(settings.boards_per_address));
+        }
+        over.sort_by(|a, b| a.game.cmp(&b.game));
+        over.dedup_by(|a, b| a.game == b.game);
+        for board in over {
+            self.store.close_board(&board.game, None).await?;
+        }
+        Ok(())
     }
 
     /// Takes a board out of the lobby; with a player, only theirs.
@@ -372,6 +396,8 @@ pub(crate) fn to_board(record: &BoardRecord) -> Board {
         name: record.name.clone(),
         rating: record.rating,
         opened_ms: record.opened_ms,
+        // Only the matchmaker keeps it.
+        address: String::new(),
     }
 }
 

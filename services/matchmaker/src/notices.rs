@@ -102,6 +102,7 @@ mod tests {
             rating: 1500,
             opened_ms: 1,
             expires_ms: 2,
+            address: "192.0.2.1".into(),
         };
         let lobby = LobbyChanged::decode(lobby(7, &[board])).unwrap();
         assert_eq!((lobby.version, lobby.open.len()), (7, 1));
@@ -111,5 +112,6 @@ mod tests {
             ("ABCDEFGH", Variant::Fog, ColorChoice::ChooseRandom)
         );
         assert_eq!(open.clock, None);
+        assert_eq!(open.address, "", "the creator's address stays in the matchmaker");
     }
 }

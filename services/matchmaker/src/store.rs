@@ -134,6 +134,9 @@ pub struct BoardRecord {
     pub rating: u32,
     pub opened_ms: u64,
     pub expires_ms: u64,
+    /// The creator's address as the gateway counts it; empty if unknown.
+    #[serde(default)]
+    pub address: String,
 }
 
 /// What the player's pointer said when a seek was placed.

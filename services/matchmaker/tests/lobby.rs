@@ -26,6 +26,7 @@ fn board(game: &str, code: &str, player: &str, variant: Variant, rating: u32) ->
         name: player.to_owned(),
         rating,
         opened_ms: 0,
+        address: String::new(),
     }
 }
 
@@ -184,4 +185,52 @@ async fn boards_leave_the_lobby_when_their_time_is_up() {
     let left = client.player_left(PlayerLeftRequest { player_id: "erin".into() }).await.unwrap().into_inner();
     assert_eq!(left.boards_closed, 0, "already gone");
     a.stop().await;
+}
+
+/// One player, or one address over many players, cannot fill the lobby:
+/// past its share the oldest of its boards leave, and everyone else's
+/// stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_player_or_one_address_fills_only_its_share_of_the_lobby() {
+    let backend = Backend::new("lobby-caps");
+    let config = quick_config_with(|s| {
+        s.boards_per_player = 2;
+        s.boards_per_address = 3;
+    });
+    let mm = Process::matchmaker(&backend, "mm-caps", config).await;
+    let mut client = mm.client().await;
+    let open = |game: String, player: &str, address: &str| {
+        let mut board = board(&game, "ABCDEFGH", player, Variant::Atomic, 0);
+        board.address = address.to_owned();
+        OpenBoardRequest { board: Some(board) }
+    };
+    client.open_board(open("other-1".into(), "olga", "198.51.100.1")).await.unwrap();
+    for i in 0..4 {
+        client.open_board(open(format!("flood-{i}"), "mallory", "203.0.113.9")).await.unwrap();
+        // Boards opened in the same millisecond would tie on age.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let listed = |lobby: fogblast_proto::matchmaker::Lobby| -> Vec<String> {
+        lobby.open.into_iter().map(|b| b.game_id).collect()
+    };
+    let lobby = listed(client.list_lobby(ListLobbyRequest::default()).await.unwrap().into_inner());
+    assert_eq!(lobby, ["flood-3", "flood-2", "other-1"], "the player's two newest stay");
+    // The same address under new player ids: three boards in all.
+    for (i, player) in ["mallory2", "mallory3"].iter().enumerate() {
+        client.open_board(open(format!("sock-{i}"), player, "203.0.113.9")).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let lobby = listed(client.list_lobby(ListLobbyRequest::default()).await.unwrap().into_inner());
+    assert_eq!(lobby, ["sock-1", "sock-0", "flood-3", "other-1"], "the address's three newest stay");
+    assert!(
+        client
+            .list_lobby(ListLobbyRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .open
+            .iter()
+            .all(|b| b.address.is_empty()),
+        "addresses are never listed"
+    );
 }

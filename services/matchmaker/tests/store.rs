@@ -51,6 +51,7 @@ fn board(game: &str, player: &str, expires_ms: u64) -> BoardRecord {
         rating: 1500,
         opened_ms: 1,
         expires_ms,
+        address: String::new(),
     }
 }
 

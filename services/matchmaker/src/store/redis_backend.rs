@@ -416,6 +416,7 @@ impl MatchBackend for RedisMatchStore {
             rating: 0,
             opened_ms: 0,
             expires_ms: 0,
+            address: String::new(),
         })))
     }
 

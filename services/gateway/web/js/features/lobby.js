@@ -1,13 +1,17 @@
 // The live lobby on the home screen: the open boards the matchmaker lists
-// (`lobby` request, then `lobby` frames as they change), each with a join
-// button. A server without a matchmaker says so.
+// (`lobby` request answered with the whole list, then `lobby_update` frames
+// with what changed), each with a join button. A server without a
+// matchmaker says so.
 
 import { $, busy, homeShown } from '../page.js';
 import * as connections from '../connections.js';
 import { VARIANT_NAME, clockLabel, errorText } from '../text.js';
+import { nextLobby } from '../lobby-list.js';
 
 let wanted = false;
 let join = () => {};
+/** The list as last heard: `{ v, open }`. */
+let held = null;
 
 /** `joinByCode(code)` joins an open board. */
 export function initLobby({ joinByCode }) {
@@ -32,8 +36,19 @@ export function stopLobby() {
   wanted = false;
 }
 
-/** A `lobby` frame's open boards. */
-export function renderLobby(open) {
+/** A `lobby` or `lobby_update` frame. An update the held list is not at
+ * (a frame missed) asks for the whole list again. */
+export function onLobbyFrame(frame) {
+  const next = nextLobby(held, frame);
+  if (!next) {
+    if (wanted) subscribeLobby();
+    return;
+  }
+  held = next;
+  renderLobby(held.open);
+}
+
+function renderLobby(open) {
   if (!wanted && !homeShown()) return;
   const list = $('lobby');
   list.textContent = '';
