@@ -28,7 +28,7 @@ async fn tokens_name_players_and_forgeries_are_refused() {
     assert_eq!(first.expect_error_for("early").await["code"], "unauthorized");
     let welcome = first.hello(None).await;
     assert!(!first.player.is_empty(), "{welcome}");
-    assert!(first.token.starts_with(&format!("v1.{}.", first.player)), "{welcome}");
+    assert!(first.token.starts_with("v2.") && first.token.contains(&format!(".{}.", first.player)), "{welcome}");
     first.send(json!({ "t": "hello", "id": "again" })).await;
     assert_eq!(first.expect_error_for("again").await["code"], "bad_request", "hello only once");
 
@@ -61,7 +61,8 @@ async fn tokens_name_players_and_forgeries_are_refused() {
         format!("{body}.{flipped}"),
         token.replacen(&first.player, "aaaaaaaaaaaaaaaa", 1),
         format!("v1.{}.{signature}", "b".repeat(16)),
-        format!("v2{}", &token[2..]),
+        format!("v3{}", &token[2..]),
+        format!("v1.{}.{signature}", first.player),
         format!("{token}x"),
         format!("{body}."),
         body.to_owned(),
@@ -320,6 +321,42 @@ async fn an_address_plays_only_so_many_games_against_the_computer_at_once() {
     player.expect_where("the end of the first game", |f| t(f) == "end" && f["game"] == games[0].as_str()).await;
     player.send(create("after")).await;
     player.expect("created").await;
+}
+
+/// The token secret is replaced without logging anyone out: a gateway with
+/// the new secret and the old one as previous accepts a player's old token
+/// and hands back one of the new secret, which only gateways holding the
+/// new secret accept.
+#[tokio::test]
+async fn a_rotated_secret_renews_old_tokens() {
+    let cluster = shared_cluster("identity");
+    let mut before = Client::join("before-rotation", cluster.gateway(0), None).await;
+    let old_token = before.token.clone();
+    let new_secret = format!("rotated-{:032x}", rand::random::<u128>());
+    let rotated = cluster.spawn_gateway_with(
+        "gateway-rotated",
+        &["--token-secret", &new_secret, "--token-previous-secrets", &cluster.secret],
+    );
+    let mut after = Client::connect("after-rotation", rotated.http).await;
+    let welcome = after.hello(Some(&old_token)).await;
+    assert_eq!(welcome["player"].as_str(), Some(before.player.as_str()), "the same player");
+    let renewed = welcome["token"].as_str().expect("a token").to_owned();
+    assert_ne!(renewed, old_token, "renewed under the new secret");
+    let mut again = Client::connect("renewed-token", rotated.http).await;
+    let welcome = again.hello(Some(&renewed)).await;
+    assert_eq!(
+        (welcome["player"].as_str(), welcome["token"].as_str()),
+        (Some(before.player.as_str()), Some(renewed.as_str()))
+    );
+    let mut old_gateway = Client::connect("old-gateway", cluster.gateway(1)).await;
+    old_gateway.send(json!({ "t": "hello", "token": renewed, "id": "renewed" })).await;
+    assert_eq!(
+        old_gateway.expect_error_for("renewed").await["code"],
+        "unauthorized",
+        "the old secret alone does not sign it"
+    );
+    before.send(json!({ "t": "ping", "id": "still" })).await;
+    before.expect("pong").await;
 }
 
 #[tokio::test]

@@ -28,8 +28,19 @@ pub struct GatewayConfig {
 #[derive(Clone, Debug, clap::Args)]
 pub struct GatewaySettings {
     /// Secret that signs player tokens; every gateway of a deployment needs the same one [default: random, so tokens die with the process].
-    #[arg(long = "token-secret", env = "FOGBLAST_TOKEN_SECRET", hide_env_values = true)]
+    #[arg(long = "token-secret", env = "FOGBLAST_TOKEN_SECRET", hide_env_values = true, overrides_with = "token_secret")]
     pub token_secret: Option<String>,
+    /// Secrets tokens were signed with before the current one, still accepted (comma-separated); a player who comes back with such a token is handed one of the current secret. Drop them once the grace period is over.
+    #[arg(
+        long = "token-previous-secrets",
+        env = "FOGBLAST_TOKEN_PREVIOUS_SECRETS",
+        hide_env_values = true,
+        value_delimiter = ','
+    )]
+    pub token_previous_secrets: Vec<String>,
+    /// A token whose player has not come back for this many days is refused (each return renews it); 0: tokens never expire.
+    #[arg(long = "token-max-age-days", env = "FOGBLAST_TOKEN_MAX_AGE_DAYS", default_value_t = 400)]
+    pub token_max_age_days: u64,
     /// Largest WebSocket frame or message accepted, in bytes; a larger one closes the connection.
     #[arg(long = "max-frame-bytes", env = "FOGBLAST_GATEWAY_MAX_FRAME_BYTES", default_value_t = 4096)]
     pub max_frame_bytes: usize,

@@ -102,6 +102,13 @@ pub async fn run(
             rand::random::<[u8; 32]>().to_vec()
         }
     };
+    let mut previous_secrets = Vec::new();
+    for previous in &config.settings.token_previous_secrets {
+        if let Some(reason) = token::refuse_secret(previous) {
+            return Err(ServeError::TokenSecret(format!("a previous secret: {reason}")));
+        }
+        previous_secrets.push(previous.as_bytes().to_vec());
+    }
     let metrics = Arc::new(metrics::Metrics::new()?);
     let router = Arc::new(fogblast_routing::Router::new(membership, config.settings.route_timeout()).await);
     router.keep_fresh(Duration::from_millis(config.settings.membership_refresh_ms));
@@ -130,7 +137,7 @@ pub async fn run(
     }
     let tasks = TaskTracker::new();
     let gateway = Arc::new(Gateway {
-        signer: TokenSigner::new(&secret),
+        signer: TokenSigner::new(&secret, &previous_secrets, config.settings.token_max_age_days * 24 * 3600),
         feeds: feeds::Feeds::new(
             router.clone(),
             metrics.clone(),

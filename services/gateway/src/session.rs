@@ -400,12 +400,10 @@ impl Session {
         }
         let (player, token) = match hello.token.as_deref() {
             Some(token) => {
-                let player = self
-                    .gateway
-                    .signer
-                    .verify(token)
-                    .ok_or_else(|| ServiceError::new(ErrorCode::Unauthorized, "the token is not valid here"))?;
-                (player, token.to_owned())
+                let verified = self.gateway.signer.verify(token).ok_or_else(|| {
+                    ServiceError::new(ErrorCode::Unauthorized, "the token is not valid here (or has expired)")
+                })?;
+                (verified.player, verified.renewed.unwrap_or_else(|| token.to_owned()))
             }
             None => self.gateway.signer.new_player(),
         };
