@@ -4,7 +4,8 @@
 //! board holds pieces only on squares it sees, and exactly the true pieces
 //! there; it learns the opponent's moves only as "a move was played";
 //! spectators see no pieces and no moves; and once the game ends everyone
-//! gets the whole game.
+//! gets the whole game. Between moves, random takebacks (always refused),
+//! draw offers and answers, and players gone and back show no more.
 
 mod support;
 
@@ -16,8 +17,9 @@ use fogblast_game_service::commands::{apply, Command, Outcome};
 use fogblast_game_service::create::{new_record, NewGame};
 use fogblast_game_service::{LiveGame, Timeouts};
 use fogblast_proto::game::event_payload::Kind;
+use fogblast_game_service::refusal::CommandError;
 use fogblast_proto::game::{
-    watch_event, ColorChoice, EventPayload, GameState, MoveEvent, Status, Variant as WireVariant,
+    watch_event, ColorChoice, EventPayload, GameState, MoveEvent, OfferAction, Status, Variant as WireVariant,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_rules::{Bitboard, Color, Fen, Position, Square, Variant};
@@ -135,12 +137,69 @@ fn check_state(live: &LiveGame, state: &GameState, viewer: Viewer) {
 }
 
 /// Plays one random fog game through the command layer, checking every payload.
+/// Commands other than moves between two moves (takebacks, draw offers
+/// and answers, a player gone and back), each followed by every viewer's
+/// state as a resume would send it: a takeback is refused without a trace,
+/// and nothing shows a seat more than it sees at that ply.
+fn probe_between_moves(live: &mut LiveGame, version: &mut u64, rng: &mut StdRng, now: u64, timeouts: &Timeouts) {
+    for _ in 0..rng.random_range(0..4) {
+        if live.status() != Status::Playing {
+            return;
+        }
+        let seat = if rng.random_bool(0.5) { Color::White } else { Color::Black };
+        let action = [OfferAction::Offer, OfferAction::Accept, OfferAction::Decline][rng.random_range(0..3)];
+        let command = match rng.random_range(0..3) {
+            0 => Command::Takeback { player: player(seat), action },
+            // Accepting a draw would end the game: offers and refusals only.
+            1 => Command::Draw {
+                player: player(seat),
+                action: if action == OfferAction::Accept { OfferAction::Decline } else { action },
+            },
+            _ => Command::Presence { player: player(seat), connected: rng.random_bool(0.5), lease_ms: 0 },
+        };
+        let takeback = matches!(command, Command::Takeback { .. });
+        match apply(live, command, now, timeouts) {
+            Err(refusal) if takeback => assert_eq!(refusal, CommandError::NoTakebacksInFog),
+            Err(_) | Ok(Outcome::AlreadyPlayed | Outcome::Unchanged) => {}
+            Ok(Outcome::Applied(applied)) => {
+                assert!(!takeback, "a takeback was applied in fog of war");
+                *live = applied.live;
+                for (i, event) in applied.events.iter().enumerate() {
+                    let audience = event_for_all(live, event, *version + 1 + i as u64, now, timeouts);
+                    for (payload, viewer) in [
+                        (&audience.white, Viewer::Seat(Color::White)),
+                        (&audience.black, Viewer::Seat(Color::Black)),
+                        (&audience.spectators, Viewer::Spectator),
+                    ] {
+                        match payload.as_ref().and_then(|p| p.kind.as_ref()) {
+                            Some(Kind::State(state)) => check_state(live, state, viewer),
+                            Some(Kind::Offer(_) | Kind::Presence(_)) | None => {}
+                            // Offering a draw while the opponent's offer
+                            // stands agrees to it: the fog lifts at the end.
+                            Some(Kind::End(_)) => assert_eq!(live.status(), Status::Ended),
+                            other => panic!("{other:?} from a command that is not a move"),
+                        }
+                    }
+                }
+                *version += applied.events.len() as u64;
+            }
+        }
+        for viewer in Viewer::ALL {
+            check_state(live, &state_for(live, *version, viewer, now, timeouts), viewer);
+        }
+    }
+}
+
 fn play_and_check(seed: u64, max_plies: usize) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut live = new_fog_game(&mut rng);
     let mut version = 1;
     let timeouts = Timeouts::default();
     for ply in 0..max_plies {
+        if live.status() != Status::Playing {
+            break;
+        }
+        probe_between_moves(&mut live, &mut version, &mut rng, 2_000 + ply as u64, &timeouts);
         if live.status() != Status::Playing {
             break;
         }
