@@ -27,5 +27,6 @@ mod play;
 mod presence;
 mod rated;
 mod reconnect;
+mod soak;
 mod trace;
 mod up;

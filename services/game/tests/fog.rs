@@ -15,9 +15,9 @@ use std::time::Duration;
 use fogblast_game_service::audience::{event_for_all, state_for, Viewer};
 use fogblast_game_service::commands::{apply, Command, Outcome};
 use fogblast_game_service::create::{new_record, NewGame};
+use fogblast_game_service::refusal::CommandError;
 use fogblast_game_service::{LiveGame, Timeouts};
 use fogblast_proto::game::event_payload::Kind;
-use fogblast_game_service::refusal::CommandError;
 use fogblast_proto::game::{
     watch_event, ColorChoice, EventPayload, GameState, MoveEvent, OfferAction, Status, Variant as WireVariant,
 };

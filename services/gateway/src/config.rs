@@ -28,7 +28,12 @@ pub struct GatewayConfig {
 #[derive(Clone, Debug, clap::Args)]
 pub struct GatewaySettings {
     /// Secret that signs player tokens; every gateway of a deployment needs the same one [default: random, so tokens die with the process].
-    #[arg(long = "token-secret", env = "FOGBLAST_TOKEN_SECRET", hide_env_values = true, overrides_with = "token_secret")]
+    #[arg(
+        long = "token-secret",
+        env = "FOGBLAST_TOKEN_SECRET",
+        hide_env_values = true,
+        overrides_with = "token_secret"
+    )]
     pub token_secret: Option<String>,
     /// Secrets tokens were signed with before the current one, still accepted (comma-separated); a player who comes back with such a token is handed one of the current secret. Drop them once the grace period is over.
     #[arg(

@@ -1,0 +1,211 @@
+//! Hostile clients for a bounded time against real processes (an engine
+//! pool, a game shard, a matchmaker and a gateway that believes
+//! `X-Forwarded-For` from loopback, as behind a proxy): draw-offer loops
+//! against the computer, a flood of games against the computer, a lobby
+//! flood from many addresses of one IPv6 /64, forged pongs, binary floods
+//! and an HTTP flood, all at once. Meanwhile two honest players play a
+//! game. The gateway's and the shard's resident memory stay bounded, the
+//! honest moves are acknowledged with a p99 under 50 ms, and the lobby
+//! holds no more of the flood than one address's share.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fogblast_client::tungstenite::Message;
+use fogblast_client::{Connection, Http};
+use fogblast_rules::{Variant, WinReason};
+use serde_json::{json, Value};
+
+use crate::support::{find_line, move_frame, start_game, t, Client, Cluster, Proc};
+
+/// How long the hostile clients run.
+const SOAK: Duration = Duration::from_secs(20);
+
+/// Resident memory of a process, in KiB.
+fn rss_kib(proc: &Proc) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", proc.pid())).expect("the process runs");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS")
+}
+
+/// A socket that comes from `address` as the proxy says, with a player.
+async fn hostile(url: &str, address: &str) -> Option<Connection> {
+    let headers = [("x-forwarded-for", address)];
+    let mut conn = Connection::connect_with_headers(url, Default::default(), &headers).await.ok()?;
+    conn.send_text(json!({ "t": "hello" }).to_string()).await.ok()?;
+    Some(conn)
+}
+
+/// Run alone, after the rest of the suite (`tests/run` does): its latency
+/// bound is about this test's clients, not the machine's other work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a timed soak: tests/run runs it alone"]
+async fn hostile_clients_leave_memory_bounded_and_honest_games_fast() {
+    let cluster = Cluster::start_with_engines("soak", 1, 1, 0);
+    let matchmaker = cluster.spawn_matchmaker("matchmaker");
+    let matchmaker_addr = format!("http://{}", matchmaker.grpc.expect("the matchmaker logs its gRPC address"));
+    let gateway = cluster.spawn_gateway_with(
+        "gateway",
+        &["--matchmaker-addr", &matchmaker_addr, "--trusted-proxies", "127.0.0.1", "--computer-games-per-ip", "4"],
+    );
+    let url = format!("ws://{}/ws", gateway.http);
+    let shard = &cluster.shards[0];
+    let start = (rss_kib(&gateway), rss_kib(shard));
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicU64::new(0));
+    let mut hostiles = Vec::new();
+
+    // Draw offers against the computer, over and over, from a few addresses.
+    let offers = Arc::new(AtomicU64::new(0));
+    for i in 0..4 {
+        let (url, stop, sent, offers) = (url.clone(), stop.clone(), sent.clone(), offers.clone());
+        hostiles.push(tokio::spawn(async move {
+            let Some(mut conn) = hostile(&url, &format!("198.51.100.{i}")).await else { return };
+            let create = json!({ "t": "create", "variant": "atomic", "color": "black", "clock": null, "opponent": "computer", "level": "easy" });
+            let _ = conn.send_text(create.to_string()).await;
+            let mut game = None;
+            while game.is_none() {
+                let Ok(text) = conn.recv().await else { return };
+                let frame: Value = serde_json::from_str(text.as_str()).unwrap_or_default();
+                if t(&frame) == "created" {
+                    game = frame["game"].as_str().map(str::to_owned);
+                }
+            }
+            offers.fetch_add(1, Ordering::Relaxed);
+            let offer = json!({ "t": "draw", "game": game, "action": "offer" }).to_string();
+            while !stop.load(Ordering::Relaxed) {
+                if conn.send_text(offer.clone()).await.is_err() {
+                    return;
+                }
+                sent.fetch_add(1, Ordering::Relaxed);
+                // Read what came back, so the socket is not closed as slow.
+                while let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(1), conn.recv()).await {}
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }));
+    }
+
+    // Games against the computer, and boards for the lobby, from many
+    // addresses of one /64.
+    for i in 0..40 {
+        let (url, stop, sent) = (url.clone(), stop.clone(), sent.clone());
+        hostiles.push(tokio::spawn(async move {
+            let Some(mut conn) = hostile(&url, &format!("2001:db8:5:6::{:x}", i + 1)).await else { return };
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let opponent = if n % 2 == 0 { "human" } else { "computer" };
+                let create = json!({ "t": "create", "variant": "atomic", "color": "white", "clock": null, "opponent": opponent });
+                if conn.send_text(create.to_string()).await.is_err() {
+                    return;
+                }
+                n += 1;
+                sent.fetch_add(1, Ordering::Relaxed);
+                while let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(1), conn.recv()).await {}
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }));
+    }
+
+    // Forged pongs and binary frames as fast as the socket takes them;
+    // each flooder is closed, and comes back.
+    for i in 0..4 {
+        let (url, stop, sent) = (url.clone(), stop.clone(), sent.clone());
+        hostiles.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let Some(mut conn) = hostile(&url, &format!("203.0.113.{i}")).await else {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                };
+                for k in 0u64.. {
+                    let message = if k % 2 == 0 {
+                        Message::Pong(k.to_be_bytes().to_vec().into())
+                    } else {
+                        Message::Binary(vec![0u8; 512].into())
+                    };
+                    if stop.load(Ordering::Relaxed) || conn.send_message(message).await.is_err() {
+                        break;
+                    }
+                    sent.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+
+    // The HTTP API, as fast as it answers.
+    for _ in 0..2 {
+        let (addr, stop, sent) = (gateway.http, stop.clone(), sent.clone());
+        hostiles.push(tokio::spawn(async move {
+            let http = Http::for_addr(addr);
+            while !stop.load(Ordering::Relaxed) {
+                let _ = http.get("/api/leaderboard/atomic").await;
+                let _ = http.game("aaaaaaaaaaaa").await;
+                sent.fetch_add(2, Ordering::Relaxed);
+            }
+        }));
+    }
+
+    // Meanwhile, an honest game: every move's acknowledgement timed.
+    let line = find_line(Variant::Atomic, WinReason::KingExploded, 20, 120);
+    let mut white = Client::join("honest-white", gateway.http, None).await;
+    let mut black = Client::join("honest-black", gateway.http, None).await;
+    let mut latencies = Vec::new();
+    let soak_started = Instant::now();
+    let mut games = 0;
+    while soak_started.elapsed() < SOAK {
+        let game = start_game(&mut white, &mut black, "atomic").await;
+        for (ply, uci) in line.moves.iter().enumerate() {
+            let (mover, other) = if ply % 2 == 0 { (&mut white, &mut black) } else { (&mut black, &mut white) };
+            let sent_at = Instant::now();
+            mover.send(move_frame(&game, uci, ply)).await;
+            mover.expect_move(ply).await;
+            latencies.push(sent_at.elapsed());
+            other.expect_move(ply).await;
+            // A player's pace, not a bot's: the limits are per connection.
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+        white.expect_where("the end", |f| t(f) == "end" && f["game"] == game.as_str()).await;
+        black.expect_where("the end", |f| t(f) == "end" && f["game"] == game.as_str()).await;
+        games += 1;
+    }
+    // While the flood goes on, the lobby holds only the /64's share of it
+    // (its creators leaving would take their boards with them).
+    let mut watcher = Client::join("lobby-watcher", gateway.http, None).await;
+    watcher.send(json!({ "t": "lobby", "id": "l" })).await;
+    let lobby = watcher.expect("lobby").await;
+    let listed = lobby["open"].as_array().map_or(0, Vec::len);
+    let end = (rss_kib(&gateway), rss_kib(shard));
+    stop.store(true, Ordering::Relaxed);
+    for task in hostiles {
+        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    }
+
+    latencies.sort();
+    let p99 = latencies[latencies.len() * 99 / 100];
+    println!(
+        "soak {SOAK:?}: {} hostile frames and requests; honest: {games} games, {} moves, p50 {:?}, p99 {p99:?}, max {:?}; \
+         resident memory gateway {} -> {} KiB, shard {} -> {} KiB; lobby {listed} boards",
+        sent.load(Ordering::Relaxed),
+        latencies.len(),
+        latencies[latencies.len() / 2],
+        latencies.last().unwrap(),
+        start.0,
+        end.0,
+        start.1,
+        end.1,
+    );
+    assert!(sent.load(Ordering::Relaxed) > 10_000, "the hostile clients did their part");
+    assert!(games >= 1 && latencies.len() >= 20);
+    assert_eq!(offers.load(Ordering::Relaxed), 4, "every draw-offer loop has its game against the computer");
+    assert!(p99 < Duration::from_millis(50), "honest moves under attack: p99 {p99:?}");
+    assert!(end.0 < start.0 + 64 * 1024, "the gateway grew from {} to {} KiB", start.0, end.0);
+    assert!(end.1 < start.1 + 64 * 1024, "the shard grew from {} to {} KiB", start.1, end.1);
+    assert!((1..=10).contains(&listed), "the lobby lists {listed} boards of one /64");
+    cluster.assert_healthy();
+    gateway.assert_healthy();
+}
