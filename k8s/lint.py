@@ -143,7 +143,10 @@ def lint(name: str, docs: list[dict]) -> list[str]:
                 if "configMapKeyRef" in ref:
                     check_ref(cname, "ConfigMap", ref["configMapKeyRef"]["name"], ref["configMapKeyRef"]["key"])
                 if "secretKeyRef" in ref:
-                    check_ref(cname, "Secret", ref["secretKeyRef"]["name"], ref["secretKeyRef"]["key"])
+                    secret_ref = ref["secretKeyRef"]
+                    # An optional key may be missing: the variable is then unset.
+                    key = None if secret_ref.get("optional") is True else secret_ref["key"]
+                    check_ref(cname, "Secret", secret_ref["name"], key)
             if doc["kind"] != "Job" and c in spec["containers"]:
                 ports = {p.get("name") for p in c.get("ports", []) or []} | {
                     p["containerPort"] for p in c.get("ports", []) or []
