@@ -255,7 +255,7 @@ async fn a_gateway_killed_mid_game_loses_no_move() {
 
 /// The value of an unlabelled metric on a process's `/metrics`.
 fn metric(proc: &crate::support::Proc, name: &str) -> f64 {
-    let (_, body) = crate::support::http_get(proc.http, "/metrics").expect("metrics answer");
+    let (_, body) = crate::support::http_get(proc.metrics.unwrap_or(proc.http), "/metrics").expect("metrics answer");
     body.lines()
         .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
         .and_then(|v| v.trim().parse().ok())

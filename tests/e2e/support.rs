@@ -74,11 +74,14 @@ pub struct Proc {
     pub name: String,
     child: Mutex<Child>,
     logs: Arc<Mutex<Vec<String>>>,
-    /// The HTTP address: a gateway's only address, a shard's or an
-    /// engine pool's metrics.
+    /// The HTTP address: a gateway's public one (WebSocket, API, health),
+    /// the admin server of the others.
     pub http: SocketAddr,
     /// The gRPC address of a shard or an engine pool.
     pub grpc: Option<SocketAddr>,
+    /// Where `/metrics` is served (a gateway's admin port, the others'
+    /// `http`), when the process logged it.
+    pub metrics: Option<SocketAddr>,
     /// The path that answers 200 while the process is alive.
     health: &'static str,
 }
@@ -165,8 +168,15 @@ impl Proc {
         }
         let health = if ready == "/readyz" { "/healthz" } else { ready };
         let unbound: SocketAddr = "0.0.0.0:0".parse().unwrap();
-        let mut proc =
-            Proc { name: name.to_owned(), child: Mutex::new(child), logs, http: unbound, grpc: None, health };
+        let mut proc = Proc {
+            name: name.to_owned(),
+            child: Mutex::new(child),
+            logs,
+            http: unbound,
+            grpc: None,
+            metrics: None,
+            health,
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         let line = loop {
             let found = proc.logs.lock().unwrap().iter().find(|l| l.contains(marker)).cloned();
@@ -181,6 +191,7 @@ impl Proc {
         let address = |key: &str| field(&line, key).map(|a| a.parse().unwrap_or_else(|e| panic!("{name}: {a}: {e}")));
         proc.http = address(key).unwrap_or_else(|| panic!("{name}: no {key} in {line}"));
         proc.grpc = address("grpc=");
+        proc.metrics = address("metrics=");
         while http_get(proc.http, ready).map(|(status, _)| status) != Some(200) {
             if !proc.is_running() || Instant::now() > deadline {
                 panic!("{name} did not become ready:\n{}", proc.logs());
@@ -439,6 +450,8 @@ impl Cluster {
         let mut args: Vec<String> = [
             "gateway",
             "--gateway-listen",
+            "127.0.0.1:0",
+            "--gateway-metrics-listen",
             "127.0.0.1:0",
             "--token-secret",
             &self.secret,

@@ -193,6 +193,7 @@ impl SandboxBuilder {
             };
             let config = GatewayConfig {
                 listen: addr,
+                metrics_listen: None,
                 settings,
                 rating_addr: rating_addr.clone(),
                 matchmaker_addr: matchmaker_addr.clone(),

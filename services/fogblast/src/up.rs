@@ -34,6 +34,9 @@ pub struct UpArgs {
     /// Where browsers and bots connect.
     #[arg(long, env = "FOGBLAST_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// Where the gateway's Prometheus `/metrics` is served [default: nowhere].
+    #[arg(long, env = "FOGBLAST_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     backends: BackendArgs,
     /// Without REDIS_URL: the file that keeps live games, clocks, deadlines and join codes, so a restart or a crash
@@ -157,6 +160,7 @@ async fn up(mut args: UpArgs) -> anyhow::Result<()> {
 
     let gateway = GatewayConfig {
         listen: args.listen,
+        metrics_listen: args.metrics_listen,
         settings: args.gateway,
         rating_addr: Some(rating_addr),
         matchmaker_addr: Some(matchmaker_addr),

@@ -14,6 +14,9 @@ pub struct GatewayConfig {
     /// Address the WebSocket and HTTP server listens on.
     #[arg(long = "gateway-listen", env = "FOGBLAST_GATEWAY_LISTEN", default_value = "0.0.0.0:8080")]
     pub listen: SocketAddr,
+    /// Address of the admin server: Prometheus `/metrics`, `/healthz`, `/readyz`; kept off the public port.
+    #[arg(long = "gateway-metrics-listen", env = "FOGBLAST_GATEWAY_METRICS_LISTEN", default_value = "0.0.0.0:9101")]
+    pub metrics_listen: Option<SocketAddr>,
     /// The rating service (`http://host:port`), for profiles, leaderboards, archived games and PGN [default: none, and those routes answer 503].
     #[arg(long = "rating-addr", env = "FOGBLAST_RATING_ADDR")]
     pub rating_addr: Option<String>,

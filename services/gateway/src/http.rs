@@ -1,5 +1,5 @@
 //! The gateway's HTTP routes: the WebSocket upgrade at `/ws`, health and
-//! readiness, metrics, a spectator's view of a game at `/api/games/{id}`,
+//! readiness (metrics are on the admin port), a spectator's view of a game at `/api/games/{id}`,
 //! and the web client a browser opens (`/`, invite links `/g/{code}` and
 //! its files under `/assets/`, see `web.rs`).
 
@@ -39,7 +39,6 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/ws", get(upgrade))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
-        .route("/metrics", get(metrics))
         .merge(api)
         .merge(web::routes())
         .with_state(gateway)
@@ -111,18 +110,22 @@ async fn upgrade(
         })
 }
 
-async fn ready(State(gateway): State<Arc<Gateway>>) -> Response {
+/// Whether the gateway takes new connections, or why not.
+pub fn readiness(gateway: &Gateway) -> Result<(), String> {
     if *gateway.draining.borrow() {
-        (StatusCode::SERVICE_UNAVAILABLE, "draining").into_response()
+        Err("draining".to_owned())
     } else if gateway.router.live_shards() == 0 {
-        (StatusCode::SERVICE_UNAVAILABLE, "no game shard is live").into_response()
+        Err("no game shard is live".to_owned())
     } else {
-        (StatusCode::OK, "ready").into_response()
+        Ok(())
     }
 }
 
-async fn metrics(State(gateway): State<Arc<Gateway>>) -> Response {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], gateway.metrics.render()).into_response()
+async fn ready(State(gateway): State<Arc<Gateway>>) -> Response {
+    match readiness(&gateway) {
+        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
+    }
 }
 
 fn error_response(error: &ServiceError) -> Response {

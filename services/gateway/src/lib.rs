@@ -163,7 +163,30 @@ pub async fn run(
     presence::renew(Arc::downgrade(&gateway.feeds), gateway.router.clone(), gateway.config.settings.presence_lease());
     let drain_time = Duration::from_millis(gateway.config.settings.drain_ms);
     let app = http::routes(gateway.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    info!(addr = %addr, "gateway listening");
+    let admin = match gateway.config.metrics_listen {
+        Some(metrics_addr) => {
+            let listener = TcpListener::bind(metrics_addr).await.map_err(ServeError::Serve)?;
+            let bound = listener.local_addr().map_err(ServeError::Serve)?;
+            let ready = gateway.clone();
+            let readiness: fogblast_runtime::Readiness = Arc::new(move || http::readiness(&ready));
+            let mut stopping = gateway.draining.clone();
+            let stopped = async move {
+                let _ = stopping.wait_for(|d| *d).await;
+            };
+            let registry = metrics.registry();
+            tokio::spawn(async move {
+                if let Err(error) = fogblast_runtime::serve_admin(listener, registry, readiness, stopped).await {
+                    warn!(%error, "the admin server stopped");
+                }
+            });
+            Some(bound)
+        }
+        None => None,
+    };
+    match admin {
+        Some(metrics) => info!(addr = %addr, metrics = %metrics, "gateway listening"),
+        None => info!(addr = %addr, "gateway listening"),
+    }
     let signal = async move {
         shutdown.await;
         info!("draining: no new connections; telling clients to reconnect elsewhere");

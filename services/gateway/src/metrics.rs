@@ -2,7 +2,7 @@
 //! its own registry, so several in one process keep separate counts.
 
 use prometheus::{
-    exponential_buckets, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+    exponential_buckets, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
 };
 
 #[derive(Debug)]
@@ -61,7 +61,7 @@ impl Metrics {
         })
     }
 
-    pub fn render(&self) -> String {
-        TextEncoder::new().encode_to_string(&self.registry.gather()).unwrap_or_default()
+    pub fn registry(&self) -> Registry {
+        self.registry.clone()
     }
 }

@@ -314,6 +314,9 @@ async fn gauges(base: &str, names: &[&str]) -> Vec<String> {
 /// What the servers say they hold: connections and Watch streams.
 async fn server_gauges(bases: &[String], cluster: Option<&Cluster>) -> Vec<String> {
     let mut lines = Vec::new();
+    // A spawned cluster's gateways serve metrics on ports of their own; a
+    // deployment's are tried on the addresses given.
+    let bases = cluster.map_or(bases, |c| c.gateway_metrics.as_slice());
     for base in bases {
         let addr = base.trim_start_matches("http://");
         let found = gauges(base, &["fogblast_gateway_connections", "fogblast_gateway_game_feeds"]).await;

@@ -203,6 +203,7 @@ impl Cluster {
             let mut args = vec![
                 "gateway".into(),
                 format!("--gateway-listen={addr}"),
+                format!("--gateway-metrics-listen={}", free_port(&mut taken)?),
                 format!("--token-secret={secret}"),
                 format!("--rating-addr={rating_addr}"),
                 "--membership-refresh-ms=200".into(),

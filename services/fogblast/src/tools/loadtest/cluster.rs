@@ -56,6 +56,8 @@ pub struct Cluster {
     procs: Vec<Proc>,
     /// The gateways' WebSocket URLs.
     pub gateway_urls: Vec<String>,
+    /// Where each gateway serves `/metrics`, in the same order.
+    pub gateway_metrics: Vec<String>,
     /// Where the children's logs are.
     pub log_dir: PathBuf,
     redis_url: String,
@@ -79,6 +81,7 @@ impl Cluster {
         let mut cluster = Cluster {
             procs: Vec::new(),
             gateway_urls: Vec::new(),
+            gateway_metrics: Vec::new(),
             log_dir,
             redis_url: spec.redis_url.clone(),
             redis_prefix: format!("fogblast-loadtest-{run}:"),
@@ -98,9 +101,11 @@ impl Cluster {
         cluster.wait_ready().await?;
         for i in 0..spec.gateways {
             let addr = free_port()?;
+            let metrics = free_port()?;
             let args = [
                 "gateway".to_owned(),
                 format!("--gateway-listen={addr}"),
+                format!("--gateway-metrics-listen={metrics}"),
                 format!("--token-secret={secret}"),
                 "--max-connections-per-ip=1000000".to_owned(),
                 "--games-per-ip-minute=1000000".to_owned(),
@@ -109,6 +114,7 @@ impl Cluster {
             ];
             cluster.spawn(&exe, format!("gateway-{i}"), &args, addr)?;
             cluster.gateway_urls.push(format!("ws://{addr}/ws"));
+            cluster.gateway_metrics.push(format!("http://{metrics}"));
         }
         cluster.wait_ready().await?;
         Ok(cluster)
