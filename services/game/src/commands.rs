@@ -373,6 +373,9 @@ impl Next {
         match action {
             OfferAction::Offer if standing == Some(!color) => self.agree_draw(color),
             OfferAction::Offer if standing == Some(color) => Err(CommandError::DrawOfferStands),
+            // The computer plays every game out: an offer to it would change
+            // nothing, so it is refused rather than committed and declined.
+            OfferAction::Offer if self.live.is_computer(!color) => Err(CommandError::ComputerPlaysOn),
             OfferAction::Offer => {
                 let seat = self.live.seat_mut(color);
                 if seat.draw_offers >= DRAW_OFFERS_PER_SEAT {
@@ -380,12 +383,7 @@ impl Next {
                 }
                 seat.draw_offers += 1;
                 self.events.push(Event::Offer { takeback: false, action, by: color });
-                if self.live.is_computer(!color) {
-                    // The computer plays every game out.
-                    self.events.push(Event::Offer { takeback: false, action: OfferAction::Decline, by: !color });
-                } else {
-                    self.live.set_draw_offer(Some(color));
-                }
+                self.live.set_draw_offer(Some(color));
                 Ok(true)
             }
             OfferAction::Accept if standing == Some(!color) => self.agree_draw(color),

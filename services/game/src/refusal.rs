@@ -57,6 +57,8 @@ pub enum CommandError {
     RematchOfferStands,
     #[error("fog of war has no takebacks: taking a move back would show what the fog hid")]
     NoTakebacksInFog,
+    #[error("the computer plays every game out: play on, or resign")]
+    ComputerPlaysOn,
     #[error("you have made {limit} {what} in this game; no more are allowed")]
     OfferBudgetSpent { what: &'static str, limit: u32 },
 }
@@ -87,7 +89,8 @@ impl CommandError {
             | ClaimTooEarly { .. }
             | RematchBeforeEnd
             | RematchStarted
-            | RematchOfferStands => ErrorCode::Conflict,
+            | RematchOfferStands
+            | ComputerPlaysOn => ErrorCode::Conflict,
         }
     }
 }

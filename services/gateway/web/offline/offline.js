@@ -332,12 +332,8 @@ export class OfflineConnection {
     if (!game) return;
     if (game.status !== 'playing') { this.emit(error('game_over', 'the game has ended', frame.id)); return; }
     if (frame.action !== 'offer') { this.emit(error('conflict', 'the computer offers no draws', frame.id)); return; }
-    const computerColor = game.you === 'white' ? 'black' : 'white';
-    game.v += 1;
-    this.emit({ t: 'draw', game: game.id, v: game.v, action: 'offer', by: game.you, id: frame.id });
-    game.v += 1;
-    this.store(game);
-    this.emit({ t: 'draw', game: game.id, v: game.v, action: 'decline', by: computerColor });
+    // As the server: the computer plays every game out.
+    this.emit(error('conflict', 'the computer plays every game out: play on, or resign', frame.id));
   }
 
   async rematch(frame) {

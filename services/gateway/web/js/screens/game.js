@@ -145,7 +145,8 @@ function renderControls(model, canAct) {
 
   setButton('abort', canAct && (model.status === 'waiting' || (playing && model.moves.length < 2)));
   setButton('resign', canAct && playing);
-  setButton('offer-draw', canAct && playing, {
+  // The computer plays every game out: no draw offers to it.
+  setButton('offer-draw', canAct && playing && !vsComputer(model), {
     disabled: model.drawOffer === model.you,
     text: model.drawOffer === model.you ? 'Draw offered' : 'Offer draw',
   });
