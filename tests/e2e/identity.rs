@@ -270,7 +270,9 @@ async fn per_address_limits_hold_behind_a_proxy_and_across_a_slash_64() {
         answers.push(http.game("aaaaaaaaaaaa").await.expect("the gateway answers"));
     }
     let limited: Vec<_> = answers.iter().filter(|a| a.status == 429).collect();
-    assert_eq!(limited.len(), 5, "{:?}", answers.iter().map(|a| a.status).collect::<Vec<_>>());
+    // One more may have come back to the bucket (a third of a token a
+    // second) while the requests ran.
+    assert!((4..=5).contains(&limited.len()), "{:?}", answers.iter().map(|a| a.status).collect::<Vec<_>>());
     assert!(answers[..20].iter().all(|a| a.status != 429), "the budget comes first");
     for answer in limited {
         assert!(answer.retry_after.is_some_and(|s| (1..=3).contains(&s)), "{answer:?}");
