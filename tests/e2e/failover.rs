@@ -284,12 +284,17 @@ async fn games_on(test: &str, shards: usize) -> (Cluster, Vec<(String, Client, C
     let line = find_line(Variant::Atomic, WinReason::KingExploded, 70, 90);
     let mut games = Vec::new();
     for i in 0..GAMES {
-        let mut white = Client::join(&format!("white{i}"), cluster.gateway(i % 2), None).await;
-        let mut black = Client::join(&format!("black{i}"), cluster.gateway(1 - i % 2), None).await;
-        let game = start_game(&mut white, &mut black, "atomic").await;
-        games.push((game, white, black));
+        games.push(new_game(&cluster, i).await);
     }
     (cluster, games, line.moves)
+}
+
+/// Game `i`: its players on different gateways.
+async fn new_game(cluster: &Cluster, i: usize) -> (String, Client, Client) {
+    let mut white = Client::join(&format!("white{i}"), cluster.gateway(i % 2), None).await;
+    let mut black = Client::join(&format!("black{i}"), cluster.gateway(1 - i % 2), None).await;
+    let game = start_game(&mut white, &mut black, "atomic").await;
+    (game, white, black)
 }
 
 async fn slowest_of(players: Vec<tokio::task::JoinHandle<Duration>>) -> Duration {
@@ -341,7 +346,7 @@ async fn a_rolling_restart_of_every_shard_stalls_no_game_for_a_second() {
 /// ends with every move once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adding_and_removing_a_shard_stalls_no_game_for_a_second() {
-    let (cluster, games, line) = games_on("failover-scale", 2).await;
+    let (cluster, mut games, line) = games_on("failover-scale", 2).await;
     // The third shard takes games from both, and the first shard's games
     // move when it leaves: the faults reach games in play.
     let ids: Vec<ShardId> = (0..3).map(|i| ShardId::parse(&cluster.shard_id(&format!("shard-{i}"))).unwrap()).collect();
@@ -350,6 +355,13 @@ async fn adding_and_removing_a_shard_stalls_no_game_for_a_second() {
     };
     let (three, last_two) = (members(&[0, 1, 2]), members(&[1, 2]));
     let owner = |members: &[Member], game: &str| members[owner_among(members, game)].shard.clone();
+    // Game ids are random: a few more games when none would move.
+    let covered = |games: &[(String, Client, Client)]| {
+        [&ids[2], &ids[0]].iter().all(|shard| games.iter().any(|(g, _, _)| owner(&three, g) == **shard))
+    };
+    while !covered(&games) && games.len() < 4 * GAMES {
+        games.push(new_game(&cluster, games.len()).await);
+    }
     assert!(games.iter().any(|(g, _, _)| owner(&three, g) == ids[2]), "the added shard takes some games");
     assert!(games.iter().any(|(g, _, _)| owner(&three, g) == ids[0]), "the shard that leaves has games");
     assert!(games.iter().all(|(g, _, _)| owner(&last_two, g) != ids[0]));

@@ -243,7 +243,16 @@ async fn per_address_limits_hold_behind_a_proxy_and_across_a_slash_64() {
     let cluster = shared_cluster("identity");
     let gateway = cluster.spawn_gateway_with(
         "gateway-behind-proxy",
-        &["--trusted-proxies", "127.0.0.1", "--max-connections-per-ip", "4", "--http-requests-per-ip-minute", "20"],
+        &[
+            "--trusted-proxies",
+            "127.0.0.1",
+            "--max-connections-per-ip",
+            "4",
+            "--http-requests-per-ip-minute",
+            "20",
+            "--web-requests-per-ip-minute",
+            "6",
+        ],
     );
     let url = format!("ws://{}/ws", gateway.http);
     let connect = |forwarded_for: String| {
@@ -279,6 +288,14 @@ async fn per_address_limits_hold_behind_a_proxy_and_across_a_slash_64() {
         let body: Value = answer.json().expect("an error body");
         assert_eq!(body["code"], "rate_limited", "{body}");
     }
+    // The web client's files have a bucket of their own.
+    let mut pages = Vec::new();
+    for path in ["/", "/assets/app.js", "/", "/assets/app.css", "/", "/", "/", "/"] {
+        pages.push(http.get(path).await.expect("the gateway answers"));
+    }
+    let statuses: Vec<u16> = pages.iter().map(|p| p.status).collect();
+    assert!(statuses[..6].iter().all(|s| *s == 200), "{statuses:?}");
+    assert!(pages[6..].iter().all(|p| p.status == 429 && p.retry_after.is_some()), "{statuses:?}");
     drop(held);
 }
 

@@ -73,6 +73,13 @@ pub struct GatewaySettings {
         default_value_t = 240
     )]
     pub http_requests_per_ip_minute: u32,
+    /// Requests for the web client's page and files one address may make per minute (a page load takes a few dozen); past that 429 with `Retry-After`.
+    #[arg(
+        long = "web-requests-per-ip-minute",
+        env = "FOGBLAST_GATEWAY_WEB_REQUESTS_PER_IP_MINUTE",
+        default_value_t = 1_200
+    )]
+    pub web_requests_per_ip_minute: u32,
     /// Shards are asked to fail over for at most this long before a command is answered `unavailable`.
     #[arg(long = "route-timeout-ms", env = "FOGBLAST_GATEWAY_ROUTE_TIMEOUT_MS", default_value_t = 8_000)]
     pub route_timeout_ms: u64,

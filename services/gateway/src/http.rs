@@ -40,8 +40,33 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .merge(api)
-        .merge(web::routes())
+        .merge(web::routes().route_layer(middleware::from_fn_with_state(gateway.clone(), limit_web)))
         .with_state(gateway)
+}
+
+/// The web client's files come out of a bucket of their own, larger than
+/// the API's: a page load fetches dozens of them.
+async fn limit_web(
+    State(gateway): State<Arc<Gateway>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let ip = client_ip(&gateway, peer, request.headers());
+    match gateway.limits.web_request(ip) {
+        Ok(()) => next.run(request).await,
+        Err(wait) => too_many(&gateway, wait),
+    }
+}
+
+/// 429 with `Retry-After` (whole seconds) and the usual error body.
+fn too_many(gateway: &Gateway, wait: std::time::Duration) -> Response {
+    gateway.metrics.errors.with_label_values(&[ErrorCode::RateLimited.as_ws_code()]).inc();
+    let error = ServiceError::new(ErrorCode::RateLimited, "too many requests from your address: slow down");
+    let retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
+    let mut response = error_response(&error);
+    response.headers_mut().insert(header::RETRY_AFTER, retry_after.into());
+    response
 }
 
 /// Each address's HTTP API requests come out of its bucket; past it the
@@ -55,14 +80,7 @@ async fn limit_api(
     let ip = client_ip(&gateway, peer, request.headers());
     match gateway.limits.http_request(ip) {
         Ok(()) => next.run(request).await,
-        Err(wait) => {
-            gateway.metrics.errors.with_label_values(&[ErrorCode::RateLimited.as_ws_code()]).inc();
-            let error = ServiceError::new(ErrorCode::RateLimited, "too many requests from your address: slow down");
-            let retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
-            let mut response = error_response(&error);
-            response.headers_mut().insert(header::RETRY_AFTER, retry_after.into());
-            response
-        }
+        Err(wait) => too_many(&gateway, wait),
     }
 }
 

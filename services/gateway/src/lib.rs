@@ -149,6 +149,7 @@ pub async fn run(
             config.settings.max_connections_per_ip,
             config.settings.games_per_ip_minute,
             config.settings.http_requests_per_ip_minute,
+            config.settings.web_requests_per_ip_minute,
         ),
         addresses: address::AddressPolicy::new(config.settings.trusted_proxies.clone(), config.settings.ipv6_prefix),
         router,

@@ -86,16 +86,23 @@ pub struct IpLimits {
     connections: Mutex<HashMap<IpAddr, u32>>,
     creations: Buckets,
     http_requests: Buckets,
+    web_requests: Buckets,
 }
 
 impl IpLimits {
-    pub fn new(max_connections: u32, games_per_minute: u32, http_requests_per_minute: u32) -> IpLimits {
+    pub fn new(
+        max_connections: u32,
+        games_per_minute: u32,
+        http_requests_per_minute: u32,
+        web_requests_per_minute: u32,
+    ) -> IpLimits {
         let minute = Duration::from_secs(60);
         IpLimits {
             max_connections,
             connections: Mutex::default(),
             creations: Buckets::new(games_per_minute, minute),
             http_requests: Buckets::new(http_requests_per_minute, minute),
+            web_requests: Buckets::new(web_requests_per_minute, minute),
         }
     }
 
@@ -130,6 +137,11 @@ impl IpLimits {
     pub fn http_request(&self, ip: IpAddr) -> Result<(), Duration> {
         self.http_requests.take(ip)
     }
+
+    /// The same for the web client's page and files.
+    pub fn web_request(&self, ip: IpAddr) -> Result<(), Duration> {
+        self.web_requests.take(ip)
+    }
 }
 
 #[cfg(test)]
@@ -146,7 +158,7 @@ mod tests {
 
     #[test]
     fn connections_per_ip_are_capped_and_released() {
-        let limits = IpLimits::new(2, 1, 2);
+        let limits = IpLimits::new(2, 1, 2, 1);
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         let other: IpAddr = "10.0.0.2".parse().unwrap();
         assert!(limits.connect(ip) && limits.connect(ip));
@@ -161,5 +173,6 @@ mod tests {
         let wait = limits.http_request(ip).unwrap_err();
         assert!(wait > Duration::from_secs(25) && wait <= Duration::from_secs(30), "{wait:?}");
         assert!(limits.http_request(other).is_ok());
+        assert!(limits.web_request(ip).is_ok() && limits.web_request(ip).is_err(), "a bucket of its own");
     }
 }
