@@ -91,6 +91,10 @@ test('an offline game against the computer: no network, reload, undo, to the end
     const wasm = new Uint8Array(await (await fetch(`${server.url}/assets/offline/fogblast.wasm`)).arrayBuffer());
     const engine = await loadEngine(wasm);
 
+    // Every request the page makes from here on.
+    const requested = [];
+    p.page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+
     // The network goes: the server stops and the browser is offline.
     await server.stop();
     server = null;
@@ -106,6 +110,11 @@ test('an offline game against the computer: no network, reload, undo, to the end
     await p.el('computer-start').click();
     await p.el('game').waitFor();
     await p.board().waitFor();
+    // The player is "You", not "You (you)"; the computer is named.
+    await p.page.waitForFunction(() => [...document.querySelectorAll('.player-name')].some((e) => e.textContent.trim()));
+    const names = (await p.page.locator('.player-name').allTextContents()).map((t) => t.trim()).filter(Boolean);
+    assert.ok(names.includes('You'), `the player's label: ${JSON.stringify(names)}`);
+    assert.ok(names.every((n) => n.toLowerCase() !== 'you (you)'), `a label reads ${JSON.stringify(names)}`);
 
     let reloaded = false;
     let undone = false;
@@ -173,6 +182,14 @@ test('an offline game against the computer: no network, reload, undo, to the end
     assert.match(pgn, new RegExp(`\\[Result "${game.result.replace('/', '\\/')}"\\]`));
     assert.deepEqual(p.errors.filter((e) => !/ERR_INTERNET_DISCONNECTED|WebSocket|Failed to load resource/.test(e)), [], 'no page errors');
     await p.shot('offline-end');
+
+    // Home again: the "you" panel asks the archive nothing about the
+    // offline player, which only this browser knows.
+    await p.el('new-game').click();
+    await p.el('home').waitFor();
+    // The panel fills once the page hears from its connection.
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(requested.filter((path) => path.startsWith('/api/players/offline')), [], 'requests for the offline player');
   });
 });
 

@@ -2,7 +2,12 @@
 // profiles, a player's games and leaderboards. A gateway without an archive
 // answers 503: it is asked once, then left alone, so the console stays clean.
 
+import { OFFLINE_PLAYER } from '../offline/offline.js';
+
 let down = false;
+
+/** Players the archive cannot know: this browser's offline self, no one. */
+const unknowable = (player) => !player || player === OFFLINE_PLAYER;
 
 /** Whether the gateway said it has no archive. */
 export function unavailable() {
@@ -26,11 +31,13 @@ export function game(id) {
 
 /** A player's finished games, newest first: `{games, next_page_token}`. */
 export function games(player, size) {
+  if (unknowable(player)) return Promise.resolve(null);
   return getJson(`/api/players/${enc(player)}/games?page_size=${size}`);
 }
 
 /** A player's profile, or null before their first finished game (asked first, so no 404 is logged). */
 export async function profile(player) {
+  if (unknowable(player)) return null;
   const list = await games(player, 1);
   if (!list || !list.games || !list.games.length) return null;
   return getJson(`/api/players/${enc(player)}`);

@@ -8,6 +8,9 @@
 const STORE = 'fogblast.offline.games';
 /** Offline game ids start with this, so the page knows where a game lives. */
 export const OFFLINE_PREFIX = 'offline-';
+
+/** The player id of this browser's own player in offline games (not a server id: those are 16 characters). */
+export const OFFLINE_PLAYER = 'offline';
 const LEVEL_NAME = { easy: 'Easy', medium: 'Medium', hard: 'Hard' };
 /** Finished offline games kept for their replay and PGN. */
 const KEEP_FINISHED = 20;
@@ -73,7 +76,7 @@ export class OfflineConnection {
   /** @param {{ name?: () => string }} opts */
   constructor(opts = {}) {
     this.opts = opts;
-    this.player = { id: 'offline', name: 'You' };
+    this.player = { id: OFFLINE_PLAYER, name: 'You' };
     this.ready = false;
     this.state = 'offline';
     this.everConnected = true;

@@ -7,6 +7,7 @@ import * as archive from '../archive.js';
 import * as connections from '../connections.js';
 import { gameUrl } from '../router.js';
 import { VARIANT_NAME } from '../text.js';
+import { OFFLINE_PLAYER } from '../../offline/offline.js';
 
 let open = () => {};
 
@@ -16,10 +17,17 @@ export function initYourGames({ openGame }) {
 }
 
 export async function loadProfile() {
-  const me = connections.current().player;
+  const conn = connections.current();
+  const me = conn.player;
   if (!me) return;
   const profileEl = $('profile');
   const history = $('history');
+  if (connections.isOffline(conn) || me === OFFLINE_PLAYER) {
+    // Offline games are this browser's own: the archive knows no such player.
+    profileEl.textContent = 'Ratings and finished games show when you are online.';
+    history.textContent = '';
+    return;
+  }
   try {
     const games = await archive.games(me, 10);
     if (archive.unavailable()) {

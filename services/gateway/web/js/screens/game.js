@@ -32,7 +32,8 @@ function playerLabel(model, color) {
   const p = model.players[color];
   if (!p) return { name: 'Waiting for an opponent…', rating: '' };
   let label = p.computer ? (p.name || 'Computer') : (p.name || 'Anonymous');
-  if (!isHotseat() && model.you === color) label += ' (you)';
+  // Offline the player is already called "You".
+  if (!isHotseat() && model.you === color && label.toLowerCase() !== 'you') label += ' (you)';
   if (isHotseat()) label = COLOR_NAME[color];
   return { name: label, rating: playerRating(p, model.variant) };
 }
