@@ -645,19 +645,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_feed_whose_stream_goes_silent_opens_it_again() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = format!("http://{}", listener.local_addr().unwrap());
         let shard = SilentShard::default();
         let watches = shard.watches.clone();
-        tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(GameServer::new(shard))
-                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-        );
-        let store = Arc::new(MemoryStore::new());
-        store.register(&ShardId::parse("silent").unwrap(), &addr, Duration::from_secs(60)).await.unwrap();
-        let router = Arc::new(Router::new(store, Duration::from_millis(500)).await);
-        let feeds = Feeds::new(router, Arc::new(Metrics::new().unwrap()), TaskTracker::new(), 20_000);
+        let feeds = feeds_on(shard).await;
         let (watcher, _rx, _closed) = Conn::new();
         feeds.subscribe(&GameId::parse("g-silent").unwrap(), &watcher, Seat::Spectator, None, 0);
         tokio::time::sleep(SILENCE + Duration::from_millis(800)).await;

@@ -17,6 +17,7 @@ use fogblast_proto::game::GetStateRequest;
 use fogblast_proto::ids::GameId;
 use fogblast_protocol::ServerFrame;
 
+use crate::limits::HttpBudget;
 use crate::{archive_api, frames, session, Gateway};
 
 // The web client lives beside this file; it is declared here so that the
@@ -34,53 +35,36 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/api/players/{id}", get(archive_api::profile))
         .route("/api/players/{id}/games", get(archive_api::player_games))
         .route("/api/leaderboard/{variant}", get(archive_api::leaderboard))
-        .route_layer(middleware::from_fn_with_state(gateway.clone(), limit_api));
+        .route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Api), limited));
     Router::new()
         .route("/ws", get(upgrade))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .merge(api)
-        .merge(web::routes().route_layer(middleware::from_fn_with_state(gateway.clone(), limit_web)))
+        // The web client's files have a larger budget: a page load fetches dozens.
+        .merge(web::routes().route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Web), limited)))
         .with_state(gateway)
 }
 
-/// The web client's files come out of a bucket of their own, larger than
-/// the API's: a page load fetches dozens of them.
-async fn limit_web(
-    State(gateway): State<Arc<Gateway>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let ip = client_ip(&gateway, peer, request.headers());
-    match gateway.limits.web_request(ip) {
-        Ok(()) => next.run(request).await,
-        Err(wait) => too_many(&gateway, wait),
-    }
-}
-
-/// 429 with `Retry-After` (whole seconds) and the usual error body.
-fn too_many(gateway: &Gateway, wait: std::time::Duration) -> Response {
-    gateway.metrics.errors.with_label_values(&[ErrorCode::RateLimited.as_ws_code()]).inc();
-    let error = ServiceError::new(ErrorCode::RateLimited, "too many requests from your address: slow down");
-    let retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
-    let mut response = error_response(&error);
-    response.headers_mut().insert(header::RETRY_AFTER, retry_after.into());
-    response
-}
-
-/// Each address's HTTP API requests come out of its bucket; past it the
+/// Each address's requests come out of `budget`'s bucket; past it the
 /// answer is 429 with `Retry-After` (whole seconds) and the usual error body.
-async fn limit_api(
-    State(gateway): State<Arc<Gateway>>,
+async fn limited(
+    State((gateway, budget)): State<(Arc<Gateway>, HttpBudget)>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
     next: Next,
 ) -> Response {
     let ip = client_ip(&gateway, peer, request.headers());
-    match gateway.limits.http_request(ip) {
+    match gateway.limits.http_request(budget, ip) {
         Ok(()) => next.run(request).await,
-        Err(wait) => too_many(&gateway, wait),
+        Err(wait) => {
+            gateway.metrics.errors.with_label_values(&[ErrorCode::RateLimited.as_ws_code()]).inc();
+            let error = ServiceError::new(ErrorCode::RateLimited, "too many requests from your address: slow down");
+            let retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
+            let mut response = error_response(&error);
+            response.headers_mut().insert(header::RETRY_AFTER, retry_after.into());
+            response
+        }
     }
 }
 

@@ -52,6 +52,15 @@ impl Bucket {
     }
 }
 
+/// Which per-address budget an HTTP request comes out of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpBudget {
+    /// The API (`/api/...`).
+    Api,
+    /// The web client's page and files.
+    Web,
+}
+
 /// Buckets kept per address before full ones (addresses quiet for a
 /// whole window) are forgotten.
 const BUCKETS_KEPT: usize = 10_000;
@@ -132,15 +141,13 @@ impl IpLimits {
         self.creations.take(ip).is_ok()
     }
 
-    /// Whether `ip` may make another HTTP API request now, or how long it
-    /// must wait.
-    pub fn http_request(&self, ip: IpAddr) -> Result<(), Duration> {
-        self.http_requests.take(ip)
-    }
-
-    /// The same for the web client's page and files.
-    pub fn web_request(&self, ip: IpAddr) -> Result<(), Duration> {
-        self.web_requests.take(ip)
+    /// Whether `ip` may make another HTTP request of `budget` now, or how
+    /// long it must wait.
+    pub fn http_request(&self, budget: HttpBudget, ip: IpAddr) -> Result<(), Duration> {
+        match budget {
+            HttpBudget::Api => self.http_requests.take(ip),
+            HttpBudget::Web => self.web_requests.take(ip),
+        }
     }
 }
 
@@ -169,10 +176,12 @@ mod tests {
         assert!(limits.create_game(ip));
         assert!(!limits.create_game(ip));
         assert!(limits.create_game(other));
-        assert!(limits.http_request(ip).is_ok() && limits.http_request(ip).is_ok());
-        let wait = limits.http_request(ip).unwrap_err();
+        let api = |ip| limits.http_request(HttpBudget::Api, ip);
+        assert!(api(ip).is_ok() && api(ip).is_ok());
+        let wait = api(ip).unwrap_err();
         assert!(wait > Duration::from_secs(25) && wait <= Duration::from_secs(30), "{wait:?}");
-        assert!(limits.http_request(other).is_ok());
-        assert!(limits.web_request(ip).is_ok() && limits.web_request(ip).is_err(), "a bucket of its own");
+        assert!(api(other).is_ok());
+        let web = |ip| limits.http_request(HttpBudget::Web, ip);
+        assert!(web(ip).is_ok() && web(ip).is_err(), "a bucket of its own");
     }
 }

@@ -6,7 +6,7 @@
 //! changed, after one `lobby` frame with the whole list. Pairings reach players on
 //! `player.<id>` like any other notice.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -118,18 +118,16 @@ impl Lobby {
 /// From `previous` to `newest`: the boards added, in `newest`'s order, and
 /// the games of those removed.
 fn changes(previous: &LobbyFrame, newest: &LobbyFrame) -> LobbyUpdateFrame {
-    let before: HashMap<&str, &OpenBoard> = previous.open.iter().map(|b| (b.game.as_str(), b)).collect();
-    let after: HashSet<&str> = newest.open.iter().map(|b| b.game.as_str()).collect();
+    let by_game = |list: &'_ LobbyFrame| -> HashMap<String, OpenBoard> {
+        list.open.iter().map(|b| (b.game.clone(), b.clone())).collect()
+    };
+    let (before, after) = (by_game(previous), by_game(newest));
     LobbyUpdateFrame {
         v: newest.v,
         from: previous.v,
-        added: newest.open.iter().filter(|b| before.get(b.game.as_str()) != Some(b)).cloned().collect(),
-        removed: previous
-            .open
-            .iter()
-            .filter(|b| !after.contains(b.game.as_str()) || newest.open.iter().any(|n| n.game == b.game && n != *b))
-            .map(|b| b.game.clone())
-            .collect(),
+        added: newest.open.iter().filter(|b| before.get(&b.game) != Some(b)).cloned().collect(),
+        // A board that changed is removed and added again.
+        removed: previous.open.iter().filter(|b| after.get(&b.game) != Some(b)).map(|b| b.game.clone()).collect(),
     }
 }
 

@@ -189,7 +189,7 @@ test('an offline game against the computer: no network, reload, undo, to the end
     await p.el('home').waitFor();
     // The panel fills once the page hears from its connection.
     await new Promise((r) => setTimeout(r, 1500));
-    assert.deepEqual(requested.filter((path) => path.startsWith('/api/players/offline')), [], 'requests for the offline player');
+    assert.deepEqual(requested.filter((path) => path.startsWith('/api/players/')), [], 'requests about the offline player');
   });
 });
 

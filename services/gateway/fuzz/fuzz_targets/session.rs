@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use fogblast_client::tungstenite::Message;
 use fogblast_client::{Closed, Connection, Error};
+use fogblast_protocol::ClientFrame;
 use fogblast_sandbox::Sandbox;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
@@ -41,25 +42,6 @@ enum Frame {
     Pong(Vec<u8>),
 }
 
-const KINDS: [&str; 16] = [
-    "hello",
-    "create",
-    "join",
-    "watch",
-    "resume",
-    "move",
-    "resign",
-    "abort",
-    "claim_victory",
-    "rematch",
-    "draw",
-    "takeback",
-    "seek",
-    "cancel_seek",
-    "lobby",
-    "ping",
-];
-
 fn known(kind: u8, game: u8, text: &str, number: u32, choice: u8, games: &[String]) -> String {
     let pick = |options: &[&str]| options[choice as usize % options.len()].to_owned();
     let game = match games.get(game as usize % (games.len() + 1)) {
@@ -67,7 +49,7 @@ fn known(kind: u8, game: u8, text: &str, number: u32, choice: u8, games: &[Strin
         None => text.chars().take(16).collect(),
     };
     let frame = json!({
-        "t": KINDS[kind as usize % KINDS.len()],
+        "t": ClientFrame::KINDS[kind as usize % ClientFrame::KINDS.len()],
         "id": number,
         "game": game,
         "uci": text.chars().take(6).collect::<String>(),

@@ -6,8 +6,9 @@ import { OFFLINE_PLAYER } from '../offline/offline.js';
 
 let down = false;
 
-/** Players the archive cannot know: this browser's offline self, no one. */
-const unknowable = (player) => !player || player === OFFLINE_PLAYER;
+/** Players the archive cannot know: no one, or this browser's offline self
+ * (whose connection names it as `{id, name}`, not by an id string). */
+const unknowable = (player) => typeof player !== 'string' || !player || player === OFFLINE_PLAYER;
 
 /** Whether the gateway said it has no archive. */
 export function unavailable() {

@@ -7,7 +7,6 @@ import * as archive from '../archive.js';
 import * as connections from '../connections.js';
 import { gameUrl } from '../router.js';
 import { VARIANT_NAME } from '../text.js';
-import { OFFLINE_PLAYER } from '../../offline/offline.js';
 
 let open = () => {};
 
@@ -22,7 +21,7 @@ export async function loadProfile() {
   if (!me) return;
   const profileEl = $('profile');
   const history = $('history');
-  if (connections.isOffline(conn) || me === OFFLINE_PLAYER) {
+  if (connections.isOffline(conn)) {
     // Offline games are this browser's own: the archive knows no such player.
     profileEl.textContent = 'Ratings and finished games show when you are online.';
     history.textContent = '';
