@@ -23,7 +23,7 @@ mod redis_store;
 
 pub use file::FileStore;
 pub use memory::MemoryStore;
-pub use redis_store::{Durability, RedisStore};
+pub use redis_store::{game_bucket, Durability, RedisStore, GAME_BUCKETS};
 
 pub use fogblast_routing::{placement, Member, Membership, StoreError};
 

@@ -2,26 +2,29 @@
 //! reconnects on its own. Every check-and-write is one Lua script, so Redis
 //! runs it atomically and a refused commit changes nothing.
 //!
-//! Key layout, every key starting with the configured prefix:
-//! - `game:{<gid>}`: hash with `version`, `epoch`, `record`;
-//! - `events:{<gid>}`: list of the game's last events, oldest first;
-//! - `deadlines`: zset of game ids scored by due time (store ms);
-//! - `outbox`: zset of finished, unpublished game ids scored by finish time;
+//! Key layout, every key starting with the configured prefix, where `<b>`
+//! is the game's bucket (one of [`GAME_BUCKETS`], from its id):
+//! - `game:{g<b>}:<gid>`: hash with `version`, `epoch`, `record`;
+//! - `events:{g<b>}:<gid>`: list of the game's last events, oldest first;
+//! - `deadlines:{g<b>}`: zset of the bucket's game ids scored by due time
+//!   (store ms);
+//! - `outbox:{g<b>}`: zset of the bucket's finished, unpublished game ids
+//!   scored by finish time;
 //! - `code:<CODE>`: string holding a game id, with a TTL;
-//! - `shard-epoch`: counter handing out membership epochs;
-//! - `shard:<id>`: hash with `addr` and `epoch`, expiring with the lease;
-//! - `shards`: set of shard ids that may hold a lease.
+//! - `members`: hash with the membership epoch counter (`epoch`) and each
+//!   shard's lease (`lease:<id>`: epoch, expiry in store ms, address).
 //!
-//! The braces give one game's keys one Redis Cluster hash slot. Scripts
-//! touch the global keys too, which is sound on a single Redis (or a
-//! cluster where the prefix itself carries a hash tag).
+//! The braces give a game's keys and its bucket's sets one Redis Cluster
+//! hash slot, so every script runs inside one slot and names every key it
+//! touches; the same code runs on one Redis and on a cluster. The sweep
+//! reads the buckets' sets side by side and merges them.
 
 use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use fogblast_proto::ids::{GameId, ShardId};
-use fogblast_redis::PrefixedRedis;
+use fogblast_redis::{bucket, PrefixedRedis};
 use redis::Value;
 
 use crate::memory::{new_version, ttl_ms, DEFAULT_HISTORY};
@@ -31,6 +34,15 @@ mod scripts;
 mod value;
 
 use value::{array, bytes, pairs, text, uint};
+
+/// How many buckets the games are spread over: the most primaries of a
+/// cluster the games can use. Fixed, since every process must agree.
+pub const GAME_BUCKETS: u64 = 64;
+
+/// The bucket of a game's keys.
+pub fn game_bucket(game: &GameId) -> u64 {
+    bucket(game.as_str(), GAME_BUCKETS)
+}
 
 /// The longest `WAIT`: below the connection's 500 ms answer deadline.
 const MAX_WAIT: Duration = Duration::from_millis(400);
@@ -115,20 +127,44 @@ impl RedisStore {
         self
     }
 
-    fn key(&self, name: &str) -> String {
-        self.redis.key(name)
+    fn bucket_key(&self, kind: &str, bucket: u64) -> String {
+        self.redis.tagged(kind, &format!("g{bucket}"))
     }
 
     fn game_key(&self, game: &GameId) -> String {
-        self.redis.tagged("game", game.as_str())
+        format!("{}:{game}", self.bucket_key("game", game_bucket(game)))
     }
 
     fn events_key(&self, game: &GameId) -> String {
-        self.redis.tagged("events", game.as_str())
+        format!("{}:{game}", self.bucket_key("events", game_bucket(game)))
     }
 
-    fn shard_key(&self, shard: &ShardId) -> String {
-        self.redis.key(&format!("shard:{shard}"))
+    fn deadlines_key(&self, game: &GameId) -> String {
+        self.bucket_key("deadlines", game_bucket(game))
+    }
+
+    fn outbox_key(&self, game: &GameId) -> String {
+        self.bucket_key("outbox", game_bucket(game))
+    }
+
+    fn members_key(&self) -> String {
+        self.redis.key("members")
+    }
+
+    /// Runs `read(key of bucket b)` on every bucket's `kind` set and merges
+    /// the `(member, score)` pairs by score (then id), as one sorted set
+    /// would list them.
+    async fn merged(&self, kind: &str, read: impl Fn(String) -> redis::Cmd) -> Result<Vec<(GameId, u64)>, StoreError> {
+        let cmds: Vec<redis::Cmd> = (0..GAME_BUCKETS).map(|b| read(self.bucket_key(kind, b))).collect();
+        let replies = self.redis.query_each(&cmds).await.map_err(redis_error)?;
+        let mut all = Vec::new();
+        for reply in &replies {
+            for (game, score) in pairs(reply)? {
+                all.push((uint(score)?, game_id(game)?));
+            }
+        }
+        all.sort();
+        Ok(all.into_iter().map(|(score, game)| (game, score)).collect())
     }
 
     fn code_key(&self, code: &str) -> String {
@@ -154,9 +190,7 @@ impl Membership for RedisStore {
     async fn register(&self, shard: &ShardId, addr: &str, ttl: Duration) -> Result<u64, StoreError> {
         let mut invocation = self.scripts.register.prepare_invoke();
         invocation
-            .key(self.key("shard-epoch"))
-            .key(self.shard_key(shard))
-            .key(self.key("shards"))
+            .key(self.members_key())
             .arg(shard.as_str())
             .arg(addr)
             .arg(ttl_ms(ttl));
@@ -166,20 +200,20 @@ impl Membership for RedisStore {
 
     async fn renew(&self, shard: &ShardId, epoch: u64, ttl: Duration) -> Result<bool, StoreError> {
         let mut invocation = self.scripts.renew.prepare_invoke();
-        invocation.key(self.shard_key(shard)).arg(epoch).arg(ttl_ms(ttl));
+        invocation.key(self.members_key()).arg(shard.as_str()).arg(epoch).arg(ttl_ms(ttl));
         let reply = self.run(&invocation).await?;
         Ok(uint(&reply)? == 1)
     }
 
     async fn deregister(&self, shard: &ShardId, epoch: u64) -> Result<(), StoreError> {
         let mut invocation = self.scripts.deregister.prepare_invoke();
-        invocation.key(self.shard_key(shard)).key(self.key("shards")).arg(shard.as_str()).arg(epoch);
+        invocation.key(self.members_key()).arg(shard.as_str()).arg(epoch);
         self.run(&invocation).await.map(drop)
     }
 
     async fn members(&self) -> Result<Vec<Member>, StoreError> {
         let mut invocation = self.scripts.members.prepare_invoke();
-        invocation.key(self.key("shards")).arg(self.key("shard:"));
+        invocation.key(self.members_key());
         let reply = self.run(&invocation).await?;
         let mut members = Vec::new();
         for entry in array(&reply)? {
@@ -234,8 +268,8 @@ impl GameStore for RedisStore {
         invocation
             .key(self.game_key(&commit.game))
             .key(self.events_key(&commit.game))
-            .key(self.key("deadlines"))
-            .key(self.key("outbox"))
+            .key(self.deadlines_key(&commit.game))
+            .key(self.outbox_key(&commit.game))
             .arg(commit.expected_version)
             .arg(commit.epoch)
             .arg(version)
@@ -282,22 +316,31 @@ impl GameStore for RedisStore {
     }
 
     async fn due_games(&self, now_ms: u64, offset: usize, limit: usize) -> Result<Vec<(GameId, u64)>, StoreError> {
-        let cmd = redis::cmd("ZRANGEBYSCORE")
-            .arg(self.key("deadlines"))
-            .arg("-inf")
-            .arg(now_ms)
-            .arg("WITHSCORES")
-            .arg("LIMIT")
-            .arg(offset)
-            .arg(limit)
-            .to_owned();
-        let reply = self.query(&cmd).await?;
-        pairs(&reply)?.into_iter().map(|(game, due)| Ok((game_id(game)?, uint(due)?))).collect()
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // Each bucket gives its earliest `offset + limit`: enough for the
+        // page of the merged order, wherever its entries lie.
+        let depth = offset.saturating_add(limit);
+        let due = self
+            .merged("deadlines", |key| {
+                redis::cmd("ZRANGEBYSCORE")
+                    .arg(key)
+                    .arg("-inf")
+                    .arg(now_ms)
+                    .arg("WITHSCORES")
+                    .arg("LIMIT")
+                    .arg(0)
+                    .arg(depth)
+                    .to_owned()
+            })
+            .await?;
+        Ok(due.into_iter().skip(offset).take(limit).collect())
     }
 
     async fn postpone(&self, game: &GameId, due_ms: u64, to_ms: u64) -> Result<bool, StoreError> {
         let mut invocation = self.scripts.postpone.prepare_invoke();
-        invocation.key(self.key("deadlines")).arg(game.as_str()).arg(due_ms).arg(to_ms);
+        invocation.key(self.deadlines_key(game)).arg(game.as_str()).arg(due_ms).arg(to_ms);
         Ok(uint(&self.run(&invocation).await?)? == 1)
     }
 
@@ -306,14 +349,16 @@ impl GameStore for RedisStore {
             // `ZRANGE 0 -1` would mean everything.
             return Ok(Vec::new());
         }
-        let reply =
-            self.query(redis::cmd("ZRANGE").arg(self.key("outbox")).arg(offset).arg(offset + limit - 1)).await?;
-        array(&reply)?.iter().map(game_id).collect()
+        let last = offset.saturating_add(limit) - 1;
+        let waiting = self
+            .merged("outbox", |key| redis::cmd("ZRANGE").arg(key).arg(0).arg(last).arg("WITHSCORES").to_owned())
+            .await?;
+        Ok(waiting.into_iter().skip(offset).take(limit).map(|(game, _)| game).collect())
     }
 
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
         let mut invocation = self.scripts.mark_published.prepare_invoke();
-        invocation.key(self.key("outbox")).key(self.game_key(game)).key(self.events_key(game)).arg(game.as_str());
+        invocation.key(self.outbox_key(game)).key(self.game_key(game)).key(self.events_key(game)).arg(game.as_str());
         self.run(&invocation).await.map(drop)
     }
 

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use fogblast_proto::ids::GameId;
 use fogblast_store::{CommitError, EventsAfter, FileStore, GameStore, Membership, StoredGame};
 use support::{commit, gid, numbered, sid, sleep_ms, Harness};
 
@@ -326,6 +327,26 @@ macro_rules! suite {
         suite!(@adapter on_memory, Harness::memory(), [$($name),*], [$($raced),*]);
         suite!(@adapter on_redis, Harness::redis().await, [$($name),*], [$($raced),*]);
         suite!(@adapter on_file, Harness::file().await, [$($name),*], [$($raced),*]);
+        suite!(@cluster [$($name),*], [$($raced),*]);
+    };
+    // One cluster for the whole suite: six servers per behaviour would
+    // take longer than the behaviours.
+    (@cluster [$($name:ident),*], [$($raced:ident),*]) => {
+        mod on_redis_cluster {
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn every_behaviour() {
+                let cluster = fogblast_testkit::RedisCluster::start().await;
+                $(
+                    let harness = Harness::redis_at(&cluster.url()).await;
+                    super::$name(harness.store()).await;
+                )*
+                $(
+                    let harness = Harness::redis_at(&cluster.url()).await;
+                    super::$raced(&harness.writers).await;
+                )*
+            }
+        }
     };
     (@adapter $adapter:ident, $harness:expr, [$($name:ident),*], [$($raced:ident),*]) => {
         mod $adapter {
@@ -416,6 +437,11 @@ async fn a_file_store_opened_again_has_everything_it_held() {
     support::remove_file(&path);
 }
 
+/// `<prefix><kind>:{g<bucket>}`, the tag of `game`'s bucket.
+fn bucket_key(prefix: &str, kind: &str, game: &str) -> String {
+    format!("{prefix}{kind}:{{g{}}}", fogblast_store::game_bucket(&gid(game)))
+}
+
 /// The Redis key layout other tools may inspect, and Redis data this build
 /// did not write: a spoiled key must surface as an error, never a panic.
 #[tokio::test]
@@ -427,33 +453,50 @@ async fn redis_key_layout_and_spoiled_data() {
     c.due_at_ms = Some(42);
     c.finished = true;
     store.commit(c).await.unwrap();
-    let fields: Vec<String> = redis::cmd("HMGET")
-        .arg(format!("{prefix}game:{{g1}}"))
-        .arg(&["version", "epoch", "record"][..])
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let game_key = format!("{}:g1", bucket_key(&prefix, "game", "g1"));
+    let fields: Vec<String> =
+        redis::cmd("HMGET").arg(&game_key).arg(&["version", "epoch", "record"][..]).query_async(&mut raw).await.unwrap();
     assert_eq!(fields, ["2", "3", "rec"]);
-    let events: Vec<String> =
-        redis::cmd("LRANGE").arg(format!("{prefix}events:{{g1}}")).arg(0).arg(-1).query_async(&mut raw).await.unwrap();
+    let events_key = format!("{}:g1", bucket_key(&prefix, "events", "g1"));
+    let events: Vec<String> = redis::cmd("LRANGE").arg(&events_key).arg(0).arg(-1).query_async(&mut raw).await.unwrap();
     assert_eq!(events, ["a", "b"]);
-    let due: Option<u64> =
-        redis::cmd("ZSCORE").arg(format!("{prefix}deadlines")).arg("g1").query_async(&mut raw).await.unwrap();
+    let deadlines = bucket_key(&prefix, "deadlines", "g1");
+    let due: Option<u64> = redis::cmd("ZSCORE").arg(&deadlines).arg("g1").query_async(&mut raw).await.unwrap();
     assert_eq!(due, Some(42));
     let finished: Option<f64> =
-        redis::cmd("ZSCORE").arg(format!("{prefix}outbox")).arg("g1").query_async(&mut raw).await.unwrap();
+        redis::cmd("ZSCORE").arg(bucket_key(&prefix, "outbox", "g1")).arg("g1").query_async(&mut raw).await.unwrap();
     assert!(finished.is_some());
+    // Every key a commit touches carries the same hash tag: one cluster slot.
+    let outbox = bucket_key(&prefix, "outbox", "g1");
+    let tags: std::collections::BTreeSet<&str> = [&game_key, &events_key, &deadlines, &outbox]
+        .into_iter()
+        .map(|key| key.split_once('{').and_then(|(_, rest)| rest.split_once('}')).map(|(tag, _)| tag).unwrap())
+        .collect();
+    assert_eq!(tags.len(), 1, "one hash tag for the game's keys: {tags:?}");
 
-    // A shard whose lease ran out is pruned from the shard set.
+    // A shard whose lease ran out is pruned from the membership hash.
     store.register(&sid("a"), "a:1", Duration::from_millis(100)).await.unwrap();
+    let lease: Option<String> =
+        redis::cmd("HGET").arg(format!("{prefix}members")).arg("lease:a").query_async(&mut raw).await.unwrap();
+    assert!(lease.is_some_and(|lease| lease.ends_with(" a:1")));
     sleep_ms(300).await;
     assert!(store.members().await.unwrap().is_empty());
     let listed: bool =
-        redis::cmd("SISMEMBER").arg(format!("{prefix}shards")).arg("a").query_async(&mut raw).await.unwrap();
+        redis::cmd("HEXISTS").arg(format!("{prefix}members")).arg("lease:a").query_async(&mut raw).await.unwrap();
     assert!(!listed);
-
+    // A spoiled lease is dropped, not read.
     let _: () = redis::cmd("HSET")
-        .arg(format!("{prefix}game:{{bad}}"))
+        .arg(format!("{prefix}members"))
+        .arg("lease:b")
+        .arg("not a lease")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(store.members().await.unwrap().is_empty());
+
+    let bad_key = format!("{}:bad", bucket_key(&prefix, "game", "bad"));
+    let _: () = redis::cmd("HSET")
+        .arg(&bad_key)
         .arg(&["version", "abc", "epoch", "1", "record", "x"][..])
         .query_async(&mut raw)
         .await
@@ -462,13 +505,63 @@ async fn redis_key_layout_and_spoiled_data() {
     assert!(store.events_after(&gid("bad"), 0).await.is_err());
     let spoiled = store.commit(commit(&gid("bad"), 1, 1, "r", &["a"])).await;
     assert!(matches!(spoiled, Err(CommitError::Store(_))), "{spoiled:?}");
-    let _: () = redis::cmd("ZADD")
-        .arg(format!("{prefix}deadlines"))
-        .arg(1)
-        .arg("no spaces allowed")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let _: () = redis::cmd("ZADD").arg(&deadlines).arg(1).arg("no spaces allowed").query_async(&mut raw).await.unwrap();
     assert!(store.due_games(100, 0, 10).await.is_err());
     harness.cleanup().await;
+}
+
+/// On a real Redis Cluster the games spread over every primary (each game's
+/// keys in its bucket's slot), and when a primary is killed with SIGKILL
+/// its replica takes over: the store follows the slots to it, every game
+/// committed before the kill is there, and commits go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_redis_cluster_spreads_games_and_outlives_a_killed_primary() {
+    let mut cluster = fogblast_testkit::RedisCluster::start().await;
+    let harness = Harness::redis_at(&cluster.url()).await;
+    let store = harness.store();
+    let epoch = store.register(&sid("s1"), "http://s1", Duration::from_secs(60)).await.unwrap();
+    let games: Vec<GameId> = (0..60).map(|i| gid(&format!("spread{i:03}"))).collect();
+    for (i, game) in games.iter().enumerate() {
+        let mut first = commit(game, 0, epoch, "r1", &["a"]);
+        first.due_at_ms = Some(1_000 + i as u64);
+        store.commit(first).await.unwrap();
+    }
+    let primaries = cluster.primaries().await;
+    assert_eq!(primaries.len(), 3, "{primaries:?}");
+    for port in &primaries {
+        assert!(cluster.keys_on(*port).await > 0, "primary {port} holds some games");
+    }
+    // The sweep's merged reads see every bucket on every node, in order.
+    let due = store.due_games(u64::MAX, 0, 100).await.unwrap();
+    assert_eq!(due.iter().map(|(_, at)| *at).collect::<Vec<_>>(), (1_000..1_060).collect::<Vec<_>>());
+    let page = store.due_games(u64::MAX, 20, 10).await.unwrap();
+    assert_eq!(page, due[20..30].to_vec());
+
+    // Replication on loopback takes well under this.
+    sleep_ms(300).await;
+    cluster.kill(primaries[0]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    for game in &games {
+        loop {
+            match store.commit(commit(game, 1, epoch, "r2", &["b"])).await {
+                Ok(version) => {
+                    assert_eq!(version, 2);
+                    break;
+                }
+                // A commit refused for its version was applied by an attempt
+                // whose answer the failover lost.
+                Err(CommitError::VersionConflict { current: 2 }) => break,
+                Err(error) => {
+                    assert!(std::time::Instant::now() < deadline, "no failover within 20 s: {error}");
+                    sleep_ms(100).await;
+                }
+            }
+        }
+    }
+    for game in &games {
+        let stored = store.load(game).await.unwrap().expect("every game outlived the kill");
+        assert_eq!((stored.version, stored.record), (2, b"r2".to_vec()), "{game}");
+    }
+    assert_eq!(cluster.primaries().await.len(), 3, "a replica took the dead primary's slots");
+    assert_eq!(store.members().await.unwrap().len(), 1);
 }

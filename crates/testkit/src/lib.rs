@@ -9,6 +9,9 @@
 //! `test_`; [`leftovers`] looks for exactly those.
 
 pub mod proxy;
+pub mod redis_cluster;
+
+pub use redis_cluster::RedisCluster;
 
 use std::future::Future;
 use std::time::Duration;

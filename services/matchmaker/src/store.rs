@@ -210,12 +210,7 @@ pub fn parse_seek(id: &str, raw: &str) -> Option<Seek> {
 
 /// The bucket a game's board lives in (FNV-1a of its id).
 pub(crate) fn bucket(game: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in game.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash % LOBBY_BUCKETS
+    fogblast_redis::bucket(game, LOBBY_BUCKETS)
 }
 
 /// Everything the matchmaker keeps, behind one interface: Redis for

@@ -4,7 +4,8 @@
 //!
 //! The Redis half needs Redis at `redis://127.0.0.1:6379` (or
 //! `FOGBLAST_TEST_REDIS_URL`); each test uses a key prefix of its own and
-//! removes its keys afterwards.
+//! removes its keys afterwards. The suite runs once more on a Redis Cluster
+//! of six local `redis-server` processes started for it.
 
 use std::future::Future;
 use std::time::Duration;
@@ -310,6 +311,18 @@ macro_rules! on_both_stores {
                     super::on_redis(super::$behaviour).await;
                 }
             )*
+        }
+        // One cluster for the whole suite, each behaviour under its own prefix.
+        mod redis_cluster {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn every_behaviour() {
+                let cluster = fogblast_testkit::RedisCluster::start().await;
+                $(
+                    let prefix = format!("test-mm-cluster-{}:", stringify!($behaviour));
+                    let store = fogblast_matchmaker::MatchStore::connect(&cluster.url(), &prefix).await.unwrap();
+                    super::$behaviour(store).await;
+                )*
+            }
         }
     };
 }

@@ -6,7 +6,8 @@
 
 use redis::Script;
 
-/// KEYS: game, events, deadlines, outbox.
+/// KEYS: game, events, deadlines, outbox (all of the game's bucket, so one
+/// hash slot on a cluster).
 /// ARGV: expected version, epoch, new version, record, due ms or "",
 /// finished "1"/"0", expire ms or "", history cap, game id, events...
 ///
@@ -91,54 +92,90 @@ end
 return {'events', current, redis.call('LRANGE', KEYS[2], after + 1 - first, -1)}
 "#;
 
-/// KEYS: epoch counter, lease, shard set. ARGV: shard id, addr, ttl ms.
+/// The store's clock inside a script, unix ms, and a whole number of ms as
+/// a decimal string (Lua's `tostring` may write a large one with an
+/// exponent).
+const CLOCK: &str = r#"
+local function now_ms()
+  local now = redis.call('TIME')
+  return tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+end
+local function decimal(n)
+  return string.format('%.0f', n)
+end
+-- A lease field holds '<epoch> <expires ms> <addr>'.
+local function lease(raw)
+  if not raw then
+    return nil
+  end
+  local epoch, expires, addr = string.match(raw, '^(%d+) (%d+) (.*)$')
+  if not epoch then
+    return nil
+  end
+  return {epoch = epoch, expires = tonumber(expires), addr = addr}
+end
+"#;
+
+/// KEYS: membership hash. ARGV: shard id, addr, ttl ms.
+///
+/// The hash holds the epoch counter (`epoch`) and each shard's lease
+/// (`lease:<id>`) with its expiry on the store's clock, so membership is
+/// one key: one slot on a cluster, and no key named inside a script.
 const REGISTER: &str = r#"
-local epoch = redis.call('INCR', KEYS[1])
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], 'addr', ARGV[2], 'epoch', epoch)
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[1])
+local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+local expires = now_ms() + tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], 'lease:' .. ARGV[1], epoch .. ' ' .. decimal(expires) .. ' ' .. ARGV[2])
 return epoch
 "#;
 
-/// KEYS: lease. ARGV: epoch, ttl ms.
+/// KEYS: membership hash. ARGV: shard id, epoch, ttl ms.
 const RENEW: &str = r#"
-if redis.call('HGET', KEYS[1], 'epoch') == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+local field = 'lease:' .. ARGV[1]
+local held = lease(redis.call('HGET', KEYS[1], field))
+if not held or held.epoch ~= ARGV[2] then
+  return 0
 end
-return 0
+local now = now_ms()
+if held.expires <= now then
+  redis.call('HDEL', KEYS[1], field)
+  return 0
+end
+redis.call('HSET', KEYS[1], field, held.epoch .. ' ' .. decimal(now + tonumber(ARGV[3])) .. ' ' .. held.addr)
+return 1
 "#;
 
-/// KEYS: lease, shard set. ARGV: shard id, epoch.
+/// KEYS: membership hash. ARGV: shard id, epoch.
 const DEREGISTER: &str = r#"
-if redis.call('HGET', KEYS[1], 'epoch') == ARGV[2] then
-  redis.call('DEL', KEYS[1])
-  redis.call('SREM', KEYS[2], ARGV[1])
+local field = 'lease:' .. ARGV[1]
+local held = lease(redis.call('HGET', KEYS[1], field))
+if held and held.epoch == ARGV[2] then
+  redis.call('HDEL', KEYS[1], field)
 end
 return 0
 "#;
 
-/// KEYS: shard set. ARGV: the lease key prefix.
+/// KEYS: membership hash.
 ///
 /// Reads and prunes in one step, so a shard that registers while another
-/// process lists members is never pruned by mistake. The lease keys are
-/// derived here rather than declared, which only a single Redis allows.
+/// process lists members is never pruned by mistake.
 const MEMBERS: &str = r#"
 local live = {}
-for _, shard in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local lease = redis.call('HMGET', ARGV[1] .. shard, 'addr', 'epoch')
-  if lease[1] and lease[2] then
-    table.insert(live, {shard, lease[1], lease[2]})
-  else
-    redis.call('SREM', KEYS[1], shard)
+local now = now_ms()
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local shard = string.match(fields[i], '^lease:(.*)$')
+  if shard then
+    local held = lease(fields[i + 1])
+    if held and held.expires > now then
+      table.insert(live, {shard, held.addr, held.epoch})
+    else
+      redis.call('HDEL', KEYS[1], fields[i])
+    end
   end
 end
 return live
 "#;
 
-/// The scripts, hashed once; redis-rs sends `EVALSHA` and falls back to
-/// loading the script when Redis has forgotten it.
 /// KEYS: deadlines. ARGV: game id, the deadline it must still have, the new
 /// one. Returns 1 when moved.
 const POSTPONE: &str = r#"
@@ -150,6 +187,8 @@ end
 return 0
 "#;
 
+/// The scripts, hashed once; redis-rs sends `EVALSHA` and falls back to
+/// loading the script when Redis has forgotten it.
 #[derive(Clone, Debug)]
 pub(super) struct Scripts {
     pub commit: Script,
@@ -167,10 +206,10 @@ impl Scripts {
         Scripts {
             commit: Script::new(COMMIT),
             events_after: Script::new(EVENTS_AFTER),
-            register: Script::new(REGISTER),
-            renew: Script::new(RENEW),
-            deregister: Script::new(DEREGISTER),
-            members: Script::new(MEMBERS),
+            register: Script::new(&format!("{CLOCK}{REGISTER}")),
+            renew: Script::new(&format!("{CLOCK}{RENEW}")),
+            deregister: Script::new(&format!("{CLOCK}{DEREGISTER}")),
+            members: Script::new(&format!("{CLOCK}{MEMBERS}")),
             postpone: Script::new(POSTPONE),
             mark_published: Script::new(MARK_PUBLISHED),
         }

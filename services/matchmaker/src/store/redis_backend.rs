@@ -435,12 +435,11 @@ impl MatchBackend for RedisMatchStore {
 
     /// The lobby version, then every board (unordered, expired included).
     async fn boards(&self) -> Result<(u64, Vec<BoardRecord>), StoreError> {
-        let mut pipe = redis::pipe();
-        pipe.cmd("GET").arg(self.key("lobby-version"));
-        for bucket in 0..LOBBY_BUCKETS {
-            pipe.cmd("HVALS").arg(self.lobby_key(bucket));
-        }
-        let reply: Vec<Value> = pipe.query_async(&mut self.redis.connection()).await?;
+        // The buckets lie in different slots on a cluster: side by side,
+        // not one pipeline.
+        let mut cmds = vec![redis::cmd("GET").arg(self.key("lobby-version")).to_owned()];
+        cmds.extend((0..LOBBY_BUCKETS).map(|bucket| redis::cmd("HVALS").arg(self.lobby_key(bucket)).to_owned()));
+        let reply = self.redis.query_each(&cmds).await?;
         let mut items = reply.iter();
         let version = match items.next() {
             Some(Value::Nil) | None => 0,

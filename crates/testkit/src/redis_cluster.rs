@@ -1,0 +1,217 @@
+//! A Redis Cluster of this test's own: six `redis-server` processes in
+//! cluster mode on loopback ports (three primaries, each with a replica),
+//! joined by `redis-cli --cluster create`, and killed with their files
+//! removed when dropped, also when the test fails.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Primaries and replicas: the smallest cluster `redis-cli` creates with a
+/// replica for every primary.
+const NODES: usize = 6;
+/// How long a node may stay unreachable before its replica takes over.
+const NODE_TIMEOUT_MS: u64 = 2_000;
+/// How long the cluster may take to start.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug)]
+pub struct RedisCluster {
+    nodes: Vec<Child>,
+    ports: Vec<u16>,
+    dir: PathBuf,
+}
+
+impl RedisCluster {
+    /// Starts the six nodes, creates the cluster and waits until every node
+    /// says every slot is served.
+    pub async fn start() -> RedisCluster {
+        let dir = std::env::temp_dir().join(format!(
+            "fogblast-redis-cluster-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+        ));
+        std::fs::create_dir_all(&dir).expect("a directory for the cluster's node files");
+        let ports = free_ports(NODES);
+        let mut cluster = RedisCluster { nodes: Vec::new(), ports: ports.clone(), dir };
+        for port in &ports {
+            let node_dir = cluster.dir.join(port.to_string());
+            std::fs::create_dir_all(&node_dir).expect("a node directory");
+            let child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"])
+                .args(["--cluster-node-timeout", &NODE_TIMEOUT_MS.to_string()])
+                .arg("--dir")
+                .arg(&node_dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server is installed");
+            cluster.nodes.push(child);
+        }
+        for port in &ports {
+            wait_until(&format!("redis on port {port} to answer"), || async move {
+                ping(*port).await
+            })
+            .await;
+        }
+        let addresses: Vec<String> = ports.iter().map(|port| format!("127.0.0.1:{port}")).collect();
+        let created = tokio::task::spawn_blocking(move || {
+            Command::new("redis-cli")
+                .arg("--cluster")
+                .arg("create")
+                .args(&addresses)
+                .args(["--cluster-replicas", "1", "--cluster-yes"])
+                .output()
+        })
+        .await
+        .expect("redis-cli ran")
+        .expect("redis-cli is installed");
+        assert!(
+            created.status.success(),
+            "redis-cli --cluster create failed: {}{}",
+            String::from_utf8_lossy(&created.stdout),
+            String::from_utf8_lossy(&created.stderr)
+        );
+        for port in &ports {
+            wait_until(&format!("node {port} to see the cluster ready"), || async move {
+                cluster_ready(*port).await
+            })
+            .await;
+        }
+        cluster
+    }
+
+    /// The cluster's URL as Fogblast reads it: every node as a seed.
+    pub fn url(&self) -> String {
+        let nodes: Vec<String> = self.ports.iter().map(|port| format!("127.0.0.1:{port}")).collect();
+        format!("redis-cluster://{}", nodes.join(","))
+    }
+
+    /// Each node's own `redis://` URL.
+    pub fn node_urls(&self) -> Vec<String> {
+        self.ports.iter().map(|port| format!("redis://127.0.0.1:{port}")).collect()
+    }
+
+    /// The ports of the nodes serving slots now, as a node sees it.
+    pub async fn primaries(&self) -> Vec<u16> {
+        for port in &self.ports {
+            let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else { continue };
+            let Ok(mut conn) = client.get_multiplexed_async_connection().await else { continue };
+            let Ok(nodes) = redis::cmd("CLUSTER").arg("NODES").query_async::<String>(&mut conn).await else { continue };
+            return nodes
+                .lines()
+                .filter(|line| {
+                    let flags = line.split(' ').nth(2).unwrap_or("");
+                    flags.split(',').any(|flag| flag == "master") && !flags.contains("fail")
+                })
+                .filter_map(|line| line.split(' ').nth(1)?.split(['@', ':']).nth(1)?.parse().ok())
+                .collect();
+        }
+        Vec::new()
+    }
+
+    /// How many keys the node on `port` holds.
+    pub async fn keys_on(&self, port: u16) -> u64 {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).expect("a node url");
+        let mut conn = client.get_multiplexed_async_connection().await.expect("the node answers");
+        redis::cmd("DBSIZE").query_async(&mut conn).await.expect("DBSIZE")
+    }
+
+    /// Kills the node on `port` with SIGKILL: it stops without a word, and
+    /// its replica takes over once the others time it out.
+    pub fn kill(&mut self, port: u16) {
+        let index = self.ports.iter().position(|p| *p == port).expect("a node of this cluster");
+        let _ = self.nodes[index].kill();
+        let _ = self.nodes[index].wait();
+    }
+
+    /// Deletes every key matching `pattern` on every primary.
+    pub async fn delete_keys(&self, pattern: &str) {
+        for url in self.node_urls() {
+            let Ok(client) = redis::Client::open(url.as_str()) else { continue };
+            let Ok(mut conn) = client.get_multiplexed_async_connection().await else { continue };
+            let mut cursor = 0u64;
+            loop {
+                let Ok((next, keys)): Result<(u64, Vec<String>), _> =
+                    redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(pattern).arg("COUNT").arg(1000).query_async(&mut conn).await
+                else {
+                    break;
+                };
+                for key in keys {
+                    // One key at a time: keys of different slots may not share a DEL.
+                    let _: Result<(), _> = redis::cmd("DEL").arg(&key).query_async(&mut conn).await;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = node.kill();
+            let _ = node.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `n` loopback ports, each free together with its cluster bus port (the
+/// port plus 10,000).
+fn free_ports(n: usize) -> Vec<u16> {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    let mut ports = Vec::new();
+    while ports.len() < n {
+        let port: u16 = rng.random_range(20_000..30_000);
+        let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+        if !ports.contains(&port) && free(port) && free(port + 10_000) {
+            ports.push(port);
+        }
+    }
+    ports
+}
+
+async fn ping(port: u16) -> bool {
+    let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else { return false };
+    let Ok(mut conn) = client.get_multiplexed_async_connection().await else { return false };
+    redis::cmd("PING").query_async::<String>(&mut conn).await.is_ok()
+}
+
+async fn cluster_ready(port: u16) -> bool {
+    let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else { return false };
+    let Ok(mut conn) = client.get_multiplexed_async_connection().await else { return false };
+    let Ok(info) = redis::cmd("CLUSTER").arg("INFO").query_async::<String>(&mut conn).await else { return false };
+    if !(info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384") && info.contains("cluster_known_nodes:6"))
+    {
+        return false;
+    }
+    // Every replica known as one, so the cluster can fail over.
+    let Ok(nodes) = redis::cmd("CLUSTER").arg("NODES").query_async::<String>(&mut conn).await else { return false };
+    if nodes.lines().filter(|line| line.split(' ').nth(2).is_some_and(|flags| flags.contains("slave"))).count() != NODES / 2 {
+        return false;
+    }
+    // A replica counts once it holds its primary's data: one that never
+    // synchronised refuses to take over.
+    let Ok(replication) = redis::cmd("INFO").arg("replication").query_async::<String>(&mut conn).await else {
+        return false;
+    };
+    replication.contains("role:master") || replication.contains("master_link_status:up")
+}
+
+async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + START_TIMEOUT;
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
