@@ -4,7 +4,8 @@
 //! shard, a gateway, the rating service and an engine replica are killed
 //! and started again, a shard is paused past its lease, a gateway is
 //! drained with SIGTERM, Redis replies to commits are lost (a proxy cuts
-//! the connections) and NATS is killed for ten seconds. The command
+//! the connections) and NATS is killed for ten seconds; then once more on a
+//! Redis Cluster of six local nodes, with a primary killed instead. The command
 //! judges every game itself; this test runs it, checks that it passed,
 //! that every verdict line is there and passed, and that the run did real
 //! work under every fault.
@@ -30,8 +31,14 @@ const PROMISES: [&str; 9] = [
     "no process panicked or ended badly",
 ];
 
-#[test]
-fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
+/// One chaos run at a time: each starts a whole cluster of its own.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `fogblast-tools chaos` at the reduced size with `extra` arguments,
+/// checks that it passed and that every verdict line is there and passed,
+/// and returns what it printed.
+fn run_chaos(extra: &[&str]) -> String {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut child = Command::new(BIN)
         .args([
             "chaos",
@@ -44,6 +51,7 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
             "--down-s=3",
             "--nats-down-s=10",
         ])
+        .args(extra)
         .env("RUST_BACKTRACE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -89,6 +97,12 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
     }
     assert!(!stdout.contains("FAIL"), "{stdout}");
     assert!(stdout.contains("chaos: every promise held"));
+    stdout
+}
+
+#[test]
+fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
+    let stdout = run_chaos(&[]);
 
     // Real work under every fault: a phase line each, with moves in it.
     for phase in [
@@ -158,5 +172,30 @@ fn no_move_lost_no_fog_leaked_and_rated_once_while_processes_die() {
         let before = games.split(kind).next().unwrap_or("");
         let n: u64 = before.rsplit(['(', ',', ';']).next().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
         assert!(n > 0, "no {kind} game: {games}");
+    }
+}
+
+/// The same run on a Redis Cluster of its own (six local nodes), where the
+/// lost-replies fault is the busiest primary killed with SIGKILL: its
+/// replica takes over, and every promise still holds.
+#[test]
+fn on_a_redis_cluster_no_move_lost_while_a_primary_is_killed() {
+    let stdout = run_chaos(&["--redis-cluster"]);
+    let phase = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("after SIGKILL of a Redis primary"))
+        .expect("a phase after the primary was killed");
+    let columns: Vec<&str> = phase.split_whitespace().collect();
+    let moves: u64 = columns[columns.len().saturating_sub(5)].parse().unwrap_or(0);
+    assert!(moves > 0, "no move acknowledged after the primary was killed: {phase}");
+    let held = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("SIGKILL of a Redis primary"))
+        .expect("a held-up row for the killed primary");
+    let columns: Vec<&str> = held.split_whitespace().collect();
+    let moves: u64 = columns[columns.len() - 4].parse().unwrap_or(0);
+    assert!(moves > 0, "no move was in flight while the primary died: {held}");
+    for phase in ["during kill -9 shard-", "during rolling restart of 3 shards", "during NATS stopped"] {
+        assert!(stdout.lines().any(|l| l.trim_start().starts_with(phase)), "no phase {phase:?}");
     }
 }

@@ -10,7 +10,8 @@
 //! enough; the client learns the rest and follows slots as they move).
 
 use std::fmt;
-use std::time::Duration;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
@@ -26,11 +27,58 @@ const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
 /// The scheme of a cluster URL.
 const CLUSTER_SCHEME: &str = "redis-cluster://";
 
+/// How often a cluster connection may be made again from the seed nodes.
+const CLUSTER_REBUILD_GAP: Duration = Duration::from_millis(500);
+
 /// A connection to one Redis or to a cluster; cloning shares it.
 #[derive(Clone)]
 pub enum Connection {
     Single(ConnectionManager),
-    Cluster(ClusterConnection),
+    Cluster(Arc<ClusterHandle>),
+}
+
+/// A cluster connection that is made again from the seed nodes, with a
+/// fresh map of slots, when commands run into a dead or unreachable node:
+/// after a primary dies, the client may go on sending its slots' commands
+/// to the dead address, and only a new map names the replica that took
+/// over.
+pub struct ClusterHandle {
+    client: redis::cluster::ClusterClient,
+    current: RwLock<ClusterConnection>,
+    last_rebuild: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl fmt::Debug for ClusterHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterHandle").finish_non_exhaustive()
+    }
+}
+
+impl ClusterHandle {
+    fn connection(&self) -> ClusterConnection {
+        self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Makes the connection again, unless that was done a moment ago.
+    async fn rebuild(&self) {
+        let mut last = self.last_rebuild.lock().await;
+        if last.is_some_and(|at| at.elapsed() < CLUSTER_REBUILD_GAP) {
+            return;
+        }
+        *last = Some(Instant::now());
+        if let Ok(Ok(fresh)) = tokio::time::timeout(RESPONSE_TIMEOUT * 4, self.client.get_async_connection()).await {
+            *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = fresh;
+        }
+    }
+}
+
+/// A failure that a fresh map of the cluster may cure.
+fn node_trouble(error: &redis::RedisError) -> bool {
+    error.is_timeout()
+        || error.is_io_error()
+        || error.is_connection_dropped()
+        || error.is_connection_refusal()
+        || error.is_cluster_error()
 }
 
 impl fmt::Debug for Connection {
@@ -46,7 +94,15 @@ impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
             Connection::Single(conn) => conn.req_packed_command(cmd),
-            Connection::Cluster(conn) => conn.req_packed_command(cmd),
+            Connection::Cluster(handle) => Box::pin(async move {
+                let answer = handle.connection().req_packed_command(cmd).await;
+                if let Err(error) = &answer {
+                    if node_trouble(error) {
+                        handle.rebuild().await;
+                    }
+                }
+                answer
+            }),
         }
     }
 
@@ -58,14 +114,22 @@ impl ConnectionLike for Connection {
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
             Connection::Single(conn) => conn.req_packed_commands(pipeline, offset, count),
-            Connection::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Connection::Cluster(handle) => Box::pin(async move {
+                let answer = handle.connection().req_packed_commands(pipeline, offset, count).await;
+                if let Err(error) = &answer {
+                    if node_trouble(error) {
+                        handle.rebuild().await;
+                    }
+                }
+                answer
+            }),
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
             Connection::Single(conn) => conn.get_db(),
-            Connection::Cluster(conn) => conn.get_db(),
+            Connection::Cluster(handle) => handle.connection().get_db(),
         }
     }
 }
@@ -132,7 +196,8 @@ impl PrefixedRedis {
                     .response_timeout(RESPONSE_TIMEOUT)
                     .connection_timeout(CONNECTION_TIMEOUT)
                     .build()?;
-                Connection::Cluster(client.get_async_connection().await?)
+                let current = RwLock::new(client.get_async_connection().await?);
+                Connection::Cluster(Arc::new(ClusterHandle { client, current, last_rebuild: Default::default() }))
             }
             None => {
                 let client = redis::Client::open(url)?;
@@ -228,7 +293,10 @@ mod tests {
             cluster_nodes("redis-cluster://127.0.0.1:7000, 127.0.0.1:7001"),
             Some(vec!["redis://127.0.0.1:7000".to_owned(), "redis://127.0.0.1:7001".to_owned()])
         );
-        assert_eq!(cluster_nodes("redis-cluster://a:1,b:2/"), Some(vec!["redis://a:1".to_owned(), "redis://b:2".to_owned()]));
+        assert_eq!(
+            cluster_nodes("redis-cluster://a:1,b:2/"),
+            Some(vec!["redis://a:1".to_owned(), "redis://b:2".to_owned()])
+        );
         assert_eq!(cluster_nodes("redis-cluster://"), Some(vec![]));
     }
 

@@ -189,11 +189,7 @@ fn game_id(raw: &Value) -> Result<GameId, StoreError> {
 impl Membership for RedisStore {
     async fn register(&self, shard: &ShardId, addr: &str, ttl: Duration) -> Result<u64, StoreError> {
         let mut invocation = self.scripts.register.prepare_invoke();
-        invocation
-            .key(self.members_key())
-            .arg(shard.as_str())
-            .arg(addr)
-            .arg(ttl_ms(ttl));
+        invocation.key(self.members_key()).arg(shard.as_str()).arg(addr).arg(ttl_ms(ttl));
         let reply = self.run(&invocation).await?;
         uint(&reply)
     }

@@ -454,8 +454,12 @@ async fn redis_key_layout_and_spoiled_data() {
     c.finished = true;
     store.commit(c).await.unwrap();
     let game_key = format!("{}:g1", bucket_key(&prefix, "game", "g1"));
-    let fields: Vec<String> =
-        redis::cmd("HMGET").arg(&game_key).arg(&["version", "epoch", "record"][..]).query_async(&mut raw).await.unwrap();
+    let fields: Vec<String> = redis::cmd("HMGET")
+        .arg(&game_key)
+        .arg(&["version", "epoch", "record"][..])
+        .query_async(&mut raw)
+        .await
+        .unwrap();
     assert_eq!(fields, ["2", "3", "rec"]);
     let events_key = format!("{}:g1", bucket_key(&prefix, "events", "g1"));
     let events: Vec<String> = redis::cmd("LRANGE").arg(&events_key).arg(0).arg(-1).query_async(&mut raw).await.unwrap();
@@ -562,6 +566,74 @@ async fn a_redis_cluster_spreads_games_and_outlives_a_killed_primary() {
         let stored = store.load(game).await.unwrap().expect("every game outlived the kill");
         assert_eq!((stored.version, stored.record), (2, b"r2".to_vec()), "{game}");
     }
-    assert_eq!(cluster.primaries().await.len(), 3, "a replica took the dead primary's slots");
+    let now_serving = cluster.primaries().await;
+    assert!(
+        now_serving.len() == 3 && !now_serving.contains(&primaries[0]),
+        "a replica took the dead primary's slots: {now_serving:?}"
+    );
     assert_eq!(store.members().await.unwrap().len(), 1);
+}
+
+/// Commits and lease renewals that keep arriving while a primary dies are
+/// served again once its replica takes over: the connection is made again
+/// from the seed nodes when it keeps meeting the dead node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_busy_redis_cluster_connection_follows_a_failover() {
+    let mut cluster = fogblast_testkit::RedisCluster::start().await;
+    let harness = Harness::redis_at(&cluster.url()).await;
+    let store: Arc<dyn GameStore> = harness.writers[0].clone();
+    let epoch = store.register(&sid("s1"), "http://s1", Duration::from_secs(60)).await.unwrap();
+    let games: Vec<GameId> = (0..24).map(|i| gid(&format!("busy{i:03}"))).collect();
+    for game in &games {
+        store.commit(commit(game, 0, epoch, "r", &["e"])).await.unwrap();
+    }
+    sleep_ms(300).await;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for game in games.clone() {
+        let (store, stop) = (store.clone(), stop.clone());
+        writers.push(tokio::spawn(async move {
+            let mut version = 1;
+            let mut last_ok = std::time::Instant::now();
+            let mut longest = Duration::ZERO;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match store.commit(commit(&game, version, epoch, "r", &["e"])).await {
+                    Ok(v) => version = v,
+                    Err(CommitError::VersionConflict { current }) => version = current,
+                    Err(_) => {}
+                }
+                if store.load(&game).await.is_ok_and(|g| g.is_some_and(|g| g.version == version)) {
+                    longest = longest.max(last_ok.elapsed());
+                    last_ok = std::time::Instant::now();
+                }
+                sleep_ms(20).await;
+            }
+            (longest.max(last_ok.elapsed()), version)
+        }));
+    }
+    // As a shard does: renewing its lease, and sweeping every bucket.
+    let renewer = {
+        let (store, stop) = (store.clone(), stop.clone());
+        tokio::spawn(async move {
+            let (mut renewed, mut swept) = (false, false);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                renewed = store.renew(&sid("s1"), epoch, Duration::from_secs(60)).await.unwrap_or(false);
+                swept = store.due_games(u64::MAX, 0, 500).await.is_ok() && store.unpublished(0, 500).await.is_ok();
+                sleep_ms(100).await;
+            }
+            renewed && swept
+        })
+    };
+    sleep_ms(500).await;
+    let primaries = cluster.primaries().await;
+    cluster.kill(primaries[0]);
+    // The node timeout (2 s), an election, and the time to find the new primary.
+    sleep_ms(12_000).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for writer in writers {
+        let (longest, version) = writer.await.unwrap();
+        assert!(version > 2, "the game moved on");
+        assert!(longest < Duration::from_secs(9), "a game went {longest:?} without a commit");
+    }
+    assert!(renewer.await.unwrap(), "the lease is renewed and the buckets swept after the failover");
 }

@@ -50,10 +50,7 @@ impl RedisCluster {
             cluster.nodes.push(child);
         }
         for port in &ports {
-            wait_until(&format!("redis on port {port} to answer"), || async move {
-                ping(*port).await
-            })
-            .await;
+            wait_until(&format!("redis on port {port} to answer"), || async move { ping(*port).await }).await;
         }
         let addresses: Vec<String> = ports.iter().map(|port| format!("127.0.0.1:{port}")).collect();
         let created = tokio::task::spawn_blocking(move || {
@@ -74,10 +71,8 @@ impl RedisCluster {
             String::from_utf8_lossy(&created.stderr)
         );
         for port in &ports {
-            wait_until(&format!("node {port} to see the cluster ready"), || async move {
-                cluster_ready(*port).await
-            })
-            .await;
+            wait_until(&format!("node {port} to see the cluster ready"), || async move { cluster_ready(*port).await })
+                .await;
         }
         cluster
     }
@@ -93,7 +88,8 @@ impl RedisCluster {
         self.ports.iter().map(|port| format!("redis://127.0.0.1:{port}")).collect()
     }
 
-    /// The ports of the nodes serving slots now, as a node sees it.
+    /// The ports of the nodes serving slots now, as a live node sees it: a
+    /// primary suspected or known to have failed is left out.
     pub async fn primaries(&self) -> Vec<u16> {
         for port in &self.ports {
             let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else { continue };
@@ -133,8 +129,14 @@ impl RedisCluster {
             let Ok(mut conn) = client.get_multiplexed_async_connection().await else { continue };
             let mut cursor = 0u64;
             loop {
-                let Ok((next, keys)): Result<(u64, Vec<String>), _> =
-                    redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(pattern).arg("COUNT").arg(1000).query_async(&mut conn).await
+                let Ok((next, keys)): Result<(u64, Vec<String>), _> = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(&mut conn)
+                    .await
                 else {
                     break;
                 };
@@ -187,13 +189,17 @@ async fn cluster_ready(port: u16) -> bool {
     let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else { return false };
     let Ok(mut conn) = client.get_multiplexed_async_connection().await else { return false };
     let Ok(info) = redis::cmd("CLUSTER").arg("INFO").query_async::<String>(&mut conn).await else { return false };
-    if !(info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384") && info.contains("cluster_known_nodes:6"))
+    if !(info.contains("cluster_state:ok")
+        && info.contains("cluster_slots_ok:16384")
+        && info.contains("cluster_known_nodes:6"))
     {
         return false;
     }
     // Every replica known as one, so the cluster can fail over.
     let Ok(nodes) = redis::cmd("CLUSTER").arg("NODES").query_async::<String>(&mut conn).await else { return false };
-    if nodes.lines().filter(|line| line.split(' ').nth(2).is_some_and(|flags| flags.contains("slave"))).count() != NODES / 2 {
+    if nodes.lines().filter(|line| line.split(' ').nth(2).is_some_and(|flags| flags.contains("slave"))).count()
+        != NODES / 2
+    {
         return false;
     }
     // A replica counts once it holds its primary's data: one that never

@@ -91,6 +91,10 @@ pub struct ChaosArgs {
     no_faults: bool,
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
     redis_url: String,
+    /// Run on a Redis Cluster of the run's own (six local `redis-server` processes, three primaries with a
+    /// replica each) instead of `--redis-url`; the fault of lost Redis replies becomes a primary killed.
+    #[arg(long)]
+    redis_cluster: bool,
     /// The `nats-server` binary: the run starts a NATS server of its own, so that it can stop it.
     #[arg(long, default_value = "nats-server")]
     nats_server_bin: PathBuf,
@@ -142,6 +146,9 @@ enum Fault {
     DropRedisAnswers,
     /// NATS killed (`SIGKILL`) for `--nats-down-s`, then started again.
     StopNats,
+    /// On a cluster: the Redis primary holding the most keys killed
+    /// (`SIGKILL`); its replica takes over its slots.
+    KillRedisPrimary,
 }
 
 const SCHEDULE: [Fault; 10] = [
@@ -208,11 +215,16 @@ async fn main(args: &ChaosArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let nats_bin = which(&args.nats_server_bin);
     let nats = deps::NatsServer::start(&nats_bin, &log_dir).await?;
-    let upstream = args.redis_url.trim_start_matches("redis://").trim_end_matches('/').to_owned();
-    let redis = fogblast_testkit::proxy::AnswerDropper::start(&upstream).await;
+    let redis = if args.redis_cluster {
+        println!("starting a Redis Cluster of six nodes");
+        deps::RedisDeps::Cluster(fogblast_testkit::RedisCluster::start().await)
+    } else {
+        let upstream = args.redis_url.trim_start_matches("redis://").trim_end_matches('/').to_owned();
+        deps::RedisDeps::Proxy(fogblast_testkit::proxy::AnswerDropper::start(&upstream).await)
+    };
     let mut deps = deps::Deps { nats, redis };
     let backends = Backends {
-        redis_url: deps.redis.redis_url(),
+        redis_url: deps.redis.url(),
         redis_prefix: format!("fogblast-chaos-{run}:"),
         nats_url: deps.nats.url(),
         stream: format!("FOGBLAST_CHAOS_{}", run.to_uppercase()),
@@ -338,7 +350,15 @@ async fn scenario(
     let mut stalls = Vec::new();
     let mut moves_before = cluster.shard_moves().await;
     watch_over(cluster, &shared, gap).await;
-    let schedule: &[Fault] = if args.no_faults { &[] } else { &SCHEDULE };
+    let on_cluster: Vec<Fault> = SCHEDULE
+        .iter()
+        .map(|fault| if matches!(fault, Fault::DropRedisAnswers) { Fault::KillRedisPrimary } else { *fault })
+        .collect();
+    let schedule: &[Fault] = match (args.no_faults, args.redis_cluster) {
+        (true, _) => &[],
+        (false, false) => &SCHEDULE,
+        (false, true) => &on_cluster,
+    };
     let (mut label, mut mark) = (if args.no_faults { "no faults" } else { "before the faults" }.to_owned(), run_start);
     for fault in schedule {
         let fault_at = Instant::now();
@@ -417,15 +437,44 @@ async fn scenario(
             }
             Fault::DropRedisAnswers => {
                 println!("{:>6.1}s  losing Redis replies to commits for {} s", elapsed(), args.down_s);
-                let before = deps.redis.dropped();
+                let before = deps.dropped_answers();
                 let end = Instant::now() + Duration::from_secs(args.down_s);
                 while Instant::now() < end {
                     deps.drop_next_commit_answer();
                     watch_over(cluster, &shared, Duration::from_millis(250)).await;
                 }
-                let lost = deps.redis.dropped() - before;
+                let lost = deps.dropped_answers() - before;
                 println!("{:>6.1}s  {lost} commit replies lost", elapsed());
                 let what = format!("{lost} Redis replies lost");
+                stalls.push(Stall { what: what.clone(), start: fault_at, end: Instant::now() });
+                what
+            }
+            Fault::KillRedisPrimary => {
+                let deps::RedisDeps::Cluster(redis) = &mut deps.redis else {
+                    anyhow::bail!("a Redis primary is killed only on a cluster");
+                };
+                let mut busiest = None;
+                for port in redis.primaries().await {
+                    let keys = redis.keys_on(port).await;
+                    if busiest.is_none_or(|(_, most)| keys > most) {
+                        busiest = Some((port, keys));
+                    }
+                }
+                let (port, keys) = busiest.context("the cluster has no primary")?;
+                println!("{:>6.1}s  SIGKILL redis primary on port {port} ({keys} keys)", elapsed());
+                redis.kill(port);
+                let deadline = Instant::now() + Duration::from_secs(30);
+                loop {
+                    watch_over(cluster, &shared, Duration::from_millis(250)).await;
+                    let deps::RedisDeps::Cluster(redis) = &deps.redis else { unreachable!("checked above") };
+                    let primaries = redis.primaries().await;
+                    if primaries.len() == 3 && !primaries.contains(&port) {
+                        break;
+                    }
+                    ensure!(Instant::now() < deadline, "no replica took over the killed Redis primary in 30 s");
+                }
+                println!("{:>6.1}s  a replica serves the killed primary's slots", elapsed());
+                let what = "SIGKILL of a Redis primary".to_owned();
                 stalls.push(Stall { what: what.clone(), start: fault_at, end: Instant::now() });
                 what
             }
@@ -564,8 +613,12 @@ fn which(bin: &std::path::Path) -> PathBuf {
         .unwrap_or_else(|| bin.to_owned())
 }
 
-/// Deletes the run's Redis keys and its stream.
+/// Deletes the run's Redis keys (a cluster of the run's own goes with
+/// them) and its stream.
 async fn clean_up(backends: &Backends) -> anyhow::Result<()> {
+    if backends.redis_url.starts_with("redis-cluster://") {
+        return delete_stream(backends).await;
+    }
     let client = redis::Client::open(backends.redis_url.as_str())?;
     let mut conn = client.get_multiplexed_async_connection().await?;
     let keys: Vec<String> =
@@ -573,6 +626,10 @@ async fn clean_up(backends: &Backends) -> anyhow::Result<()> {
     for chunk in keys.chunks(500) {
         let _: i64 = redis::cmd("UNLINK").arg(chunk).query_async(&mut conn).await?;
     }
+    delete_stream(backends).await
+}
+
+async fn delete_stream(backends: &Backends) -> anyhow::Result<()> {
     let nats = async_nats::connect(backends.nats_url.as_str()).await?;
     let _ = async_nats::jetstream::new(nats).delete_stream(&backends.stream).await;
     Ok(())

@@ -57,6 +57,10 @@ pub struct LoadtestArgs {
     /// With --spawn: no NATS; each process uses an in-process event bus.
     #[arg(long)]
     no_nats: bool,
+    /// Idle connections besides the pairs: each says hello and holds its socket, as a player on the home page
+    /// does; spread over the gateways. The report gives each spawned gateway's resident memory per socket.
+    #[arg(long, default_value_t = 0)]
+    idle: u32,
     /// Pairs of bots; each pair holds two connections.
     #[arg(long, default_value_t = 100)]
     pairs: u32,
@@ -113,13 +117,16 @@ async fn main(args: &LoadtestArgs) -> anyhow::Result<()> {
     let settings = settings(args)?;
     ensure!(args.pairs > 0, "--pairs must be at least 1");
     ensure!(args.connect_rate > 0 && args.handshakes > 0, "--connect-rate and --handshakes must be at least 1");
-    check_file_limit("this process", 2 * u64::from(args.pairs))?;
+    check_file_limit("this process", 2 * u64::from(args.pairs) + u64::from(args.idle))?;
     let mut cluster = None;
     let urls = if args.spawn {
         ensure!(args.spawn_shards > 0 && args.spawn_gateways > 0, "--spawn needs a shard and a gateway at least");
         // With cross placement each gateway holds two connections per pair
         // it is first for; either way 2 × pairs / gateways.
-        check_file_limit("each gateway", (2 * u64::from(args.pairs)).div_ceil(u64::from(args.spawn_gateways)))?;
+        check_file_limit(
+            "each gateway",
+            (2 * u64::from(args.pairs) + u64::from(args.idle)).div_ceil(u64::from(args.spawn_gateways)),
+        )?;
         let spec = ClusterSpec {
             shards: args.spawn_shards,
             gateways: args.spawn_gateways,
@@ -268,6 +275,31 @@ fn watched_processes(cluster: Option<&Cluster>) -> Vec<(String, u32)> {
     procs
 }
 
+/// A process's resident memory (`VmRSS`), KiB.
+fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|line| line.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+/// The sockets each gateway was given: idle ones in turn, and each pair's
+/// two as placed.
+fn sockets_per_gateway(args: &LoadtestArgs, gateways: usize) -> Vec<u64> {
+    let mut sockets = vec![0u64; gateways.max(1)];
+    for i in 0..args.idle as usize {
+        sockets[i % gateways.max(1)] += 1;
+    }
+    for i in 0..args.pairs as usize {
+        let first = i % gateways.max(1);
+        let second = match args.placement {
+            Placement::Same => first,
+            Placement::Cross => (first + 1) % gateways.max(1),
+        };
+        sockets[first] += 1;
+        sockets[second] += 1;
+    }
+    sockets
+}
+
 fn sample_cpu(procs: &[(String, u32)]) -> Vec<Option<u64>> {
     procs.iter().map(|(_, pid)| cpu_ticks(*pid)).collect()
 }
@@ -359,9 +391,24 @@ async fn drive(
     let stats = &shared.stats;
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut interrupted = std::pin::pin!(crate::signals::shutdown_signal().context("installing signal handlers")?);
+    let gateway_pids: Vec<(String, u32)> =
+        watched_processes(cluster).into_iter().filter(|(name, _)| name.starts_with("gateway")).collect();
+    let rss_before: Vec<Option<u64>> = gateway_pids.iter().map(|(_, pid)| resident_kib(*pid)).collect();
     let start = Instant::now();
     // Two connections per pair.
     let pair_gap = Duration::from_secs_f64(2.0 / f64::from(args.connect_rate));
+    let idle_gap = Duration::from_secs_f64(1.0 / f64::from(args.connect_rate));
+    let mut idle = Vec::new();
+    for i in 0..args.idle as usize {
+        let url = urls[i % urls.len()].clone();
+        let at = start + idle_gap.mul_f64(i as f64);
+        let (shared, stop) = (shared.clone(), stop_rx.clone());
+        idle.push(tokio::spawn(async move {
+            sleep_until(at).await;
+            bot::hold_idle(url, shared, stop).await
+        }));
+    }
+    let start = start + idle_gap.mul_f64(f64::from(args.idle));
     let gateways = urls.len();
     let mut pairs = Vec::new();
     for i in 0..args.pairs as usize {
@@ -390,7 +437,8 @@ async fn drive(
     let mut next_report = start + report_every;
     loop {
         let settled = stats.pairs_ready.load(Ordering::Relaxed) + stats.pairs_failed.load(Ordering::Relaxed);
-        if settled >= u64::from(args.pairs) {
+        let idle_settled = stats.idle_held.load(Ordering::Relaxed) + stats.idle_failed.load(Ordering::Relaxed);
+        if settled >= u64::from(args.pairs) && idle_settled >= u64::from(args.idle) {
             break;
         }
         if Instant::now() > ramp_limit {
@@ -477,6 +525,8 @@ async fn drive(
     let machine_after = machine_busy_ticks();
     let held_at_end = stats.connections.load(Ordering::Relaxed);
     let server_side = server_gauges(&bases, cluster).await;
+    let rss_after: Vec<Option<u64>> = gateway_pids.iter().map(|(_, pid)| resident_kib(*pid)).collect();
+    let idle_held = stats.idle_held.load(Ordering::Relaxed);
     let window_moves = stats.window_moves.load(Ordering::Relaxed);
     if stopped_early {
         println!("interrupted: stopping the bots (again to abandon the run)");
@@ -496,6 +546,9 @@ async fn drive(
             },
             _ = &mut interrupted => bail!("interrupted while the bots were stopping"),
         }
+    }
+    for handle in idle {
+        let _ = tokio::time::timeout_at(stop_deadline, handle).await;
     }
 
     let errors = stats.errors();
@@ -530,6 +583,25 @@ async fn drive(
     );
     for line in &server_side {
         println!("at the end of the window, {line}");
+    }
+    if args.idle > 0 {
+        println!(
+            "idle connections: {idle_held} of {} held to the end ({} could not connect)",
+            args.idle,
+            stats.idle_failed.load(Ordering::Relaxed)
+        );
+    }
+    let sockets = sockets_per_gateway(args, urls.len());
+    for (((name, _), (before, after)), sockets) in
+        gateway_pids.iter().zip(rss_before.iter().zip(&rss_after)).zip(&sockets)
+    {
+        if let (Some(before), Some(after)) = (before, after) {
+            println!(
+                "gateway memory: {name} {after} KiB resident ({before} KiB before the connections): {:.1} KiB a socket \
+                 over {sockets} sockets",
+                after.saturating_sub(*before) as f64 / (*sockets).max(1) as f64
+            );
+        }
     }
     if errors.is_empty() {
         println!("errors: none");

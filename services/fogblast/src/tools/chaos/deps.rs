@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use fogblast_testkit::proxy::{contains, AnswerDropper};
+use fogblast_testkit::RedisCluster;
 use tokio::time::Instant;
 
 use super::procs::free_port;
@@ -92,17 +93,47 @@ impl Drop for NatsServer {
     }
 }
 
-/// The run's NATS server and the proxy its processes reach Redis through.
+/// Where the run's processes reach Redis.
+#[derive(Debug)]
+pub enum RedisDeps {
+    /// One Redis, through a proxy that can lose replies.
+    Proxy(AnswerDropper),
+    /// A Redis Cluster of the run's own, whose primaries can be killed.
+    Cluster(RedisCluster),
+}
+
+impl RedisDeps {
+    /// The URL the processes are given.
+    pub fn url(&self) -> String {
+        match self {
+            RedisDeps::Proxy(proxy) => proxy.redis_url(),
+            RedisDeps::Cluster(cluster) => cluster.url(),
+        }
+    }
+}
+
+/// The run's NATS server and its Redis.
 #[derive(Debug)]
 pub struct Deps {
     pub nats: NatsServer,
-    pub redis: AnswerDropper,
+    pub redis: RedisDeps,
 }
 
 impl Deps {
-    /// Loses the reply to the next game commit any process sends.
-    pub fn drop_next_commit_answer(&self) {
-        // The commit script is the one call that names both global keys.
-        self.redis.drop_answer_to(|request| contains(request, b"deadlines") && contains(request, b"outbox"));
+    /// Loses the reply to the next game commit any process sends; false on
+    /// a cluster, which has no proxy.
+    pub fn drop_next_commit_answer(&self) -> bool {
+        let RedisDeps::Proxy(proxy) = &self.redis else { return false };
+        // The commit script is the one call that names both kinds of bucket set.
+        proxy.drop_answer_to(|request| contains(request, b"deadlines") && contains(request, b"outbox"));
+        true
+    }
+
+    /// Replies the proxy has lost so far.
+    pub fn dropped_answers(&self) -> usize {
+        match &self.redis {
+            RedisDeps::Proxy(proxy) => proxy.dropped(),
+            RedisDeps::Cluster(_) => 0,
+        }
     }
 }

@@ -229,6 +229,27 @@ pub async fn run_pair(spec: PairSpec, shared: Arc<Shared>, mut stop: watch::Rece
     played
 }
 
+/// An idle connection: connects, says hello and holds the socket (reading,
+/// so the gateway's pings are answered) until told to stop. Returns
+/// whether it was held to the end.
+pub async fn hold_idle(url: String, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> bool {
+    let Some(mut ws) = open(&url, &shared).await else {
+        shared.stats.idle_failed.fetch_add(1, Ordering::Relaxed);
+        return false;
+    };
+    shared.stats.connected();
+    shared.stats.idle_held.fetch_add(1, Ordering::Relaxed);
+    let held = loop {
+        tokio::select! {
+            message = ws.recv() => if message.is_err() { break false },
+            _ = stop.changed() => break true,
+        }
+    };
+    shared.stats.idle_held.fetch_sub(1, Ordering::Relaxed);
+    close(ws, &shared.stats).await;
+    held
+}
+
 /// Connects and says hello; `None` after the last failed attempt.
 async fn open(url: &str, shared: &Shared) -> Option<Connection> {
     let stats = &shared.stats;

@@ -116,6 +116,9 @@ pub struct Stats {
     /// Pairs that got both connections greeted, and those that gave up.
     pub pairs_ready: AtomicU64,
     pub pairs_failed: AtomicU64,
+    /// Idle connections held now, and those that could not connect.
+    pub idle_held: AtomicU64,
+    pub idle_failed: AtomicU64,
     /// Connection attempts that failed (each retry counts).
     pub connect_failures: AtomicU64,
     /// Connections the server closed, or that broke, while in use.
