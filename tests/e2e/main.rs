@@ -22,6 +22,7 @@ mod fog_computer;
 mod frozen_matchmaker;
 mod fuzz;
 mod identity;
+mod loadtest;
 mod lobby;
 mod play;
 mod presence;

@@ -97,6 +97,8 @@ pub enum EventsAfter {
 #[async_trait]
 pub trait GameStore: Membership {
     /// The store's clock, unix milliseconds: the one time source for clocks.
+    /// The Redis adapter may answer from its last reading carried forward
+    /// (`RedisStore::with_clock_sync`), never from a stale one.
     async fn now_ms(&self) -> Result<u64, StoreError>;
     async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError>;
     /// Writes the commit atomically, or refuses it and changes nothing.

@@ -20,7 +20,8 @@
 //! reads the buckets' sets side by side and merges them.
 
 use std::fmt;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use fogblast_proto::ids::{GameId, ShardId};
@@ -69,6 +70,49 @@ pub struct RedisStore {
     history: usize,
     scripts: scripts::Scripts,
     durability: Durability,
+    clock: Arc<SyncedClock>,
+}
+
+/// The store's clock as last read, carried forward on this machine's
+/// monotonic clock, so a command need not ask Redis the time: Redis's
+/// `TIME` is read again once the reading is older than `every` (zero: on
+/// every call), and never passed by more than the time since the reading.
+/// The readings it hands out never go backwards.
+#[derive(Debug, Default)]
+struct SyncedClock {
+    every: Duration,
+    state: std::sync::Mutex<ClockState>,
+}
+
+#[derive(Debug, Default)]
+struct ClockState {
+    /// The store's time at the moment (half way through the round trip)
+    /// it was read.
+    synced: Option<(u64, Instant)>,
+    /// The latest reading handed out.
+    last: u64,
+}
+
+impl SyncedClock {
+    fn estimate(&self) -> Option<u64> {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (store_ms, at) = state.synced?;
+        let elapsed = at.elapsed();
+        if elapsed >= self.every {
+            return None;
+        }
+        let now = (store_ms + elapsed.as_millis() as u64).max(state.last);
+        state.last = now;
+        Some(now)
+    }
+
+    fn record(&self, store_ms: u64, sent: Instant, answered: Instant) -> u64 {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.synced = Some((store_ms, sent + (answered - sent) / 2));
+        let now = store_ms.max(state.last);
+        state.last = now;
+        now
+    }
 }
 
 impl fmt::Debug for RedisStore {
@@ -77,6 +121,7 @@ impl fmt::Debug for RedisStore {
             .field("prefix", &self.redis.prefix())
             .field("history", &self.history)
             .field("durability", &self.durability)
+            .field("clock_sync", &self.clock.every)
             .finish()
     }
 }
@@ -94,7 +139,16 @@ impl RedisStore {
             history: DEFAULT_HISTORY,
             scripts: scripts::Scripts::new(),
             durability: Durability::Applied,
+            clock: Arc::default(),
         })
+    }
+
+    /// Reads Redis's clock at most once per `every`, and carries the last
+    /// reading forward in between (see [`GameStore::now_ms`]); zero reads
+    /// it on every call.
+    pub fn with_clock_sync(mut self, every: Duration) -> Self {
+        self.clock = Arc::new(SyncedClock { every, ..SyncedClock::default() });
+        self
     }
 
     /// Counts a commit as written only as `durability` says.
@@ -228,15 +282,21 @@ impl Membership for RedisStore {
 #[async_trait]
 impl GameStore for RedisStore {
     async fn now_ms(&self) -> Result<u64, StoreError> {
+        if let Some(now) = self.clock.estimate() {
+            return Ok(now);
+        }
+        let sent = Instant::now();
         let reply = self.query(&redis::cmd("TIME")).await?;
+        let answered = Instant::now();
         let [secs, micros] = array(&reply)? else {
             return Err(StoreError::new(format!("unexpected TIME reply {reply:?}")));
         };
         let micros = uint(micros)?;
-        uint(secs)?
+        let store_ms = uint(secs)?
             .checked_mul(1000)
             .and_then(|ms| ms.checked_add(micros / 1000))
-            .ok_or_else(|| StoreError::new("TIME out of range"))
+            .ok_or_else(|| StoreError::new("TIME out of range"))?;
+        Ok(self.clock.record(store_ms, sent, answered))
     }
 
     async fn confirm_durable(&self) -> Result<(), StoreError> {

@@ -637,3 +637,46 @@ async fn a_busy_redis_cluster_connection_follows_a_failover() {
     }
     assert!(renewer.await.unwrap(), "the lease is renewed and the buckets swept after the failover");
 }
+
+/// With its clock synced at most every 400 ms, the Redis store answers the
+/// time without asking Redis in between (a proxy that swallows every answer
+/// does not hold it up), stays within a few milliseconds of Redis's own
+/// `TIME`, never goes back, and once its reading is stale asks Redis again,
+/// failing while Redis cannot answer instead of guessing. Without a sync
+/// interval, every reading asks Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synced_redis_clock_asks_redis_once_per_interval() {
+    let url = fogblast_testkit::redis_url();
+    let proxy =
+        fogblast_testkit::proxy::AnswerDropper::start(url.trim_start_matches("redis://").trim_end_matches('/')).await;
+    let synced = fogblast_store::RedisStore::connect(&proxy.redis_url(), "test-clock:")
+        .await
+        .unwrap()
+        .with_clock_sync(Duration::from_millis(400));
+    let direct = fogblast_store::RedisStore::connect(&url, "test-clock:").await.unwrap();
+    let first = synced.now_ms().await.unwrap();
+    let redis_time = direct.now_ms().await.unwrap();
+    assert!(first.abs_diff(redis_time) < 50, "{first} against Redis's {redis_time}");
+    proxy.blackhole(true);
+    let mut last = first;
+    for _ in 0..4 {
+        sleep_ms(50).await;
+        let now = tokio::time::timeout(Duration::from_millis(40), synced.now_ms())
+            .await
+            .expect("answered without a round trip")
+            .unwrap();
+        assert!(now >= last, "{now} after {last}");
+        let redis_time = direct.now_ms().await.unwrap();
+        assert!(now.abs_diff(redis_time) < 50, "{now} against Redis's {redis_time}");
+        last = now;
+    }
+    assert!(last >= first + 150, "the clock moved on: {first} then {last}");
+    sleep_ms(300).await;
+    assert!(synced.now_ms().await.is_err(), "a stale reading is not carried forward while Redis is silent");
+    proxy.blackhole(false);
+    // Zero reads Redis every time: with answers swallowed, it cannot answer.
+    let unsynced = fogblast_store::RedisStore::connect(&proxy.redis_url(), "test-clock:").await.unwrap();
+    unsynced.now_ms().await.unwrap();
+    proxy.blackhole(true);
+    assert!(unsynced.now_ms().await.is_err());
+}

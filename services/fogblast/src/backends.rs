@@ -24,6 +24,11 @@ pub struct BackendArgs {
     /// How long a commit waits for its replicas before it is answered as a store failure (and retried); at most 400.
     #[arg(long, env = "FOGBLAST_REDIS_WAIT_MS", default_value_t = 300)]
     pub redis_wait_ms: u64,
+    /// How often the game clocks read Redis's own time (`TIME`); in between, the last reading is carried forward on
+    /// this machine's monotonic clock, so a move costs one Redis round trip instead of two. 0: read it for every
+    /// command.
+    #[arg(long, env = "FOGBLAST_REDIS_CLOCK_SYNC_MS", default_value_t = 500)]
+    pub redis_clock_sync_ms: u64,
     /// NATS with JetStream for finished games and notifications [default: an in-process bus].
     #[arg(long, env = "NATS_URL")]
     pub nats_url: Option<String>,
@@ -67,7 +72,11 @@ pub async fn store(args: &BackendArgs) -> anyhow::Result<Arc<dyn GameStore>> {
             info!(url = %url, prefix = %args.redis_prefix, wait_replicas = args.redis_wait_replicas, "store: redis");
             let store =
                 RedisStore::connect(url, &args.redis_prefix).await.with_context(|| format!("connecting to {url}"))?;
-            Arc::new(store.with_durability(durability(args.redis_wait_replicas, args.redis_wait_ms)))
+            Arc::new(
+                store
+                    .with_durability(durability(args.redis_wait_replicas, args.redis_wait_ms))
+                    .with_clock_sync(std::time::Duration::from_millis(args.redis_clock_sync_ms)),
+            )
         }
         None => {
             info!("store: in-process (REDIS_URL not set); games live and die with this process");

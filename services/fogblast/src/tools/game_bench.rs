@@ -41,6 +41,9 @@ pub struct GameBenchArgs {
     /// Acknowledge each move only once this many replicas of the Redis confirmed it (0: once applied).
     #[arg(long, default_value_t = 0)]
     wait_replicas: u32,
+    /// How often the shard reads Redis's clock, in ms (0: for every command), as `--redis-clock-sync-ms`.
+    #[arg(long, default_value_t = 500)]
+    clock_sync_ms: u64,
 }
 
 pub fn run(args: &GameBenchArgs) -> anyhow::Result<()> {
@@ -50,14 +53,17 @@ pub fn run(args: &GameBenchArgs) -> anyhow::Result<()> {
 
 async fn bench(args: &GameBenchArgs) -> anyhow::Result<()> {
     let prefix = format!("fogblast-bench-{:08x}:", rand::random::<u32>());
-    let store: Arc<dyn GameStore> =
-        Arc::new(RedisStore::connect(&args.redis_url, &prefix).await.context("connecting to redis")?.with_durability(
-            if args.wait_replicas == 0 {
+    let store: Arc<dyn GameStore> = Arc::new(
+        RedisStore::connect(&args.redis_url, &prefix)
+            .await
+            .context("connecting to redis")?
+            .with_durability(if args.wait_replicas == 0 {
                 Durability::Applied
             } else {
                 Durability::Replicated { replicas: args.wait_replicas, timeout: Duration::from_millis(300) }
-            },
-        ));
+            })
+            .with_clock_sync(Duration::from_millis(args.clock_sync_ms)),
+    );
     let grpc = TcpListener::bind("127.0.0.1:0").await?;
     let http = TcpListener::bind("127.0.0.1:0").await?;
     let addr = format!("http://{}", grpc.local_addr()?);
