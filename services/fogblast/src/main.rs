@@ -4,6 +4,10 @@
 //! test, the chaos run and the benchmarks are in `fogblast-tools`
 //! (`src/tools/`), so that what runs in production carries none of them.
 
+/// mimalloc instead of the system allocator: see docs/performance.md.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

@@ -354,14 +354,18 @@ impl Shard {
             if !held {
                 slot.cached = self.load(game).await?;
             }
-            let Some(cached) = slot.cached.clone() else { return Err(not_found(game)) };
+            // Taken out of the slot rather than copied: a command changes
+            // the game, and whatever path keeps it unchanged puts it back.
+            let Some(cached) = slot.cached.take() else { return Err(not_found(game)) };
             if let Some(applied) = recorded(&cached.live.record, request_id) {
+                let answer = match recorded_refusal(applied) {
+                    Some(refusal) => Err(refusal),
+                    None => Ok(Done { version: applied.version, live: cached.live.clone() }),
+                };
+                slot.cached = Some(cached);
                 // Its first answer may have been lost before the commit was durable.
                 self.store.confirm_durable().await.map_err(unavailable)?;
-                return match recorded_refusal(applied) {
-                    Some(refusal) => Err(refusal),
-                    None => Ok(Done { version: applied.version, live: cached.live }),
-                };
+                return answer;
             }
             let now = self.store.now_ms().await.map_err(unavailable)?;
             let outcome = commands::apply(&cached.live, command.clone(), now, &self.config.settings.timeouts);
@@ -372,12 +376,18 @@ impl Shard {
                 slot.cached = None;
                 continue;
             }
-            let mut applied = match outcome? {
-                Outcome::AlreadyPlayed | Outcome::Unchanged => {
-                    self.store.confirm_durable().await.map_err(unavailable)?;
-                    return Ok(Done { version: cached.version, live: cached.live });
+            let mut applied = match outcome {
+                Err(refused) => {
+                    slot.cached = Some(cached);
+                    return Err(refused.into());
                 }
-                Outcome::Applied(applied) => applied,
+                Ok(Outcome::AlreadyPlayed | Outcome::Unchanged) => {
+                    let done = Done { version: cached.version, live: cached.live.clone() };
+                    slot.cached = Some(cached);
+                    self.store.confirm_durable().await.map_err(unavailable)?;
+                    return Ok(done);
+                }
+                Ok(Outcome::Applied(applied)) => applied,
             };
             if !request_id.is_empty() {
                 let version = cached.version + applied.events.len() as u64;

@@ -26,7 +26,7 @@ use crate::{archive_api, frames, session, Gateway};
 pub mod web;
 
 /// Bytes read from a client socket at a time.
-const READ_BUFFER: usize = 8 * 1024;
+const READ_BUFFER: usize = 2 * 1024;
 
 pub fn routes(gateway: Arc<Gateway>) -> Router {
     let api = Router::new()

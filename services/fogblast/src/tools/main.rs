@@ -6,6 +6,10 @@
 //! self-play. Kept out of the `fogblast` binary so the production image
 //! carries no bots and no benchmarks.
 
+/// mimalloc instead of the system allocator: see docs/performance.md.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
