@@ -64,6 +64,11 @@ export function moveErrorText(err) {
   }
 }
 
+/** `n` and the word for it, singular for one: "1 game", "3 games". */
+export function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 export function capitalise(s) {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }

@@ -2,7 +2,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clockLabel, errorText, escapeHtml, fmtClock, moveErrorText, resultText } from '../js/text.js';
+import { clockLabel, errorText, escapeHtml, fmtClock, moveErrorText, plural, resultText } from '../js/text.js';
 
 test('results name the winner and the reason', () => {
   assert.equal(resultText({ result: '1-0', reason: 'explosion' }), 'White wins — king exploded');
@@ -29,4 +29,10 @@ test('errors read as sentences; markup is escaped', () => {
   assert.equal(errorText({ code: 'not_found', message: 'no open game has that code' }), 'No open game has that code');
   assert.equal(errorText({ code: 'conflict' }), 'Refused (conflict).');
   assert.equal(escapeHtml('<b a="1">&\''), '&lt;b a=&quot;1&quot;&gt;&amp;&#39;');
+});
+
+test('counts are pluralised', () => {
+  assert.equal(plural(1, 'game'), '1 game');
+  assert.equal(plural(0, 'game'), '0 games');
+  assert.equal(plural(2, 'game'), '2 games');
 });

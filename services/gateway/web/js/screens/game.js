@@ -6,7 +6,6 @@
 
 import { $, busy, notice } from '../page.js';
 import * as connections from '../connections.js';
-import * as archive from '../archive.js';
 import * as sound from '../sound.js';
 import { isOfflineGame } from '../../offline/offline.js';
 import {
@@ -20,6 +19,7 @@ import { curtainUp, lift } from '../features/hotseat.js';
 import { replayPly, setReplay, stepReplay, replayKey } from '../features/replay.js';
 import { changeOf, playerRating } from '../features/ratings.js';
 import { offlinePgn } from '../features/offline-play.js';
+import { linkPgn } from '../pgn.js';
 
 let board = null;
 let flipped = false;
@@ -184,7 +184,7 @@ function renderPgn(model) {
   const ended = model.status === 'ended';
   const pgn = $('pgn-link');
   pgn.hidden = !(ended && model.result !== '*');
-  if (!isOfflineGame(model.id)) pgn.href = archive.pgnUrl(model.id);
+  if (ended && !isOfflineGame(model.id)) linkPgn(pgn, model.id);
   pgn.setAttribute('download', `fogblast-${model.id}.pgn`);
   if (ended && isOfflineGame(model.id)) offlinePgn(pgn, model.id);
 }
