@@ -15,6 +15,7 @@ import { loadRules } from './js/rules.js';
 import { $, notice, homeShown, showScreen } from './js/page.js';
 import { startRouter } from './js/router.js';
 import { errorText } from './js/text.js';
+import { explainRefusal, refusedMoveText } from './js/features/refusals.js';
 import { bindHome, joinByCode, renderHome } from './js/screens/home.js';
 import { bindGame, renderGame, renderClocks, resetGameView } from './js/screens/game.js';
 import { startLooks } from './js/features/looks.js';
@@ -27,7 +28,7 @@ import { initYourGames, loadProfile } from './js/features/your-games.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => session.playMove(uci),
-  onIllegal: (text) => notice(text, 'error'),
+  onRefused: (refusal) => notice(explainRefusal(session.activeModel(), refusal), 'error'),
   onKey: (e) => replayKey(e),
 });
 
@@ -139,7 +140,10 @@ function start() {
     },
     onShow: stopLobby,
     onArchived: ratings.fromArchive,
-    onMoveRefused: () => board.cancelPending(),
+    onMoveRefused: (err, uci) => {
+      board.cancelPending();
+      notice(refusedMoveText(err, uci), 'error');
+    },
     onHome: renderHome,
   });
   ratings.initRatings({ render: renderGame });

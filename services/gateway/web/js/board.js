@@ -15,7 +15,10 @@ export class Board {
    * @param {HTMLElement} container  receives the board and its promotion picker
    * @param {object} opts
    * @param {(uci: string) => void} opts.onMove
-   * @param {(message: string) => void} opts.onIllegal
+   * @param {(refusal: {reason?: string, from: string, to?: string, role?: string}) => void} opts.onRefused
+   *   a move the board would not send: not among the legal moves (no `reason`:
+   *   the caller asks the rules why), or a piece touched while the view's
+   *   `lock` says why none may move
    * @param {(event: KeyboardEvent) => boolean} [opts.onKey]  first look at keys; true when handled
    */
   constructor(container, opts) {
@@ -38,7 +41,7 @@ export class Board {
     this.orientation = 'white';
     this.mode = '2d';
     this.theme = 'felt';
-    this.view = { board: new Array(64).fill(null), fog: null, last: null, check: -1, lost: new Set(), movable: null, legal: null, variant: 'standard', turn: 'w' };
+    this.view = { board: new Array(64).fill(null), fog: null, last: null, check: -1, lost: new Set(), movable: null, legal: null, variant: 'standard', turn: 'w', seat: null, lock: null };
     this.selected = -1;
     this.cursor = sq('e2');
     this.pending = null;
@@ -99,7 +102,8 @@ export class Board {
    * Shows a position. `view`: {board, fog: Set of fogged square names or null,
    * last: [from, to] names or null, check: index or -1, lost: Set of names,
    * movable: 'w'|'b'|null (whose pieces the user may move), legal: array of
-   * UCI or null (no hints), variant, turn}.
+   * UCI or null (no hints), variant, turn, seat: 'w'|'b'|null (the player's
+   * colour), lock: why the player may not move now, or null}.
    */
   show(view) {
     this.view = { ...this.view, ...view };
@@ -210,7 +214,7 @@ export class Board {
       if (!candidates.length && piece.r === 'k') candidates = castleAlternatives(legal, from, to, this.view.board);
       if (!candidates.length) {
         this.render();
-        this.opts.onIllegal(`${name(from)}–${name(to)} is not a legal move`);
+        this.opts.onRefused({ from: name(from), to: name(to), role: piece.r });
         return;
       }
       uci = candidates[0].slice(0, 4);
@@ -283,19 +287,36 @@ export class Board {
 
   /** A click, tap or Enter on square `i`. */
   activate(i) {
-    if (this.pending || !this.view.movable) return;
+    if (this.pending || !this.view.movable) { this.refuseLocked(i); return; }
     if (this.selected >= 0 && this.selected !== i) {
       const targets = this.targetsOf(this.selected);
       const own = this.canPick(i);
       if (targets.has(i) || (!own && !this.view.legal)) { this.attempt(this.selected, i); return; }
       if (!own) {
-        if (this.view.legal) this.opts.onIllegal(`${name(this.selected)}–${name(i)} is not a legal move`);
+        const piece = this.view.board[this.selected];
+        if (this.view.legal) this.opts.onRefused({ from: name(this.selected), to: name(i), role: piece ? piece.r : '' });
         this.select(-1);
         return;
       }
     }
     if (this.selected === i) { this.select(-1); return; }
     if (this.canPick(i)) this.select(i);
+    else if (this.selected < 0 && this.visiblePiece(i) && this.view.seat && this.view.board[i].c !== this.view.seat) {
+      this.opts.onRefused({ reason: 'not_your_piece', from: name(i) });
+    }
+  }
+
+  /** A visible piece on square `i`, or null. */
+  visiblePiece(i) {
+    const p = this.view.board[i];
+    return p && !(this.view.fog && this.view.fog.has(name(i))) ? p : null;
+  }
+
+  /** Square `i` touched while no piece may move: says why, if it is one of the player's pieces. */
+  refuseLocked(i) {
+    const p = this.visiblePiece(i);
+    const reason = this.pending ? 'pending' : this.view.lock;
+    if (p && reason && p.c === this.view.seat) this.opts.onRefused({ reason, from: name(i) });
   }
 
   bind() {
@@ -306,7 +327,7 @@ export class Board {
       if (!hit) return;
       const i = sq(hit.dataset.square);
       this.cursor = i;
-      if (this.pending || !this.view.movable) { this.render(); return; }
+      if (this.pending || !this.view.movable) { this.render(); this.refuseLocked(i); return; }
       const wasSelected = this.selected === i;
       const targets = this.targetsOf(this.selected);
       if (this.selected >= 0 && !wasSelected && (targets.has(i) || (!this.canPick(i) && !this.view.legal))) {

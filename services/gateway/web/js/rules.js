@@ -65,3 +65,14 @@ export function replay(initialFen, moves, variant) {
     check: ply.check ? sq(ply.check) : -1,
   }));
 }
+
+/**
+ * Why `uci` is refused in `fen`: the rule it breaks, as the module names it
+ * (`king_cannot_capture`, `own_king_explodes`, `pinned`, …, or `legal`), or
+ * null when the module cannot tell.
+ */
+export function whyRefused(fen, variant, uci) {
+  if (!fen || !uci) return null;
+  const answer = ask({ op: 'why', variant, fen, uci });
+  return answer ? answer.reason : null;
+}

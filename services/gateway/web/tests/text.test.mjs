@@ -2,7 +2,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clockLabel, errorText, escapeHtml, fmtClock, moveErrorText, plural, resultText } from '../js/text.js';
+import { clockLabel, errorText, escapeHtml, fmtClock, moveErrorText, plural, refusalText, resultText } from '../js/text.js';
 
 test('results name the winner and the reason', () => {
   assert.equal(resultText({ result: '1-0', reason: 'explosion' }), 'White wins — king exploded');
@@ -35,4 +35,14 @@ test('counts are pluralised', () => {
   assert.equal(plural(1, 'game'), '1 game');
   assert.equal(plural(0, 'game'), '0 games');
   assert.equal(plural(2, 'game'), '2 games');
+});
+
+test('a refused move says which rule it breaks', () => {
+  assert.equal(refusalText('king_cannot_capture'), 'Kings cannot capture in atomic chess: the explosion would take your own king too.');
+  assert.equal(refusalText('own_king_explodes', { to: 'd3' }), 'Your king would explode: it stands next to d3, where this capture blows up.');
+  assert.equal(refusalText('pinned', { role: 'b' }), 'That bishop is pinned: moving it would put your king in check.');
+  assert.equal(refusalText('cannot_move_there', { from: 'g1', to: 'g3', role: 'n' }), 'A knight cannot move from g1 to g3.');
+  assert.equal(refusalText('not_your_turn', { computer: true }), 'It is not your turn: wait for the computer to move.');
+  assert.equal(refusalText('not_your_piece', { you: 'white' }), 'That piece is not yours: you play White.');
+  assert.equal(refusalText(null, { from: 'e2', to: 'e5' }), 'e2–e5 is not a legal move here.');
 });
