@@ -16,6 +16,8 @@ import { $, notice, homeShown, showScreen } from './js/page.js';
 import { startRouter } from './js/router.js';
 import { errorText } from './js/text.js';
 import { explainRefusal, refusedMoveText } from './js/features/refusals.js';
+import { announcement } from './js/announce.js';
+import { announce } from './js/features/announcer.js';
 import { bindHome, joinByCode, renderHome } from './js/screens/home.js';
 import { bindGame, renderGame, renderClocks, resetGameView } from './js/screens/game.js';
 import { startLooks } from './js/features/looks.js';
@@ -68,6 +70,7 @@ function gameOver(live) {
 
 /** What the page does when a frame changed a game's model; the model itself is js/model.js's. */
 function onApplied({ conn, frame: f, previous, model, main }) {
+  if (main) announce(announcement({ frame: f, previous, model, hotseat: session.isHotseat() }));
   switch (f.t) {
     case 'state':
       if (main) {

@@ -322,6 +322,8 @@ export class Board {
   bind() {
     const el = this.el;
     el.addEventListener('pointerdown', (e) => {
+      // The keyboard cursor's outline shows while the keys drive the board, not after a click.
+      el.dataset.input = 'pointer';
       if (e.button !== 0 && e.pointerType === 'mouse') return;
       const hit = e.target.closest('.square');
       if (!hit) return;
@@ -397,6 +399,7 @@ export class Board {
   }
 
   key(e) {
+    this.el.dataset.input = 'keyboard';
     if (this.opts.onKey && this.opts.onKey(e)) { e.preventDefault(); return; }
     const white = this.orientation === 'white';
     const moves = {
