@@ -371,3 +371,11 @@ export async function withShots(label, players, server, body) {
     throw e;
   }
 }
+
+/** Clicks a button that asks to be sure (resign, abort): once, then again on its "Confirm …?" label. */
+export async function confirmClick(player, id) {
+  const button = player.el(id);
+  await button.click();
+  await player.page.waitForFunction((sel) => /^Confirm/.test(document.querySelector(sel)?.textContent || ''), `[data-testid="${id}"]`);
+  await button.click();
+}

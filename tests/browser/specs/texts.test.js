@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startServer } from '../lib/server.js';
-import { Player, launch, withShots } from '../lib/player.js';
+import { Player, confirmClick, launch, withShots } from '../lib/player.js';
 
 let server;
 let browser;
@@ -46,9 +46,7 @@ test('after a quick-paired game: a fresh seek line, "1 game", and an absolute PG
       const v = await p.waitTurn();
       await p.play(uci, v.legal);
     }
-    await white.el('resign').click();
-    // Resigning asks to be sure only when the page says so.
-    if (await white.el('resign').textContent().then((t) => /confirm/i.test(t))) await white.el('resign').click();
+    await confirmClick(white, 'resign');
     const end = await white.waitEnd();
     await black.waitEnd();
 
