@@ -18,6 +18,7 @@ import { errorText } from './js/text.js';
 import { explainRefusal, refusedMoveText } from './js/features/refusals.js';
 import { announcement } from './js/announce.js';
 import { announce } from './js/features/announcer.js';
+import { bindHowToPlay } from './js/features/how-to-play.js';
 import { bindHome, joinByCode, renderHome } from './js/screens/home.js';
 import { bindGame, renderGame, renderClocks, resetGameView } from './js/screens/game.js';
 import { startLooks } from './js/features/looks.js';
@@ -158,6 +159,7 @@ function start() {
   startLooks(board);
   bindHome();
   bindGame(board);
+  bindHowToPlay(() => session.activeModel()?.variant || null);
   connections.startOnline();
   // Keep the page's files so it opens, and plays the computer, with no network.
   if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {});

@@ -94,6 +94,25 @@ export class Player {
     return file;
   }
 
+  /**
+   * Screenshots of what is on screen at the two sizes the docs list,
+   * 1280×900 and 390×844, as `<label>-<w>x<h>.png`; the viewport is put back.
+   */
+  async shotSizes(label) {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const before = this.page.viewportSize();
+    const files = [];
+    for (const [width, height] of [[1280, 900], [390, 844]]) {
+      await this.page.setViewportSize({ width, height });
+      await this.page.waitForTimeout(150);
+      const file = join(SCREENSHOTS, `${label}-${width}x${height}.png`.replace(/[^A-Za-z0-9._-]+/g, '_'));
+      await this.page.screenshot({ path: file });
+      files.push(file);
+    }
+    if (before) await this.page.setViewportSize(before);
+    return files;
+  }
+
   /** Sets a home-page option: a <select>, a radio/button group, or an input. */
   async choose(id, value) {
     const el = this.el(id);

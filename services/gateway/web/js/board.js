@@ -8,6 +8,8 @@ import { pieceSvg } from '../art/pieces.js';
 import { sq, name, fileOf, rankOf, drawMove } from './chess.js';
 
 const DRAG_THRESHOLD = 5;
+/** Classes a view's `marks` may put on squares, beside the board's own. */
+const MARK_CLASSES = ['blast', 'blast-own-king', 'refused', 'target'];
 const REDUCED_MOTION = window.matchMedia('(prefers-reduced-motion: reduce)');
 
 export class Board {
@@ -41,7 +43,7 @@ export class Board {
     this.orientation = 'white';
     this.mode = '2d';
     this.theme = 'felt';
-    this.view = { board: new Array(64).fill(null), fog: null, last: null, check: -1, lost: new Set(), movable: null, legal: null, variant: 'standard', turn: 'w', seat: null, lock: null };
+    this.view = { board: new Array(64).fill(null), fog: null, last: null, check: -1, lost: new Set(), movable: null, legal: null, variant: 'standard', turn: 'w', seat: null, lock: null, marks: null };
     this.selected = -1;
     this.cursor = sq('e2');
     this.pending = null;
@@ -103,7 +105,8 @@ export class Board {
    * last: [from, to] names or null, check: index or -1, lost: Set of names,
    * movable: 'w'|'b'|null (whose pieces the user may move), legal: array of
    * UCI or null (no hints), variant, turn, seat: 'w'|'b'|null (the player's
-   * colour), lock: why the player may not move now, or null}.
+   * colour), lock: why the player may not move now, or null, marks: Map of
+   * square name to a list of MARK_CLASSES, or null}.
    */
   show(view) {
     this.view = { ...this.view, ...view };
@@ -159,6 +162,8 @@ export class Board {
       } else if (!flagged && flag) {
         flag.remove();
       }
+      const marks = (v.marks && v.marks.get(n)) || null;
+      for (const mark of MARK_CLASSES) el.classList.toggle(mark, !!marks && marks.includes(mark));
       el.setAttribute('aria-label', describeSquare(n, p, fogged));
     }
     this.slide(last);

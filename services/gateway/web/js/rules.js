@@ -76,3 +76,13 @@ export function whyRefused(fen, variant, uci) {
   const answer = ask({ op: 'why', variant, fen, uci });
   return answer ? answer.reason : null;
 }
+
+/**
+ * A fog-of-war game after `moves` as `view` ('white' or 'black') sees it:
+ * `{fen, visible, lost}` (the squares in sight, and where a piece of the
+ * viewer went out of sight), or null without the module.
+ */
+export function fogView(moves, view) {
+  const answer = ask({ op: 'position', variant: 'fog', moves, view });
+  return answer ? { fen: answer.fen, visible: answer.visible, lost: answer.lost || [] } : null;
+}
