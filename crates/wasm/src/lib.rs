@@ -20,6 +20,9 @@
 //!   null; never in fog of war, where nobody is told of check.
 //! - `why`: why a move (`variant`, `fen`, `uci`) is refused: `reason`
 //!   names the rule it breaks (see [`refusal::Reason`]), or is `legal`.
+//! - `blast`: what an atomic capture (`variant`, `fen`, `uci`) would blow
+//!   up: `squares`, and `own_king` / `their_king` when a king is among
+//!   them (see [`blast`]); nothing for a move that captures nothing.
 //! - `best`: the computer's move at a `level` with a `seed`, exactly as the
 //!   server's engine pool searches it with no clock. In fog of war the
 //!   engine is given only its own side's observations, as on the server.
@@ -29,6 +32,7 @@
 //!
 //! Every answer is an object with `ok: true`, or `ok: false` and an `error`.
 
+pub mod blast;
 mod exports;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod node;
@@ -75,6 +79,11 @@ enum Request {
         depth: u32,
     },
     Why {
+        variant: String,
+        fen: String,
+        uci: String,
+    },
+    Blast {
         variant: String,
         fen: String,
         uci: String,
@@ -161,6 +170,12 @@ fn answer(request: Request) -> Result<Value, String> {
             let position = Position::from_fen(&fen, variant).map_err(|e| format!("fen {fen:?}: {e}"))?;
             let uci: Uci = uci.parse().map_err(|e| format!("uci {uci:?}: {e}"))?;
             Ok(refusal::why(&position, &uci))
+        }
+        Request::Blast { variant, fen, uci } => {
+            let variant = parse_variant(&variant)?;
+            let position = Position::from_fen(&fen, variant).map_err(|e| format!("fen {fen:?}: {e}"))?;
+            let uci: Uci = uci.parse().map_err(|e| format!("uci {uci:?}: {e}"))?;
+            Ok(blast::blast(&position, &uci))
         }
         Request::Search { variant, fen, depth } => {
             let variant = parse_variant(&variant)?;

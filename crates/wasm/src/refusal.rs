@@ -98,7 +98,7 @@ fn from_square(uci: &Uci) -> Option<Square> {
 
 /// The move `uci` names among every move the pieces could make on this
 /// board, king safety aside: fog of war's moves, which know no check.
-fn pseudo_legal(position: &Position, uci: &Uci) -> Option<Move> {
+pub(crate) fn pseudo_legal(position: &Position, uci: &Uci) -> Option<Move> {
     // Fog of war's moves need both kings; a position without one is over anyway.
     if position.board().king_of(Color::White).is_none() || position.board().king_of(Color::Black).is_none() {
         return None;

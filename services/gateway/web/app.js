@@ -19,6 +19,7 @@ import { explainRefusal, refusedMoveText } from './js/features/refusals.js';
 import { announcement } from './js/announce.js';
 import { announce } from './js/features/announcer.js';
 import { bindHowToPlay } from './js/features/how-to-play.js';
+import { blastPreview } from './js/features/blast-preview.js';
 import { bindHome, joinByCode, renderHome } from './js/screens/home.js';
 import { bindGame, renderGame, renderClocks, resetGameView } from './js/screens/game.js';
 import { startLooks } from './js/features/looks.js';
@@ -33,6 +34,7 @@ const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => session.playMove(uci),
   onRefused: (refusal) => notice(explainRefusal(session.activeModel(), refusal), 'error'),
   onKey: (e) => replayKey(e),
+  blastOf: (from, to) => blastPreview(session.activeModel(), from, to),
 });
 
 function onFrame(conn, f) {

@@ -22,6 +22,8 @@ export class Board {
    *   the caller asks the rules why), or a piece touched while the view's
    *   `lock` says why none may move
    * @param {(event: KeyboardEvent) => boolean} [opts.onKey]  first look at keys; true when handled
+   * @param {(from: string, to: string) => ({squares: string[], ownKing: string|null}|null)} [opts.blastOf]
+   *   what a capture would blow up, previewed while the player points at it
    */
   constructor(container, opts) {
     this.opts = opts;
@@ -48,6 +50,8 @@ export class Board {
     this.cursor = sq('e2');
     this.pending = null;
     this.drag = null;
+    /** The square under the pointer while a piece is picked up, or -1. */
+    this.hover = -1;
     this.squares = [];
     this.build();
     this.bind();
@@ -125,6 +129,7 @@ export class Board {
     const board = this.pending ? this.pending.board : v.board;
     const targets = this.targetsOf(this.selected);
     const last = this.pending ? this.pending.last : v.last;
+    const preview = this.blastPreview();
     for (let i = 0; i < 64; i++) {
       const el = this.squares[i];
       const n = name(i);
@@ -162,7 +167,7 @@ export class Board {
       } else if (!flagged && flag) {
         flag.remove();
       }
-      const marks = (v.marks && v.marks.get(n)) || null;
+      const marks = (preview && preview.get(n)) || (v.marks && v.marks.get(n)) || null;
       for (const mark of MARK_CLASSES) el.classList.toggle(mark, !!marks && marks.includes(mark));
       el.setAttribute('aria-label', describeSquare(n, p, fogged));
     }
@@ -184,6 +189,36 @@ export class Board {
     if (!from || !piece || !piece.animate || REDUCED_MOTION.matches) return;
     const dx = from.offsetLeft - to.offsetLeft, dy = from.offsetTop - to.offsetTop;
     piece.animate([{ translate: `${dx}px ${dy}px` }, { translate: '0 0' }], { duration: 180, easing: 'ease-out' });
+  }
+
+  /**
+   * The blast of the capture pointed at (by the mouse, a drag, or the
+   * keyboard cursor) with a piece picked up: Map of square to marks, the
+   * player's own king marked apart; only squares in sight. Null otherwise.
+   */
+  blastPreview() {
+    const from = this.selected;
+    const to = this.el.dataset.input === 'keyboard' ? this.cursor : this.hover;
+    if (!this.opts.blastOf || from < 0 || to < 0 || to === from || this.pending) return null;
+    const mover = this.view.board[from];
+    const target = this.visiblePiece(to);
+    const enPassant = mover && mover.r === 'p' && fileOf(from) !== fileOf(to) && !this.view.board[to];
+    if (!mover || (!enPassant && (!target || target.c === mover.c))) return null;
+    const blast = this.opts.blastOf(name(from), name(to));
+    if (!blast) return null;
+    const marks = new Map();
+    for (const n of blast.squares) {
+      if (this.view.fog && this.view.fog.has(n)) continue;
+      marks.set(n, n === blast.ownKing ? ['blast', 'blast-own-king'] : ['blast']);
+    }
+    return marks;
+  }
+
+  /** The pointer is over square `i` (-1: off the board): redraw a changed blast preview. */
+  pointAt(i) {
+    if (i === this.hover) return;
+    this.hover = i;
+    if (this.selected >= 0) this.render();
   }
 
   // --- moving ---------------------------------------------------------
@@ -354,6 +389,10 @@ export class Board {
       }
     });
     el.addEventListener('pointermove', (e) => {
+      if (e.pointerType === 'mouse' || this.drag) {
+        el.dataset.input = 'pointer';
+        this.pointAt(this.squareAt(e.clientX, e.clientY));
+      }
       const d = this.drag;
       if (!d || d.id !== e.pointerId) return;
       if (!d.moving && Math.hypot(e.clientX - d.x, e.clientY - d.y) > DRAG_THRESHOLD) {
@@ -396,6 +435,7 @@ export class Board {
         this.select(-1);
       }
     };
+    el.addEventListener('pointerleave', () => { if (!this.drag) this.pointAt(-1); });
     el.addEventListener('pointerup', (e) => finish(e, false));
     el.addEventListener('pointercancel', (e) => finish(e, true));
     el.addEventListener('lostpointercapture', (e) => { if (this.drag && this.drag.id === e.pointerId && !this.drag.moving) this.drag = null; });

@@ -86,3 +86,15 @@ export function fogView(moves, view) {
   const answer = ask({ op: 'position', variant: 'fog', moves, view });
   return answer ? { fen: answer.fen, visible: answer.visible, lost: answer.lost || [] } : null;
 }
+
+/**
+ * What the atomic capture `uci` would blow up in `fen`: `{squares,
+ * ownKing, theirKing}` (king squares, or null when spared), or null for no
+ * capture, another variant, or without the module.
+ */
+export function blastOf(fen, variant, uci) {
+  if (!fen || !uci || variant !== 'atomic') return null;
+  const answer = ask({ op: 'blast', variant, fen, uci });
+  if (!answer || !answer.squares.length) return null;
+  return { squares: answer.squares, ownKing: answer.own_king || null, theirKing: answer.their_king || null };
+}
