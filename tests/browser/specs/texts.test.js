@@ -1,4 +1,5 @@
-// What the page writes after a quick-paired rated game: back home the seek
+// What the page writes after a quick-paired rated game: a result banner
+// ("You won" / "You lost") with the rating change; back home the seek
 // line no longer says "Opponent found!", your ratings count "1 game" (not
 // "1 games"), and the PGN you download names the game's page on this
 // server as an absolute URL in its Site tag.
@@ -49,6 +50,18 @@ test('after a quick-paired game: a fresh seek line, "1 game", and an absolute PG
     await confirmClick(white, 'resign');
     const end = await white.waitEnd();
     await black.waitEnd();
+
+    // The banner says how it went for each, with the rating change beside it.
+    for (const [p, words, sign] of [[white, 'You lost', '-'], [black, 'You won', '+']]) {
+      const banner = p.el('result-banner');
+      await banner.waitFor({ state: 'visible' });
+      assert.equal((await banner.textContent()).trim(), words, `${p.name}'s banner`);
+      const change = p.el('rating-change');
+      await change.waitFor({ state: 'visible', timeout: 20_000 });
+      const text = (await change.textContent()).trim();
+      assert.ok(text.startsWith(sign) && /→ \d+/.test(text), `${p.name}'s rating change reads "${text}"`);
+    }
+    await black.shotSizes('result-banner');
 
     // The PGN link downloads the game with its page's absolute address as Site.
     const game = end.game;

@@ -31,6 +31,17 @@ export function resultText(model) {
   return `Draw — ${why}`;
 }
 
+/** How a finished game went for the seat on screen: 'won', 'lost', 'draw', or null (spectator, aborted). */
+export function outcomeFor(model) {
+  if (model.status !== 'ended' || !isSeat(model)) return null;
+  if (model.result === '1/2-1/2') return 'draw';
+  if (model.result === '1-0') return model.you === 'white' ? 'won' : 'lost';
+  if (model.result === '0-1') return model.you === 'black' ? 'won' : 'lost';
+  return null;
+}
+
+export const OUTCOME_TEXT = { won: 'You won', lost: 'You lost', draw: 'Draw' };
+
 export function fmtClock(ms) {
   const t = Math.max(0, ms);
   if (t < 10000) return `0:0${Math.floor(t / 1000)}.${Math.floor((t % 1000) / 100)}`;

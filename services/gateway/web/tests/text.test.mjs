@@ -2,7 +2,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clockLabel, errorText, escapeHtml, fmtClock, moveErrorText, plural, refusalText, resultText } from '../js/text.js';
+import { clockLabel, errorText, escapeHtml, fmtClock, moveErrorText, outcomeFor, plural, refusalText, resultText } from '../js/text.js';
 
 test('results name the winner and the reason', () => {
   assert.equal(resultText({ result: '1-0', reason: 'explosion' }), 'White wins — king exploded');
@@ -45,4 +45,15 @@ test('a refused move says which rule it breaks', () => {
   assert.equal(refusalText('not_your_turn', { computer: true }), 'It is not your turn: wait for the computer to move.');
   assert.equal(refusalText('not_your_piece', { you: 'white' }), 'That piece is not yours: you play White.');
   assert.equal(refusalText(null, { from: 'e2', to: 'e5' }), 'e2–e5 is not a legal move here.');
+});
+
+test('the result banner: won, lost or draw for a seat; nothing for spectators or an aborted game', () => {
+  const ended = (you, result) => ({ status: 'ended', you, result });
+  assert.equal(outcomeFor(ended('white', '1-0')), 'won');
+  assert.equal(outcomeFor(ended('black', '1-0')), 'lost');
+  assert.equal(outcomeFor(ended('black', '0-1')), 'won');
+  assert.equal(outcomeFor(ended('white', '1/2-1/2')), 'draw');
+  assert.equal(outcomeFor(ended('spectator', '1-0')), null);
+  assert.equal(outcomeFor(ended('white', '*')), null);
+  assert.equal(outcomeFor({ status: 'playing', you: 'white', result: null }), null);
 });

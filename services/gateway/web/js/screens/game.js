@@ -14,7 +14,7 @@ import {
 import {
   boardView, claimSecondsLeft, clockMs, clockRunning, firstMoveSecondsLeft, isSeat, movesMadeBy, other, turnColor, vsComputer,
 } from '../model.js';
-import { COLOR_NAME, errorText, escapeHtml, fmtClock, resultText, statusText } from '../text.js';
+import { COLOR_NAME, OUTCOME_TEXT, errorText, escapeHtml, fmtClock, outcomeFor, resultText, statusText } from '../text.js';
 import { curtainUp, lift } from '../features/hotseat.js';
 import { replayPly, setReplay, stepReplay, replayKey } from '../features/replay.js';
 import { changeOf, playerRating } from '../features/ratings.js';
@@ -118,6 +118,12 @@ function renderStatus(model, myTurn, curtain) {
   const resultBox = document.querySelector('.result-box');
   resultBox.hidden = !ended;
   $('result').textContent = ended ? resultText(model) : '';
+  // Both players on one device: nobody on screen is "you".
+  const outcome = isHotseat() ? null : outcomeFor(model);
+  const banner = $('result-banner');
+  banner.hidden = !outcome;
+  banner.dataset.outcome = outcome || '';
+  banner.textContent = outcome ? OUTCOME_TEXT[outcome] : '';
   const ratingEl = $('rating-change');
   const rating = changeOf(model.id);
   ratingEl.hidden = !(ended && rating);
