@@ -95,10 +95,11 @@ export class Player {
   }
 
   /**
-   * Screenshots of what is on screen at the two sizes the docs list,
-   * 1280×900 and 390×844, as `<label>-<w>x<h>.png`; the viewport is put back.
+   * Screenshots of the page at the two sizes the docs list, 1280×900 and
+   * 390×844, as `<label>-<w>x<h>.png`: the whole page, or only the viewport
+   * (`fullPage: false`, for an overlay); the viewport is put back.
    */
-  async shotSizes(label) {
+  async shotSizes(label, { fullPage = true } = {}) {
     mkdirSync(SCREENSHOTS, { recursive: true });
     const before = this.page.viewportSize();
     const files = [];
@@ -106,7 +107,7 @@ export class Player {
       await this.page.setViewportSize({ width, height });
       await this.page.waitForTimeout(150);
       const file = join(SCREENSHOTS, `${label}-${width}x${height}.png`.replace(/[^A-Za-z0-9._-]+/g, '_'));
-      await this.page.screenshot({ path: file });
+      await this.page.screenshot({ path: file, fullPage });
       files.push(file);
     }
     if (before) await this.page.setViewportSize(before);

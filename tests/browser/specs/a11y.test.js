@@ -79,7 +79,7 @@ test('the keyboard cursor is outlined for keys only, not after a click', { timeo
     await p.el('board').focus();
     await p.page.keyboard.press('ArrowUp');
     assert.equal(await outline(), 'solid', 'the cursor is outlined while the keys drive it');
-    await p.shot('a11y-keyboard-cursor');
+    await p.shotSizes('keyboard-cursor');
     // A click on an empty square: the board keeps the focus, the outline goes.
     await p.square('e4').click();
     assert.equal(await outline(), 'none', 'no cursor outline after a mouse click');

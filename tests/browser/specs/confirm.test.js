@@ -30,7 +30,7 @@ test('resign and abort take a second click', { timeout: 60_000 }, async () => {
     await p.waitTurn();
     await p.el('abort').click();
     assert.equal((await p.el('abort').textContent()).trim(), 'Confirm abort?');
-    await p.shot('confirm-abort');
+    await p.shotSizes('confirm-abort');
     // Left alone, it goes back and nothing was sent.
     await p.page.waitForFunction((sel) => document.querySelector(sel)?.textContent.trim() === 'Abort', '[data-testid="abort"]', { timeout: 8000 });
     assert.deepEqual(sentOf(p, 'abort'), [], 'no abort sent');
@@ -66,7 +66,7 @@ test('a rematch offer can be declined', { timeout: 90_000 }, async () => {
     await alice.el('rematch').click();
     const prompt = bob.page.locator('[data-prompt="rematch"]');
     await prompt.waitFor({ state: 'visible' });
-    await bob.shot('rematch-offer');
+    await bob.shotSizes('rematch-offer');
     await bob.el('decline-rematch').click();
     await prompt.waitFor({ state: 'hidden' });
     // Bob stays on the finished game and may still ask for one himself.

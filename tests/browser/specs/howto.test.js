@@ -49,7 +49,7 @@ test('how to play: atomic and fog of war, from home and from a game', { timeout:
     assert.ok(atomic.some((s) => /side by side/i.test(s.title)), 'kings side by side');
     // The illustrations are no second game board.
     assert.equal(await p.page.locator('[data-testid="board"]').count(), 1);
-    await p.shotSizes('how-to-play-atomic');
+    await p.shotSizes('how-to-play-atomic', { fullPage: false });
 
     await p.el('howto-fog').click();
     await p.page.waitForFunction(() => document.querySelector('[data-testid="howto-fog"]').getAttribute('aria-selected') === 'true');
@@ -58,7 +58,7 @@ test('how to play: atomic and fog of war, from home and from a game', { timeout:
     assert.equal(fog[0].pieces, 16, 'only your own pieces show');
     assert.deepEqual(fog[1].marked, ['d5']);
     assert.ok(fog.some((s) => s.flags.includes('f5')), 'a lost-piece flag on f5');
-    await p.shotSizes('how-to-play-fog');
+    await p.shotSizes('how-to-play-fog', { fullPage: false });
     await p.page.keyboard.press('Escape');
     await p.el('how-to-play').waitFor({ state: 'hidden' });
 

@@ -78,7 +78,7 @@ test('atomic: refused moves say which rule they break', { timeout: 120_000 }, as
     assert.equal(text, 'Your king would explode: it stands next to c2, where this capture blows up.');
     text = await tryMove(alice, 'd2', 'e1', text);
     assert.equal(text, 'Your king would be in check on e1.');
-    await alice.shot('refusals-atomic');
+    await alice.shotSizes('refused-move');
     // Nothing was sent for any of them: the game is still at ply 12.
     assert.equal(alice.view().ply, 12);
   });
@@ -94,6 +94,6 @@ test('fog of war: a piece taken out of sight is announced in the status line', {
     ).catch(() => {});
     const status = (await bob.el('status').textContent()).trim();
     assert.equal(status, 'A move was played: your pawn on f5 was taken — your turn.');
-    await bob.shot('refusals-fog');
+    await bob.shotSizes('fog-piece-taken');
   });
 });

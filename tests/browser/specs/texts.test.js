@@ -87,6 +87,6 @@ test('after a quick-paired game: a fresh seek line, "1 game", and an absolute PG
     ).catch(() => {});
     const profile = (await black.el('profile').textContent()).trim();
     assert.match(profile, /Standard: \d+\?? \(1 game\)/, `the profile line reads "${profile}"`);
-    await black.shot('texts-home');
+    await black.shotSizes('home-after-game');
   });
 });
