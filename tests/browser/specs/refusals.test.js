@@ -2,8 +2,8 @@
 // browsers, the king that tries to capture hears that kings cannot capture,
 // a capture beside your own king that it would explode, a king stepping
 // into a knight's reach that it would be in check, and a piece touched out
-// of turn that it is not your turn. In fog of war, a piece taken out of
-// sight is announced in the status line.
+// of turn that it is not your turn (on one device: whose turn it is). In
+// fog of war, a piece taken out of sight is announced in the status line.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -95,5 +95,21 @@ test('fog of war: a piece taken out of sight is announced in the status line', {
     const status = (await bob.el('status').textContent()).trim();
     assert.equal(status, 'A move was played: your pawn on f5 was taken — your turn.');
     await bob.shotSizes('fog-piece-taken');
+  });
+});
+
+test("both players on one device: the other side's piece waits for its turn", { timeout: 60_000 }, async () => {
+  const p = await Player.open(browser, 'hotseat-refusal', server.url);
+  players.push(p);
+  await withShots('refusals-hotseat', () => [p], server, async () => {
+    await p.choose('friend-variant', 'atomic');
+    await p.choose('friend-minutes', 0);
+    await p.el('friend-hotseat').check();
+    await p.el('friend-create').click();
+    await p.el('game').waitFor();
+    await p.waitFor(() => p.received.filter((f) => f.t === 'state' && f.status === 'playing').length >= 1, 'the game to start');
+    await p.page.waitForFunction(() => document.querySelector('[data-testid="board"] .square.movable'));
+    await p.square('e7').click();
+    assert.equal(await noticeAfter(p, ''), "It is White's turn.");
   });
 });

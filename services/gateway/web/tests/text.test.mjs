@@ -45,6 +45,7 @@ test('a refused move says which rule it breaks', () => {
   assert.equal(refusalText('not_your_turn', { computer: true }), 'It is not your turn: wait for the computer to move.');
   assert.equal(refusalText('not_your_piece', { you: 'white' }), 'That piece is not yours: you play White.');
   assert.equal(refusalText(null, { from: 'e2', to: 'e5' }), 'e2–e5 is not a legal move here.');
+  assert.equal(refusalText('other_side_to_move', { you: 'black' }), "It is Black's turn.");
 });
 
 test('the result banner: won, lost or draw for a seat; nothing for spectators or an aborted game', () => {

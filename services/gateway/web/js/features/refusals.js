@@ -7,7 +7,7 @@ import { sq, rankOf } from '../chess.js';
 import { vsComputer, isSeat } from '../model.js';
 import { whyRefused } from '../rules.js';
 import { moveErrorText, refusalText } from '../text.js';
-import { activeModel } from '../game-session.js';
+import { activeModel, isHotseat } from '../game-session.js';
 
 /**
  * The words for a refusal on `model`'s board: `reason` when the page knows
@@ -15,6 +15,8 @@ import { activeModel } from '../game-session.js';
  * for the move `from`-`to` of a `role` piece.
  */
 export function explainRefusal(model, { reason = null, from = '', to = '', role = '' } = {}) {
+  // Both players on this device: the other colour's pieces wait for their turn.
+  if (reason === 'not_your_piece' && model && isHotseat()) return refusalText('other_side_to_move', { you: model.you });
   let why = reason;
   if (!why && model && from && to) {
     const piece = role || (model.position.board[sq(from)] || {}).r || '';
