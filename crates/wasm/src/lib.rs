@@ -18,6 +18,11 @@
 //!   finished game with it and names the moves a `state` frame lists.
 //! - `check`: the king in check in one position (`variant`, `fen`), or
 //!   null; never in fog of war, where nobody is told of check.
+//! - `why`: why a move (`variant`, `fen`, `uci`) is refused: `reason`
+//!   names the rule it breaks (see [`refusal::Reason`]), or is `legal`.
+//! - `blast`: what an atomic capture (`variant`, `fen`, `uci`) would blow
+//!   up: `squares`, and `own_king` / `their_king` when a king is among
+//!   them (see [`blast`]); nothing for a move that captures nothing.
 //! - `best`: the computer's move at a `level` with a `seed`, exactly as the
 //!   server's engine pool searches it with no clock. In fog of war the
 //!   engine is given only its own side's observations, as on the server.
@@ -27,9 +32,11 @@
 //!
 //! Every answer is an object with `ok: true`, or `ok: false` and an `error`.
 
+pub mod blast;
 mod exports;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod node;
+pub mod refusal;
 
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
@@ -70,6 +77,16 @@ enum Request {
         variant: String,
         fen: String,
         depth: u32,
+    },
+    Why {
+        variant: String,
+        fen: String,
+        uci: String,
+    },
+    Blast {
+        variant: String,
+        fen: String,
+        uci: String,
     },
     Pgn {
         #[serde(flatten)]
@@ -147,6 +164,18 @@ fn answer(request: Request) -> Result<Value, String> {
             let variant = parse_variant(&variant)?;
             let position = Position::from_fen(&fen, variant).map_err(|e| format!("fen {fen:?}: {e}"))?;
             Ok(json!({ "check": checked_king(&position) }))
+        }
+        Request::Why { variant, fen, uci } => {
+            let variant = parse_variant(&variant)?;
+            let position = Position::from_fen(&fen, variant).map_err(|e| format!("fen {fen:?}: {e}"))?;
+            let uci: Uci = uci.parse().map_err(|e| format!("uci {uci:?}: {e}"))?;
+            Ok(refusal::why(&position, &uci))
+        }
+        Request::Blast { variant, fen, uci } => {
+            let variant = parse_variant(&variant)?;
+            let position = Position::from_fen(&fen, variant).map_err(|e| format!("fen {fen:?}: {e}"))?;
+            let uci: Uci = uci.parse().map_err(|e| format!("uci {uci:?}: {e}"))?;
+            Ok(blast::blast(&position, &uci))
         }
         Request::Search { variant, fen, depth } => {
             let variant = parse_variant(&variant)?;

@@ -15,6 +15,11 @@ import { loadRules } from './js/rules.js';
 import { $, notice, homeShown, showScreen } from './js/page.js';
 import { startRouter } from './js/router.js';
 import { errorText } from './js/text.js';
+import { explainRefusal, refusedMoveText } from './js/features/refusals.js';
+import { announcement } from './js/announce.js';
+import { announce } from './js/features/announcer.js';
+import { bindHowToPlay } from './js/features/how-to-play.js';
+import { blastPreview } from './js/features/blast-preview.js';
 import { bindHome, joinByCode, renderHome } from './js/screens/home.js';
 import { bindGame, renderGame, renderClocks, resetGameView } from './js/screens/game.js';
 import { startLooks } from './js/features/looks.js';
@@ -27,8 +32,9 @@ import { initYourGames, loadProfile } from './js/features/your-games.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => session.playMove(uci),
-  onIllegal: (text) => notice(text, 'error'),
+  onRefused: (refusal) => notice(explainRefusal(session.activeModel(), refusal), 'error'),
   onKey: (e) => replayKey(e),
+  blastOf: (from, to) => blastPreview(session.activeModel(), from, to),
 });
 
 function onFrame(conn, f) {
@@ -67,6 +73,7 @@ function gameOver(live) {
 
 /** What the page does when a frame changed a game's model; the model itself is js/model.js's. */
 function onApplied({ conn, frame: f, previous, model, main }) {
+  if (main) announce(announcement({ frame: f, previous, model, hotseat: session.isHotseat() }));
   switch (f.t) {
     case 'state':
       if (main) {
@@ -139,7 +146,10 @@ function start() {
     },
     onShow: stopLobby,
     onArchived: ratings.fromArchive,
-    onMoveRefused: () => board.cancelPending(),
+    onMoveRefused: (err, uci) => {
+      board.cancelPending();
+      notice(refusedMoveText(err, uci), 'error');
+    },
     onHome: renderHome,
   });
   ratings.initRatings({ render: renderGame });
@@ -151,6 +161,7 @@ function start() {
   startLooks(board);
   bindHome();
   bindGame(board);
+  bindHowToPlay(() => session.activeModel()?.variant || null);
   connections.startOnline();
   // Keep the page's files so it opens, and plays the computer, with no network.
   if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {});

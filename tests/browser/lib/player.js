@@ -94,6 +94,26 @@ export class Player {
     return file;
   }
 
+  /**
+   * Screenshots of the page at the two sizes the docs list, 1280×900 and
+   * 390×844, as `<label>-<w>x<h>.png`: the whole page, or only the viewport
+   * (`fullPage: false`, for an overlay); the viewport is put back.
+   */
+  async shotSizes(label, { fullPage = true } = {}) {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const before = this.page.viewportSize();
+    const files = [];
+    for (const [width, height] of [[1280, 900], [390, 844]]) {
+      await this.page.setViewportSize({ width, height });
+      await this.page.waitForTimeout(150);
+      const file = join(SCREENSHOTS, `${label}-${width}x${height}.png`.replace(/[^A-Za-z0-9._-]+/g, '_'));
+      await this.page.screenshot({ path: file, fullPage });
+      files.push(file);
+    }
+    if (before) await this.page.setViewportSize(before);
+    return files;
+  }
+
   /** Sets a home-page option: a <select>, a radio/button group, or an input. */
   async choose(id, value) {
     const el = this.el(id);
@@ -370,4 +390,12 @@ export async function withShots(label, players, server, body) {
     if (server) e.message += `\nserver log (last lines):\n${server.logs(30)}`;
     throw e;
   }
+}
+
+/** Clicks a button that asks to be sure (resign, abort): once, then again on its "Confirm …?" label. */
+export async function confirmClick(player, id) {
+  const button = player.el(id);
+  await button.click();
+  await player.page.waitForFunction((sel) => /^Confirm/.test(document.querySelector(sel)?.textContent || ''), `[data-testid="${id}"]`);
+  await button.click();
 }

@@ -15,7 +15,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from '../lib/server.js';
-import { Player, createFriendGame, launch, openInvite, rng, withShots } from '../lib/player.js';
+import { Player, createFriendGame, launch, openInvite, rng, withShots, confirmClick } from '../lib/player.js';
 import { boardShows, resultText } from '../lib/checks.js';
 import { ALL_SQUARES, parseFen } from '../lib/chess.js';
 
@@ -188,7 +188,7 @@ test('the fog-of-war view holds no hidden piece', { timeout: 150_000 }, async ()
     }
     if (!ended) {
       white.page.once('dialog', (d) => d.accept());
-      await white.el('resign').click();
+      await confirmClick(white, 'resign');
     }
     const end = await white.waitEnd();
     await black.waitEnd();

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from '../lib/server.js';
-import { Player, launch, rng, withShots } from '../lib/player.js';
+import { Player, launch, rng, withShots, confirmClick } from '../lib/player.js';
 import { boardShows, resultText } from '../lib/checks.js';
 
 let server;
@@ -59,7 +59,7 @@ test('a fog game on one device hides each board behind a curtain', { timeout: 90
     await curtain.waitFor({ state: 'visible' });
     await p.el('curtain-ready').click();
     p.page.once('dialog', (d) => d.accept());
-    await p.el('resign').click();
+    await confirmClick(p, 'resign');
     const end = await p.waitEnd();
     await curtain.waitFor({ state: 'hidden' });
     await boardShows(p, end.fen, 'the board at the end');

@@ -2,7 +2,8 @@
 // for a friend and reads its invite link, the other opens it, and they
 // alternate moves by clicking until a quick atomic explosion ends the game
 // (1. Nf3 a6 2. Ne5 a5 3. Nxd7: the blast on d7 takes the king on e8), drawn
-// as a blast on every square it cleared, on both boards.
+// as a blast on every square it cleared, on both boards. Both players and a
+// spectator name the ending move alike, with its mate mark: Nxd7#.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,6 +49,10 @@ test('two players play through an invite link until an explosion ends the game',
       });
     }
 
+    const carol = await Player.open(browser, 'carol', server.url, `/#game=${alice.currentGame()}`);
+    players.push(carol);
+    await carol.board().waitFor();
+
     const line = ['g1f3', 'a7a6', 'f3e5', 'a6a5', 'e5d7'];
     let exploded = [];
     for (const [i, uci] of line.entries()) {
@@ -76,6 +81,11 @@ test('two players play through an invite link until an explosion ends the game',
       const board = await boardShows(p, end.fen, `${p.name}'s final board`);
       for (const sq of ['c8', 'd8', 'e8', 'd7']) assert.equal(board[sq].piece, null, `${p.name}: ${sq} was blown up`);
       await resultText(p, end);
+    }
+    for (const p of [alice, bob, carol]) {
+      await p.page.waitForFunction((sel) => document.querySelectorAll(sel).length === 5, '[data-testid="moves"] [data-ply]');
+      const sans = await p.page.locator('[data-testid="moves"] [data-ply]').allTextContents();
+      assert.deepEqual(sans.map((t) => t.trim()), ['Nf3', 'a6', 'Ne5', 'a5', 'Nxd7#'], `${p.name}'s move list`);
     }
   });
 });

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startServer } from '../lib/server.js';
-import { Player, launch, withShots } from '../lib/player.js';
+import { Player, launch, withShots, confirmClick } from '../lib/player.js';
 import { REPO } from '../lib/paths.js';
 
 let server;
@@ -156,7 +156,7 @@ test('an offline game against the computer: no network, reload, undo, to the end
 
     let game = await storedGame(p);
     if (game.status !== 'ended') {
-      await p.el('resign').click();
+      await confirmClick(p, 'resign');
       await p.page.waitForFunction(() => document.querySelector('[data-testid="result"]')?.textContent.trim());
       game = await storedGame(p);
     }
@@ -229,7 +229,7 @@ test('an offline fog-of-war game shows only what the player sees, and the fog li
     await p.shot('offline-fog-playing');
     let game = await storedGame(p);
     if (game.status !== 'ended') {
-      await p.el('resign').click();
+      await confirmClick(p, 'resign');
       await p.page.waitForFunction(() => document.querySelector('[data-testid="result"]')?.textContent.trim());
       game = await storedGame(p);
     }

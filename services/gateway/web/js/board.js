@@ -8,6 +8,8 @@ import { pieceSvg } from '../art/pieces.js';
 import { sq, name, fileOf, rankOf, drawMove } from './chess.js';
 
 const DRAG_THRESHOLD = 5;
+/** Classes a view's `marks` may put on squares, beside the board's own. */
+const MARK_CLASSES = ['blast', 'blast-own-king', 'refused', 'target'];
 const REDUCED_MOTION = window.matchMedia('(prefers-reduced-motion: reduce)');
 
 export class Board {
@@ -15,8 +17,13 @@ export class Board {
    * @param {HTMLElement} container  receives the board and its promotion picker
    * @param {object} opts
    * @param {(uci: string) => void} opts.onMove
-   * @param {(message: string) => void} opts.onIllegal
+   * @param {(refusal: {reason?: string, from: string, to?: string, role?: string}) => void} opts.onRefused
+   *   a move the board would not send: not among the legal moves (no `reason`:
+   *   the caller asks the rules why), or a piece touched while the view's
+   *   `lock` says why none may move
    * @param {(event: KeyboardEvent) => boolean} [opts.onKey]  first look at keys; true when handled
+   * @param {(from: string, to: string) => ({squares: string[], ownKing: string|null}|null)} [opts.blastOf]
+   *   what a capture would blow up, previewed while the player points at it
    */
   constructor(container, opts) {
     this.opts = opts;
@@ -38,11 +45,13 @@ export class Board {
     this.orientation = 'white';
     this.mode = '2d';
     this.theme = 'felt';
-    this.view = { board: new Array(64).fill(null), fog: null, last: null, check: -1, lost: new Set(), movable: null, legal: null, variant: 'standard', turn: 'w' };
+    this.view = { board: new Array(64).fill(null), fog: null, last: null, check: -1, lost: new Set(), movable: null, legal: null, variant: 'standard', turn: 'w', seat: null, lock: null, marks: null };
     this.selected = -1;
     this.cursor = sq('e2');
     this.pending = null;
     this.drag = null;
+    /** The square under the pointer while a piece is picked up, or -1. */
+    this.hover = -1;
     this.squares = [];
     this.build();
     this.bind();
@@ -99,7 +108,9 @@ export class Board {
    * Shows a position. `view`: {board, fog: Set of fogged square names or null,
    * last: [from, to] names or null, check: index or -1, lost: Set of names,
    * movable: 'w'|'b'|null (whose pieces the user may move), legal: array of
-   * UCI or null (no hints), variant, turn}.
+   * UCI or null (no hints), variant, turn, seat: 'w'|'b'|null (the player's
+   * colour), lock: why the player may not move now, or null, marks: Map of
+   * square name to a list of MARK_CLASSES, or null}.
    */
   show(view) {
     this.view = { ...this.view, ...view };
@@ -118,6 +129,7 @@ export class Board {
     const board = this.pending ? this.pending.board : v.board;
     const targets = this.targetsOf(this.selected);
     const last = this.pending ? this.pending.last : v.last;
+    const preview = this.blastPreview();
     for (let i = 0; i < 64; i++) {
       const el = this.squares[i];
       const n = name(i);
@@ -155,6 +167,8 @@ export class Board {
       } else if (!flagged && flag) {
         flag.remove();
       }
+      const marks = (preview && preview.get(n)) || (v.marks && v.marks.get(n)) || null;
+      for (const mark of MARK_CLASSES) el.classList.toggle(mark, !!marks && marks.includes(mark));
       el.setAttribute('aria-label', describeSquare(n, p, fogged));
     }
     this.slide(last);
@@ -175,6 +189,36 @@ export class Board {
     if (!from || !piece || !piece.animate || REDUCED_MOTION.matches) return;
     const dx = from.offsetLeft - to.offsetLeft, dy = from.offsetTop - to.offsetTop;
     piece.animate([{ translate: `${dx}px ${dy}px` }, { translate: '0 0' }], { duration: 180, easing: 'ease-out' });
+  }
+
+  /**
+   * The blast of the capture pointed at (by the mouse, a drag, or the
+   * keyboard cursor) with a piece picked up: Map of square to marks, the
+   * player's own king marked apart; only squares in sight. Null otherwise.
+   */
+  blastPreview() {
+    const from = this.selected;
+    const to = this.el.dataset.input === 'keyboard' ? this.cursor : this.hover;
+    if (!this.opts.blastOf || from < 0 || to < 0 || to === from || this.pending) return null;
+    const mover = this.view.board[from];
+    const target = this.visiblePiece(to);
+    const enPassant = mover && mover.r === 'p' && fileOf(from) !== fileOf(to) && !this.view.board[to];
+    if (!mover || (!enPassant && (!target || target.c === mover.c))) return null;
+    const blast = this.opts.blastOf(name(from), name(to));
+    if (!blast) return null;
+    const marks = new Map();
+    for (const n of blast.squares) {
+      if (this.view.fog && this.view.fog.has(n)) continue;
+      marks.set(n, n === blast.ownKing ? ['blast', 'blast-own-king'] : ['blast']);
+    }
+    return marks;
+  }
+
+  /** The pointer is over square `i` (-1: off the board): redraw a changed blast preview. */
+  pointAt(i) {
+    if (i === this.hover) return;
+    this.hover = i;
+    if (this.selected >= 0) this.render();
   }
 
   // --- moving ---------------------------------------------------------
@@ -210,7 +254,7 @@ export class Board {
       if (!candidates.length && piece.r === 'k') candidates = castleAlternatives(legal, from, to, this.view.board);
       if (!candidates.length) {
         this.render();
-        this.opts.onIllegal(`${name(from)}–${name(to)} is not a legal move`);
+        this.opts.onRefused({ from: name(from), to: name(to), role: piece.r });
         return;
       }
       uci = candidates[0].slice(0, 4);
@@ -283,30 +327,49 @@ export class Board {
 
   /** A click, tap or Enter on square `i`. */
   activate(i) {
-    if (this.pending || !this.view.movable) return;
+    if (this.pending || !this.view.movable) { this.refuseLocked(i); return; }
     if (this.selected >= 0 && this.selected !== i) {
       const targets = this.targetsOf(this.selected);
       const own = this.canPick(i);
       if (targets.has(i) || (!own && !this.view.legal)) { this.attempt(this.selected, i); return; }
       if (!own) {
-        if (this.view.legal) this.opts.onIllegal(`${name(this.selected)}–${name(i)} is not a legal move`);
+        const piece = this.view.board[this.selected];
+        if (this.view.legal) this.opts.onRefused({ from: name(this.selected), to: name(i), role: piece ? piece.r : '' });
         this.select(-1);
         return;
       }
     }
     if (this.selected === i) { this.select(-1); return; }
     if (this.canPick(i)) this.select(i);
+    else if (this.selected < 0 && this.visiblePiece(i) && this.view.seat && this.view.board[i].c !== this.view.seat) {
+      this.opts.onRefused({ reason: 'not_your_piece', from: name(i) });
+    }
+  }
+
+  /** A visible piece on square `i`, or null. */
+  visiblePiece(i) {
+    const p = this.view.board[i];
+    return p && !(this.view.fog && this.view.fog.has(name(i))) ? p : null;
+  }
+
+  /** Square `i` touched while no piece may move: says why, if it is one of the player's pieces. */
+  refuseLocked(i) {
+    const p = this.visiblePiece(i);
+    const reason = this.pending ? 'pending' : this.view.lock;
+    if (p && reason && p.c === this.view.seat) this.opts.onRefused({ reason, from: name(i) });
   }
 
   bind() {
     const el = this.el;
     el.addEventListener('pointerdown', (e) => {
+      // The keyboard cursor's outline shows while the keys drive the board, not after a click.
+      el.dataset.input = 'pointer';
       if (e.button !== 0 && e.pointerType === 'mouse') return;
       const hit = e.target.closest('.square');
       if (!hit) return;
       const i = sq(hit.dataset.square);
       this.cursor = i;
-      if (this.pending || !this.view.movable) { this.render(); return; }
+      if (this.pending || !this.view.movable) { this.render(); this.refuseLocked(i); return; }
       const wasSelected = this.selected === i;
       const targets = this.targetsOf(this.selected);
       if (this.selected >= 0 && !wasSelected && (targets.has(i) || (!this.canPick(i) && !this.view.legal))) {
@@ -326,6 +389,10 @@ export class Board {
       }
     });
     el.addEventListener('pointermove', (e) => {
+      if (e.pointerType === 'mouse' || this.drag) {
+        el.dataset.input = 'pointer';
+        this.pointAt(this.squareAt(e.clientX, e.clientY));
+      }
       const d = this.drag;
       if (!d || d.id !== e.pointerId) return;
       if (!d.moving && Math.hypot(e.clientX - d.x, e.clientY - d.y) > DRAG_THRESHOLD) {
@@ -368,6 +435,7 @@ export class Board {
         this.select(-1);
       }
     };
+    el.addEventListener('pointerleave', () => { if (!this.drag) this.pointAt(-1); });
     el.addEventListener('pointerup', (e) => finish(e, false));
     el.addEventListener('pointercancel', (e) => finish(e, true));
     el.addEventListener('lostpointercapture', (e) => { if (this.drag && this.drag.id === e.pointerId && !this.drag.moving) this.drag = null; });
@@ -376,6 +444,7 @@ export class Board {
   }
 
   key(e) {
+    this.el.dataset.input = 'keyboard';
     if (this.opts.onKey && this.opts.onKey(e)) { e.preventDefault(); return; }
     const white = this.orientation === 'white';
     const moves = {

@@ -10,7 +10,7 @@ import * as connections from './connections.js';
 import * as fogMemory from './fog-memory.js';
 import * as store from './store.js';
 import * as archive from './archive.js';
-import { errorText, moveErrorText } from './text.js';
+import { errorText } from './text.js';
 import { notice, showScreen, gameShown } from './page.js';
 import { showGameUrl, showHomeUrl } from './router.js';
 
@@ -38,7 +38,8 @@ let pending = null;
  * main})` after a frame changed a model; `onOpened(id)` when another game
  * (or none: null) comes on screen; `onShow(id)` whenever the game screen
  * shows a game; `onArchived(record, model)` for a game read from the
- * archive; `onMoveRefused()`; `onHome()` once home is on screen.
+ * archive; `onMoveRefused(err, uci)` when the server refused a move (the
+ * hook says why); `onHome()` once home is on screen.
  */
 export function initSession(given) {
   hooks = { ...hooks, ...given };
@@ -198,8 +199,7 @@ function sendMove(conn, uci, ply) {
   conn.request({ t: 'move', game: gameId, uci, ply }).catch((err) => {
     if (err.code === 'timeout' || err.code === 'disconnected') return; // resent after resuming
     pending = null;
-    hooks.onMoveRefused();
-    notice(moveErrorText(err), 'error');
+    hooks.onMoveRefused(err, uci);
     if (err.code === 'stale_ply') follow(conn, gameId);
   });
 }

@@ -149,6 +149,7 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
     last: lastOf(moves),
     lost: new Set(same ? previous.lost : (remembered && remembered.lost) || []),
     hiddenNews: false,
+    taken: [],
     archived: !!f.archived,
     replay: null,
   };
@@ -183,6 +184,7 @@ function applyMove(m, f, now) {
     // A move answers the opponent's draw offer with no; the mover's own offer stands.
     drawOffer: m.drawOffer === mover ? m.drawOffer : null,
     hiddenNews: !f.uci,
+    taken: isSeat(m) && mover !== m.you ? takenFrom(m.position.board, parseFen(f.fen).board, m.you[0]) : [],
   };
   const lost = new Set(m.lost);
   if (Array.isArray(f.visible)) {
@@ -192,6 +194,21 @@ function applyMove(m, f, now) {
   if (Array.isArray(f.lost)) for (const s of f.lost) lost.add(s);
   next.lost = lost;
   return next;
+}
+
+/**
+ * The pieces of colour `c` that stood on `before` and are gone from `after`
+ * (the opponent took them): [{square, role}]. A player always sees its own
+ * pieces, so this holds in fog of war too.
+ */
+export function takenFrom(before, after, c) {
+  const out = [];
+  for (let i = 0; i < 64; i++) {
+    const p = before[i];
+    const q = after[i];
+    if (p && p.c === c && !(q && q.c === c && q.r === p.r)) out.push({ square: squareName(i), role: p.r });
+  }
+  return out;
 }
 
 function applyEnd(m, f, now) {
@@ -258,6 +275,14 @@ export function stateFromArchive(record, me) {
   };
 }
 
+/** Why the seat on screen may not move now (the board says it when a piece is touched), or null. */
+function lockOf(model, { myTurn, pending }) {
+  if (model.status === 'ended') return 'game_over';
+  if (model.status === 'waiting') return 'waiting';
+  if (pending) return 'pending';
+  return myTurn ? null : 'not_your_turn';
+}
+
 /**
  * What the board shows of `model`: `curtain` (same-device fog between
  * turns) shows nothing at all; `replayPly` a position of a finished game;
@@ -283,5 +308,7 @@ export function boardView(model, { curtain = false, replayPly = null, myTurn = f
     };
   }
   view.variant = model.variant;
+  view.seat = isSeat(model) && !curtain ? model.you[0] : null;
+  view.lock = lockOf(model, { myTurn, pending });
   return view;
 }

@@ -65,3 +65,36 @@ export function replay(initialFen, moves, variant) {
     check: ply.check ? sq(ply.check) : -1,
   }));
 }
+
+/**
+ * Why `uci` is refused in `fen`: the rule it breaks, as the module names it
+ * (`king_cannot_capture`, `own_king_explodes`, `pinned`, …, or `legal`), or
+ * null when the module cannot tell.
+ */
+export function whyRefused(fen, variant, uci) {
+  if (!fen || !uci) return null;
+  const answer = ask({ op: 'why', variant, fen, uci });
+  return answer ? answer.reason : null;
+}
+
+/**
+ * A fog-of-war game after `moves` as `view` ('white' or 'black') sees it:
+ * `{fen, visible, lost}` (the squares in sight, and where a piece of the
+ * viewer went out of sight), or null without the module.
+ */
+export function fogView(moves, view) {
+  const answer = ask({ op: 'position', variant: 'fog', moves, view });
+  return answer ? { fen: answer.fen, visible: answer.visible, lost: answer.lost || [] } : null;
+}
+
+/**
+ * What the atomic capture `uci` would blow up in `fen`: `{squares,
+ * ownKing, theirKing}` (king squares, or null when spared), or null for no
+ * capture, another variant, or without the module.
+ */
+export function blastOf(fen, variant, uci) {
+  if (!fen || !uci || variant !== 'atomic') return null;
+  const answer = ask({ op: 'blast', variant, fen, uci });
+  if (!answer || !answer.squares.length) return null;
+  return { squares: answer.squares, ownKing: answer.own_king || null, theirKing: answer.their_king || null };
+}

@@ -31,6 +31,17 @@ export function resultText(model) {
   return `Draw — ${why}`;
 }
 
+/** How a finished game went for the seat on screen: 'won', 'lost', 'draw', or null (spectator, aborted). */
+export function outcomeFor(model) {
+  if (model.status !== 'ended' || !isSeat(model)) return null;
+  if (model.result === '1/2-1/2') return 'draw';
+  if (model.result === '1-0') return model.you === 'white' ? 'won' : 'lost';
+  if (model.result === '0-1') return model.you === 'black' ? 'won' : 'lost';
+  return null;
+}
+
+export const OUTCOME_TEXT = { won: 'You won', lost: 'You lost', draw: 'Draw' };
+
 export function fmtClock(ms) {
   const t = Math.max(0, ms);
   if (t < 10000) return `0:0${Math.floor(t / 1000)}.${Math.floor((t % 1000) / 100)}`;
@@ -64,6 +75,42 @@ export function moveErrorText(err) {
   }
 }
 
+/** `n` and the word for it, singular for one: "1 game", "3 games". */
+export function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+export const ROLE_NAME = { p: 'pawn', n: 'knight', b: 'bishop', r: 'rook', q: 'queen', k: 'king' };
+
+/**
+ * Why a move was refused, in words a newcomer understands. `reason` is the
+ * rules module's (js/rules.js `whyRefused`) or the page's own
+ * (`not_your_turn`, `game_over`, `waiting`, `pending`, `not_your_piece`);
+ * `from`, `to` are square names, `role` the moving piece's letter, `you`
+ * the player's colour, `computer` whether the opponent is the computer.
+ */
+export function refusalText(reason, { from = '', to = '', role = '', you = null, computer = false } = {}) {
+  const piece = ROLE_NAME[role] || 'piece';
+  const opponent = computer ? 'the computer' : 'your opponent';
+  switch (reason) {
+    case 'not_your_turn': return `It is not your turn: wait for ${opponent} to move.`;
+    case 'game_over': return 'The game is over: no more moves.';
+    case 'waiting': return 'Wait for an opponent to join before you move.';
+    case 'pending': return 'Your move is on its way: wait a moment.';
+    case 'other_side_to_move': return you ? `It is ${COLOR_NAME[you]}'s turn.` : 'It is the other side\'s turn.';
+    case 'not_your_piece': return you ? `That piece is not yours: you play ${COLOR_NAME[you]}.` : 'That piece is not yours.';
+    case 'cannot_move_there': return `A ${piece} cannot move from ${from} to ${to}.`;
+    case 'king_cannot_capture': return 'Kings cannot capture in atomic chess: the explosion would take your own king too.';
+    case 'own_king_explodes': return `Your king would explode: it stands next to ${to}, where this capture blows up.`;
+    case 'castle_out_of_check': return 'You cannot castle while your king is in check.';
+    case 'castle_through_check': return 'You cannot castle through or into check: the king would cross an attacked square.';
+    case 'still_in_check': return 'Your king is in check: this move does not get it out of check.';
+    case 'king_would_be_attacked': return `Your king would be in check on ${to}.`;
+    case 'pinned': return `That ${piece} is pinned: moving it would put your king in check.`;
+    default: return from && to ? `${from}–${to} is not a legal move here.` : 'That move is not allowed here.';
+  }
+}
+
 export function capitalise(s) {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
@@ -89,12 +136,18 @@ export function statusText(model, { myTurn = false, hotseat = false, firstMoveLe
       : `Watching: ${COLOR_NAME[turn]} to move.`;
   }
   if (myTurn) {
-    const base = model.hiddenNews ? 'A move was played — your turn' : 'Your turn';
+    const base = model.hiddenNews ? `A move was played${takenText(model.taken)} — your turn` : 'Your turn';
     return firstMoveLeft != null ? `${base}: make your first move within ${firstMoveLeft} s or the game is aborted.` : `${base}.${check}`;
   }
   const opp = model.players[other(model.you)];
   if (firstMoveLeft != null) return `Waiting for your opponent's first move: the game is aborted in ${firstMoveLeft} s without it.`;
   return `Waiting for ${opp && opp.computer ? 'the computer' : 'your opponent'} to move…`;
+}
+
+/** ": your knight on f3 was taken" for pieces lost to a hidden move, or nothing. */
+function takenText(taken) {
+  if (!taken || !taken.length) return '';
+  return `: ${taken.map((t) => `your ${ROLE_NAME[t.role]} on ${t.square}`).join(', ')} ${taken.length === 1 ? 'was' : 'were'} taken`;
 }
 
 /** A rating change as the page shows it: "+12 → 1512", with "?" while provisional. */

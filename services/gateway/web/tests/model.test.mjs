@@ -260,7 +260,11 @@ test('fog of war: a hidden move, a lost piece, and the flag kept until the squar
   assert.ok(view.fog.has('e4') && !view.fog.has('e5'));
   assert.equal(view.movable, 'b');
   assert.equal(boardView(model, { myTurn: true, pending: true }).movable, null, 'no piece moves while a move is in flight');
-  assert.equal(statusText(model, { myTurn: true }), 'A move was played — your turn.');
+  assert.deepEqual(model.taken, [{ square: 'f5', role: 'p' }], 'the pawn the hidden move took');
+  assert.equal(statusText(model, { myTurn: true }), 'A move was played: your pawn on f5 was taken — your turn.');
+  assert.equal(view.seat, 'b');
+  assert.equal(view.lock, null, 'nothing stops the seat to move');
+  assert.equal(boardView(model, { myTurn: false }).lock, 'not_your_turn');
 
   // A reload: the state carries no lost flags; the page's memory brings f5's back.
   const reloaded = feed([[{ ...fogState, v: 5, moves: [null, 'f7f5', null], visible: fogVisible, fen: hiddenCapture.fen }, 2]], null, { lost: ['f5'], sans: {} });

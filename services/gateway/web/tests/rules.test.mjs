@@ -103,3 +103,22 @@ test('a move in flight is drawn at once: castling both ways, en passant, promoti
   const atomic = parseFen('4k3/8/8/3p4/4N3/8/8/4K3 w - - 0 1').board;
   assert.equal(placementOf(drawMove(atomic, 'e4d6')), '4k3/8/3N4/3p4/8/8/8/4K3');
 });
+
+test('a refused move names the rule it breaks', async () => {
+  const { whyRefused } = await import('../js/rules.js');
+  assert.equal(whyRefused('4k3/8/8/8/8/8/4p3/4K3 w - - 0 1', 'atomic', 'e1e2'), 'king_cannot_capture');
+  assert.equal(whyRefused('4k3/8/8/8/8/3p4/4K3/2N5 w - - 0 1', 'atomic', 'c1d3'), 'own_king_explodes');
+  assert.equal(whyRefused('4r1k1/8/8/8/8/8/4B3/4K3 w - - 0 1', 'standard', 'e2d3'), 'pinned');
+  assert.equal(whyRefused('rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1', 'standard', 'e2e4'), 'legal');
+});
+
+test("an atomic capture's blast: its squares and the kings it takes", async () => {
+  const { blastOf } = await import('../js/rules.js');
+  const nxd7 = blastOf('rnbqkbnr/1ppppppp/8/p3N3/8/8/PPPPPPPP/RNBQKB1R w KQkq - 0 3', 'atomic', 'e5d7');
+  assert.deepEqual([...nxd7.squares].sort(), ['c8', 'd7', 'd8', 'e8']);
+  assert.equal(nxd7.theirKing, 'e8');
+  assert.equal(nxd7.ownKing, null);
+  assert.equal(blastOf('4k3/8/8/8/8/3p4/4K3/2N5 w - - 0 1', 'atomic', 'c1d3').ownKing, 'e2');
+  assert.equal(blastOf(START_FEN, 'atomic', 'e2e4'), null);
+  assert.equal(blastOf('4k3/8/8/8/8/3p4/4K3/2N5 w - - 0 1', 'standard', 'c1d3'), null);
+});

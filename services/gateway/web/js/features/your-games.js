@@ -6,7 +6,8 @@ import { $ } from '../page.js';
 import * as archive from '../archive.js';
 import * as connections from '../connections.js';
 import { gameUrl } from '../router.js';
-import { VARIANT_NAME } from '../text.js';
+import { VARIANT_NAME, plural } from '../text.js';
+import { linkPgn } from '../pgn.js';
 
 let open = () => {};
 
@@ -37,7 +38,7 @@ export async function loadProfile() {
     const profile = games && games.games && games.games.length ? await archive.profile(me) : null;
     const ratings = (profile && profile.ratings) || [];
     profileEl.textContent = ratings.length
-      ? ratings.map((r) => `${VARIANT_NAME[r.variant] || r.variant}: ${Math.round(r.rating)}${r.provisional ? '?' : ''} (${r.games} games)`).join(' · ')
+      ? ratings.map((r) => `${VARIANT_NAME[r.variant] || r.variant}: ${Math.round(r.rating)}${r.provisional ? '?' : ''} (${plural(r.games, 'game')})`).join(' · ')
       : 'No rated games yet.';
     history.textContent = '';
     const list = (games && games.games) || [];
@@ -52,10 +53,10 @@ export async function loadProfile() {
       a.textContent = `${VARIANT_NAME[g.variant] || g.variant}: ${white} – ${black}, ${result}`;
       a.addEventListener('click', (e) => { e.preventDefault(); open(g.game); });
       const pgn = document.createElement('a');
-      pgn.href = archive.pgnUrl(g.game);
       pgn.textContent = 'PGN';
       pgn.className = 'pgn';
       pgn.setAttribute('download', `${g.game}.pgn`);
+      linkPgn(pgn, g.game);
       li.append(a, ' ', pgn);
       history.append(li);
     }

@@ -6,7 +6,6 @@
 
 import { $, busy, notice } from '../page.js';
 import * as connections from '../connections.js';
-import * as archive from '../archive.js';
 import * as sound from '../sound.js';
 import { isOfflineGame } from '../../offline/offline.js';
 import {
@@ -15,17 +14,23 @@ import {
 import {
   boardView, claimSecondsLeft, clockMs, clockRunning, firstMoveSecondsLeft, isSeat, movesMadeBy, other, turnColor, vsComputer,
 } from '../model.js';
-import { COLOR_NAME, errorText, escapeHtml, fmtClock, resultText, statusText } from '../text.js';
+import { COLOR_NAME, OUTCOME_TEXT, errorText, escapeHtml, fmtClock, outcomeFor, resultText, statusText } from '../text.js';
 import { curtainUp, lift } from '../features/hotseat.js';
 import { replayPly, setReplay, stepReplay, replayKey } from '../features/replay.js';
 import { changeOf, playerRating } from '../features/ratings.js';
 import { offlinePgn } from '../features/offline-play.js';
+import { linkPgn } from '../pgn.js';
+import { confirmOnClick, reset as resetConfirm } from '../features/confirm.js';
 
 let board = null;
 let flipped = false;
+/** The game whose rematch offer was declined on this page. */
+let declinedRematch = null;
 
 export function resetGameView() {
   flipped = false;
+  resetConfirm($('resign'));
+  resetConfirm($('abort'));
 }
 
 function playerLabel(model, color) {
@@ -113,6 +118,12 @@ function renderStatus(model, myTurn, curtain) {
   const resultBox = document.querySelector('.result-box');
   resultBox.hidden = !ended;
   $('result').textContent = ended ? resultText(model) : '';
+  // Both players on one device: nobody on screen is "you".
+  const outcome = isHotseat() ? null : outcomeFor(model);
+  const banner = $('result-banner');
+  banner.hidden = !outcome;
+  banner.dataset.outcome = outcome || '';
+  banner.textContent = outcome ? OUTCOME_TEXT[outcome] : '';
   const ratingEl = $('rating-change');
   const rating = changeOf(model.id);
   ratingEl.hidden = !(ended && rating);
@@ -140,10 +151,12 @@ function renderControls(model, canAct) {
   const opp = other(model.you);
   show('[data-prompt="draw"]', canAct && playing && model.drawOffer === opp);
   show('[data-prompt="takeback"]', canAct && playing && model.takebackOffer === opp);
-  show('[data-prompt="rematch"]', canAct && ended && model.rematchOffer === opp && !model.rematchGame && !isHotseat());
+  show('[data-prompt="rematch"]', canAct && ended && model.rematchOffer === opp && !model.rematchGame && !isHotseat() && declinedRematch !== model.id);
   show('[data-prompt="gone"]', canAct && playing && model.gone === opp);
   if (canAct && playing && model.gone === opp) renderGone(model);
 
+  // A game that moved on (or ended) drops a half-made confirmation.
+  if (!playing) { resetConfirm($('resign')); if (model.status !== 'waiting') resetConfirm($('abort')); }
   setButton('abort', canAct && (model.status === 'waiting' || (playing && model.moves.length < 2)));
   setButton('resign', canAct && playing);
   // The computer plays every game out: no draw offers to it.
@@ -156,7 +169,7 @@ function renderControls(model, canAct) {
     disabled: model.takebackOffer === model.you,
     text: vsComputer(model) ? 'Undo' : model.takebackOffer === model.you ? 'Takeback asked' : 'Takeback',
   });
-  setButton('rematch', seat && ended && !model.archived && !model.rematchGame && model.result !== null && model.rematchOffer !== opp, {
+  setButton('rematch', seat && ended && !model.archived && !model.rematchGame && model.result !== null && (model.rematchOffer !== opp || declinedRematch === model.id), {
     disabled: model.rematchOffer === model.you,
     text: model.rematchOffer === model.you ? 'Rematch offered…' : 'Rematch',
   });
@@ -184,7 +197,7 @@ function renderPgn(model) {
   const ended = model.status === 'ended';
   const pgn = $('pgn-link');
   pgn.hidden = !(ended && model.result !== '*');
-  if (!isOfflineGame(model.id)) pgn.href = archive.pgnUrl(model.id);
+  if (ended && !isOfflineGame(model.id)) linkPgn(pgn, model.id);
   pgn.setAttribute('download', `fogblast-${model.id}.pgn`);
   if (ended && isOfflineGame(model.id)) offlinePgn(pgn, model.id);
 }
@@ -280,8 +293,8 @@ export function bindGame(theBoard) {
   board = theBoard;
   // The curtain sits above the board.
   document.getElementById('board-wrap').append($('curtain'));
-  $('resign').addEventListener('click', () => act({ t: 'resign' }));
-  $('abort').addEventListener('click', () => act({ t: 'abort' }));
+  confirmOnClick($('resign'), 'Confirm resign?', () => act({ t: 'resign' }));
+  confirmOnClick($('abort'), 'Confirm abort?', () => act({ t: 'abort' }));
   $('offer-draw').addEventListener('click', () => act({ t: 'draw', action: 'offer' }));
   $('accept-draw').addEventListener('click', () => act({ t: 'draw', action: 'accept' }));
   $('decline-draw').addEventListener('click', () => act({ t: 'draw', action: 'decline' }));
@@ -299,6 +312,12 @@ export function bindGame(theBoard) {
   };
   $('rematch').addEventListener('click', rematch);
   $('accept-rematch').addEventListener('click', rematch);
+  $('decline-rematch').addEventListener('click', () => {
+    // The protocol has no answer to a rematch offer but another rematch: declining hides it here.
+    const main = modelOf('main');
+    if (main) declinedRematch = main.id;
+    renderGame();
+  });
   $('new-game').addEventListener('click', () => goHome());
   $('flip').addEventListener('click', () => { flipped = !flipped; renderGame(); });
   $('copy-link').addEventListener('click', () => copy($('invite-link').textContent, $('copy-link')));

@@ -11,7 +11,7 @@ import { errorText } from '../text.js';
 import { seatGuest } from '../features/hotseat.js';
 import { playOffline } from '../features/offline-play.js';
 import { subscribeLobby } from '../features/lobby.js';
-import { startSeek, cancelSeek, renderSeek } from '../features/seek.js';
+import { startSeek, cancelSeek, renderSeek, seeking } from '../features/seek.js';
 import { loadLeaderboard } from '../features/leaderboard.js';
 import { loadProfile } from '../features/your-games.js';
 
@@ -122,7 +122,8 @@ export function renderHome() {
   const saved = store.get(store.KEYS.game);
   $('resume-banner').hidden = !saved;
   subscribeLobby();
-  renderSeek();
+  // A line about an earlier seek ("Opponent found!", "Cancelled.") is old news back home.
+  renderSeek(seeking() ? null : '');
   // One after the other: a gateway without an archive is then asked once.
   loadLeaderboard().then(loadProfile);
 }
