@@ -15,12 +15,12 @@ fn a_small_spawned_load_test_verifies_every_game_and_reports_memory_per_socket()
             "--spawn",
             "--spawn-shards=1",
             "--spawn-gateways=1",
-            "--pairs=20",
+            "--pairs=40",
             // Short games, so far more are read back than a player's budget of API reads.
             "--moves-per-game=2",
             "--think-ms=0",
             "--idle=50",
-            "--duration-s=4",
+            "--duration-s=12",
             "--report-every-s=0",
         ])
         .output()
@@ -30,10 +30,10 @@ fn a_small_spawned_load_test_verifies_every_game_and_reports_memory_per_socket()
     assert!(output.status.success(), "loadtest failed:\n{stdout}\n{stderr}");
     let verified = stdout.lines().find(|l| l.starts_with("verified:")).expect("a verified line");
     let games: u64 = verified.split_whitespace().nth(3).and_then(|n| n.parse().ok()).unwrap_or(0);
-    assert!(games > 300, "enough games to pass the per-address budget of reads: {verified}");
+    assert!(games > 260, "enough games to pass the per-address budget of reads: {verified}");
     assert!(verified.contains("0 mismatched, 0 unreadable"), "{verified}");
     let idle = stdout.lines().find(|l| l.starts_with("idle connections:")).expect("an idle line");
     assert!(idle.starts_with("idle connections: 50 of 50 held"), "{idle}");
     let memory = stdout.lines().find(|l| l.starts_with("gateway memory: gateway-0")).expect("a memory line");
-    assert!(memory.contains("over 90 sockets"), "{memory}");
+    assert!(memory.contains("over 130 sockets"), "{memory}");
 }
