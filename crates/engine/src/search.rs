@@ -520,8 +520,9 @@ impl Searcher {
             let child_key = child.zobrist_hash();
             let gives_check = child.is_check();
             let extension = i32::from(gives_check).max(singular);
-            // A move that threatens to blow up the enemy king is as forcing
-            // as a check: never pruned or reduced.
+            // A move that threatens to blow up the enemy king is nearly as
+            // forcing as a check: never pruned, and reduced a ply less than
+            // other quiet moves (checks are not reduced at all).
             let threatens = atomic && !gives_check && explosion_threat(child.board(), us);
             let forcing = gives_check || threatens;
             let quiet = !m.is_capture() && m.promotion().is_none();
