@@ -40,7 +40,8 @@ pub mod term {
     pub const DOUBLED_PAWN: usize = 27;
     pub const ROOK_OPEN_FILE: usize = 28;
     pub const KINGS_CLOSE: usize = 29;
-    pub const COUNT: usize = 30;
+    pub const PIECE_ADVANCE: usize = 30;
+    pub const COUNT: usize = 31;
     /// Names, in index order.
     pub const NAMES: [&str; COUNT] = [
         "pawn",
@@ -73,6 +74,7 @@ pub mod term {
         "doubled pawn",
         "rook open file",
         "kings close",
+        "piece advance",
     ];
 }
 
@@ -81,11 +83,13 @@ pub type Weights = [i32; term::COUNT];
 
 /// Atomic weights. Knights explode without reaching far, so they are worth
 /// less than bishops.
-pub const ATOMIC_WEIGHTS: Weights =
-    [100, 260, 280, 420, 950, 7, 58, 8, 14, 0, 13, 15, 2, 2, 108, 0, 25, 24, 12, 0, 6, 10, 1012, 24, 0, 22, 0, 0, 0, 0];
+pub const ATOMIC_WEIGHTS: Weights = [
+    100, 260, 280, 420, 950, 7, 58, 8, 14, 0, 13, 15, 2, 2, 108, 0, 25, 24, 12, 0, 6, 10, 1012, 24, 0, 22, 0, 0, 0, 0,
+    20,
+];
 /// Standard chess weights (the atomic king terms do not apply).
 pub const STANDARD_WEIGHTS: Weights =
-    [100, 320, 330, 500, 900, 3, 4, 8, 3, 3, 4, 2, 1, 10, 10, 30, 25, 90, 6, 8, 10, 25, 900, 4, 4, 10, 0, 0, 0, 0];
+    [100, 320, 330, 500, 900, 3, 4, 8, 3, 3, 4, 2, 1, 10, 10, 30, 25, 90, 6, 8, 10, 25, 900, 4, 4, 10, 0, 0, 0, 0, 0];
 
 fn weights_for(variant: Variant) -> &'static Weights {
     match variant {
@@ -142,6 +146,11 @@ fn side_score(pos: &Position, color: Color, w: &Weights) -> i32 {
             score += w[role.index()] * pieces.count() as i32;
         }
         for sq in pieces {
+            if !endgame && matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
+                // Atomic pieces defend themselves (their captor explodes
+                // with them), so pieces pushed forward are an asset.
+                score += (sq.rank().relative(color == Color::Black).index() as i32 - 3) * w[term::PIECE_ADVANCE];
+            }
             let mobility = || (attacks::attacks(role, color, sq, occupied) - ours).count() as i32;
             score += match role {
                 Role::Pawn => {

@@ -1,7 +1,8 @@
 //! Iterative-deepening principal variation search with a transposition
 //! table, quiescence over captures (every atomic capture is an explosion),
 //! null-move pruning, futility, late-move and history pruning, late-move
-//! reductions, and check and singular extensions.
+//! reductions, check and singular extensions, and a correction history of
+//! the static evaluation by pawn structure.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -134,6 +135,9 @@ pub struct Searcher {
     reductions: Box<[[u8; 64]; 64]>,
     /// The move left out at each ply by a singular-extension search.
     excluded: [Option<Move>; MAX_PLY + 1],
+    /// How far searches found the static evaluation off, by side to move
+    /// and pawn structure, in 1/[`CORRECTION_GRAIN`] centipawns.
+    correction: Vec<i32>,
 }
 
 impl Searcher {
@@ -156,6 +160,7 @@ impl Searcher {
             path: [None; MAX_PLY + 1],
             reductions: reduction_table(),
             excluded: [None; MAX_PLY + 1],
+            correction: vec![0; 2 * CORRECTION_SIZE],
         }
     }
 
@@ -163,6 +168,7 @@ impl Searcher {
     pub fn clear(&mut self) {
         self.tt.clear();
         self.order = MoveOrder::new();
+        self.correction.iter_mut().for_each(|c| *c = 0);
     }
 
     /// Searches `root` and returns the best move found. `history` holds the
@@ -367,6 +373,9 @@ impl Searcher {
         key: u64,
         stop: &AtomicBool,
     ) -> i32 {
+        if self.aborted {
+            return 0;
+        }
         self.nodes += 1;
         if self.out_of_time(stop) {
             return 0;
@@ -413,7 +422,13 @@ impl Searcher {
         let atomic = pos.variant() == fogblast_rules::Variant::Atomic;
         let threatened = atomic && !in_check && explosion_threat(pos.board(), !pos.turn());
         let urgent = in_check || threatened;
-        let static_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, key) };
+        let correction_slot = correction_index(pos);
+        let raw_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, key) };
+        let static_eval = if in_check {
+            -INFINITY
+        } else {
+            (raw_eval + self.correction[correction_slot] / CORRECTION_GRAIN).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        };
         self.evals[ply] = static_eval;
         // Improving: our static score is better than two plies ago, so
         // pruning can be bolder and reductions smaller.
@@ -505,9 +520,11 @@ impl Searcher {
             let child_key = child.zobrist_hash();
             let gives_check = child.is_check();
             let extension = i32::from(gives_check).max(singular);
-            // A move that threatens to blow up the enemy king is as forcing
-            // as a check: never pruned or reduced.
-            let forcing = gives_check || (atomic && explosion_threat(child.board(), us));
+            // A move that threatens to blow up the enemy king is nearly as
+            // forcing as a check: never pruned, and reduced a ply less than
+            // other quiet moves (checks are not reduced at all).
+            let threatens = atomic && !gives_check && explosion_threat(child.board(), us);
+            let forcing = gives_check || threatens;
             let quiet = !m.is_capture() && m.promotion().is_none();
             let prunable = !pv_node && !urgent && !forcing && index > 0 && best_score > -MATE_BOUND;
             let history = if quiet { self.order.quiet_score(us, m, previous) } else { 0 };
@@ -522,7 +539,7 @@ impl Searcher {
                 }
                 // Late-move pruning: near the leaves, quiet moves this far
                 // down the ordering almost never matter.
-                let late = (3 + depth * depth) as usize / if improving { 1 } else { 2 } + 2;
+                let late = (5 + depth * depth) as usize / if improving { 2 } else { 3 };
                 if depth <= LMP_DEPTH && index >= late {
                     continue;
                 }
@@ -546,9 +563,9 @@ impl Searcher {
             let score = if index == 0 {
                 -self.negamax(&child, new_depth, ply + 1, -beta, -alpha, child_key, stop)
             } else {
-                let reduction = if depth >= 3 && index >= 2 && quiet && !urgent && !forcing {
+                let reduction = if depth >= 3 && index >= 2 && quiet && !in_check && !gives_check {
                     let mut r = i32::from(self.reductions[depth.min(63) as usize][index.min(63)]);
-                    r += i32::from(!pv_node) + i32::from(!improving) - 1;
+                    r += i32::from(!pv_node) + i32::from(!improving) - 1 - i32::from(threatens) - i32::from(threatened);
                     if self.order.is_killer(ply, m) {
                         r -= 1;
                     }
@@ -601,6 +618,21 @@ impl Searcher {
         };
         if excluded.is_none() {
             self.tt.store(Entry { key, best: best_move, score: score_to_tt(best_score, ply), depth, bound });
+            // Correction history: a quiet result that disagrees with the
+            // static score teaches how far off that score runs here.
+            let quiet_best = best_move.is_none_or(|m| !m.is_capture() && m.promotion().is_none());
+            if !urgent
+                && quiet_best
+                && best_score.abs() < MATE_BOUND
+                && !(bound == Bound::Lower && best_score <= static_eval)
+                && !(bound == Bound::Upper && best_score >= static_eval)
+            {
+                let target = (best_score - raw_eval) * CORRECTION_GRAIN;
+                let weight = (depth + 1).min(16);
+                let entry = &mut self.correction[correction_slot];
+                *entry = ((*entry * (256 - weight) + target * weight) / 256)
+                    .clamp(-CORRECTION_LIMIT * CORRECTION_GRAIN, CORRECTION_LIMIT * CORRECTION_GRAIN);
+            }
         }
         best_score
     }
@@ -616,6 +648,9 @@ impl Searcher {
         key: u64,
         stop: &AtomicBool,
     ) -> i32 {
+        if self.aborted {
+            return 0;
+        }
         self.nodes += 1;
         if self.out_of_time(stop) {
             return 0;
@@ -685,12 +720,16 @@ impl Searcher {
 }
 
 const SINGULAR_DEPTH: i32 = 7;
+const CORRECTION_SIZE: usize = 16_384;
+const CORRECTION_GRAIN: i32 = 256;
+/// The most a correction moves the static score, in centipawns.
+const CORRECTION_LIMIT: i32 = 300;
 const RFP_DEPTH: i32 = 6;
 const RFP_MARGIN: i32 = 100;
 const FUTILITY_DEPTH: i32 = 4;
 const FUTILITY_BASE: i32 = 80;
 const FUTILITY_MARGIN: i32 = 110;
-const LMP_DEPTH: i32 = 4;
+const LMP_DEPTH: i32 = 6;
 const HISTORY_PRUNE: i32 = 3_000;
 const HISTORY_REDUCTION: i32 = 6_000;
 const BAD_CAPTURE_MARGIN: i32 = 200;
@@ -705,6 +744,16 @@ fn reduction_table() -> Box<[[u8; 64]; 64]> {
         }
     }
     table
+}
+
+/// The correction-history slot of the position: side to move and pawns.
+fn correction_index(pos: &Position) -> usize {
+    let board = pos.board();
+    let pawns = board.pawns();
+    let white = (pawns & board.by_color(fogblast_rules::Color::White)).0;
+    let black = (pawns & board.by_color(fogblast_rules::Color::Black)).0;
+    let hash = splitmix(white ^ splitmix(black));
+    pos.turn().index() * CORRECTION_SIZE + (hash as usize & (CORRECTION_SIZE - 1))
 }
 
 /// Whether the side to move has a piece besides pawns and king (null moves
