@@ -20,7 +20,7 @@ import { announcement } from './js/announce.js';
 import { announce } from './js/features/announcer.js';
 import { bindHowToPlay } from './js/features/how-to-play.js';
 import { blastPreview } from './js/features/blast-preview.js';
-import { bindHome, joinByCode, renderHome } from './js/screens/home.js';
+import { bindHome, joinByCode, renderHome, showInvite } from './js/screens/home.js';
 import { bindGame, renderGame, renderClocks, resetGameView } from './js/screens/game.js';
 import { startLooks } from './js/features/looks.js';
 import { initLobby, lobbyWanted, onLobbyFrame, stopLobby, subscribeLobby } from './js/features/lobby.js';
@@ -168,10 +168,11 @@ function start() {
   startRouter({
     saved: store.get(store.KEYS.game),
     current: session.currentGame,
+    // An invite link: home, with the card that asks the guest's name first.
     onJoin: (code) => {
-      showScreen('game');
-      $('status').textContent = `Joining game ${code}…`;
-      joinByCode(code);
+      showScreen('home');
+      renderHome();
+      showInvite(code);
     },
     onGame: session.openGame,
     onHome: () => { showScreen('home'); renderHome(); },
