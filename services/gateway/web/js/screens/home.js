@@ -84,19 +84,33 @@ export function bindHome() {
   });
 
   const variant = $('computer-variant');
-  const fogNote = () => { $('computer-note').hidden = variant.value !== 'fog'; };
+  // Chess960 is offered for standard and atomic, never fog of war (the
+  // server refuses it), nor offline (the page's computer starts from the
+  // usual position).
+  const offer960 = () => {
+    const computer = variant.value !== 'fog' && !$('computer-offline').checked;
+    $('computer-chess960-field').hidden = !computer;
+    $('friend-chess960-field').hidden = $('friend-variant').value === 'fog';
+  };
+  const fogNote = () => { $('computer-note').hidden = variant.value !== 'fog'; offer960(); };
   variant.addEventListener('change', fogNote);
+  $('computer-offline').addEventListener('change', offer960);
+  $('friend-variant').addEventListener('change', offer960);
   fogNote();
+  const chess960 = (form) => !$(`${form}-chess960-field`).hidden && $(`${form}-chess960`).checked;
 
   $('computer-form').addEventListener('submit', (e) => {
     e.preventDefault();
     busy($('computer-start'), async () => {
       try {
-        const conn = playOffline($('computer-offline').checked, $('computer-clock').value) ? connections.offline() : connections.online();
-        const created = await conn.request({
+        const offline = playOffline($('computer-offline').checked, $('computer-clock').value);
+        const conn = offline ? connections.offline() : connections.online();
+        const create = {
           t: 'create', variant: variant.value, color: $('computer-color').value,
           clock: parseClock($('computer-clock').value), opponent: 'computer', level: $('computer-level').value,
-        });
+        };
+        if (!offline && chess960('computer')) create.chess960 = true;
+        const created = await conn.request(create);
         openGame(created.game);
       } catch (err) { notice(errorText(err), 'error'); }
     });
@@ -119,7 +133,7 @@ export function bindHome() {
         const created = await connections.current().request({
           t: 'create', variant: $('friend-variant').value, color: $('friend-color').value,
           clock: minutes > 0 ? { initial_ms: minutes * 60000, increment_ms: increment * 1000 } : null,
-          opponent: 'human', rated,
+          opponent: 'human', rated, ...(chess960('friend') ? { chess960: true } : {}),
         });
         if (hotseat) await seatGuest(created);
         else openGame(created.game);
