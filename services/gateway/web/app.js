@@ -29,11 +29,13 @@ import * as ratings from './js/features/ratings.js';
 import { initReplay, replayKey, resetReplay } from './js/features/replay.js';
 import { resetCurtain } from './js/features/hotseat.js';
 import { initYourGames, loadProfile } from './js/features/your-games.js';
+import { setPremove } from './js/features/premove.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => session.playMove(uci),
   onRefused: (refusal) => notice(explainRefusal(session.activeModel(), refusal), 'error'),
   onKey: (e) => replayKey(e),
+  onPremove: (uci) => { const m = session.activeModel(); if (m) setPremove(m.id, uci); renderGame(); },
   blastOf: (from, to) => blastPreview(session.activeModel(), from, to),
 });
 
