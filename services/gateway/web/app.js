@@ -20,7 +20,7 @@ import { announcement } from './js/announce.js';
 import { announce } from './js/features/announcer.js';
 import { bindHowToPlay } from './js/features/how-to-play.js';
 import { blastPreview } from './js/features/blast-preview.js';
-import { bindHome, joinByCode, renderHome } from './js/screens/home.js';
+import { bindHome, joinByCode, renderHome, showInvite } from './js/screens/home.js';
 import { bindGame, renderGame, renderClocks, resetGameView } from './js/screens/game.js';
 import { startLooks } from './js/features/looks.js';
 import { initLobby, lobbyWanted, onLobbyFrame, stopLobby, subscribeLobby } from './js/features/lobby.js';
@@ -29,11 +29,13 @@ import * as ratings from './js/features/ratings.js';
 import { initReplay, replayKey, resetReplay } from './js/features/replay.js';
 import { resetCurtain } from './js/features/hotseat.js';
 import { initYourGames, loadProfile } from './js/features/your-games.js';
+import { setPremove } from './js/features/premove.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => session.playMove(uci),
   onRefused: (refusal) => notice(explainRefusal(session.activeModel(), refusal), 'error'),
   onKey: (e) => replayKey(e),
+  onPremove: (uci) => { const m = session.activeModel(); if (m) setPremove(m.id, uci); renderGame(); },
   blastOf: (from, to) => blastPreview(session.activeModel(), from, to),
 });
 
@@ -168,10 +170,11 @@ function start() {
   startRouter({
     saved: store.get(store.KEYS.game),
     current: session.currentGame,
+    // An invite link: home, with the card that asks the guest's name first.
     onJoin: (code) => {
-      showScreen('game');
-      $('status').textContent = `Joining game ${code}…`;
-      joinByCode(code);
+      showScreen('home');
+      renderHome();
+      showInvite(code);
     },
     onGame: session.openGame,
     onHome: () => { showScreen('home'); renderHome(); },

@@ -349,13 +349,20 @@ export async function createFriendGame(player, { variant, color, minutes = 0, in
   return url;
 }
 
-/** Opens an invite link and takes the seat (joining at once or after a click). */
-export async function openInvite(player, url) {
+/**
+ * Opens an invite link and takes the seat: the invite card's "Join game"
+ * (after typing `name` into it, when given), or a join button, or at once.
+ */
+export async function openInvite(player, url, { name } = {}) {
   await player.page.goto(url);
   const game = player.el('game');
+  const card = player.el('invite-join');
   const join = player.el('join-submit');
-  await Promise.race([game.waitFor(), join.waitFor()]);
-  if (!(await game.isVisible()) && (await join.isVisible())) await join.click();
+  await Promise.race([game.waitFor(), card.waitFor(), join.waitFor()]);
+  if (await card.isVisible()) {
+    if (name != null) await player.el('invite-name').fill(name);
+    await card.click();
+  } else if (!(await game.isVisible()) && (await join.isVisible())) await join.click();
   await game.waitFor();
   await player.board().waitFor();
 }

@@ -2,7 +2,8 @@
 // browsers, the king that tries to capture hears that kings cannot capture,
 // a capture beside your own king that it would explode, a king stepping
 // into a knight's reach that it would be in check, and a piece touched out
-// of turn that it is not your turn (on one device: whose turn it is). In
+// of turn that it is not your turn in fog of war, where no premove is queued
+// (on one device: whose turn it is). In
 // fog of war, a piece taken out of sight is announced in the status line.
 
 import { after, before, test } from 'node:test';
@@ -65,9 +66,13 @@ test('atomic: refused moves say which rule they break', { timeout: 120_000 }, as
     // 6... Nc2: the black knight sits beside the white king on d2 and the queen on d1.
     const line = ['b2b3', 'c7c6', 'c2c4', 'g8h6', 'h2h4', 'b8a6', 'h4h5', 'a8b8', 'd2d4', 'a6b4', 'e1d2'];
     await playLine(alice, bob, line);
-    // Alice touches her own piece while Bob is to move.
-    const outOfTurn = await tryMove(alice, 'a2', 'a3');
-    assert.equal(outOfTurn, 'It is not your turn: wait for your opponent to move.');
+    // Alice moves her own piece while Bob is to move: that queues a premove
+    // (fog of war below refuses it instead), which a click on the piece cancels.
+    const queued = await tryMove(alice, 'a2', 'a3');
+    assert.equal(queued, 'Premove a2–a3 queued: it is played as soon as it is your turn.');
+    await alice.square('a2').click();
+    const outOfTurn = await noticeAfter(alice, queued);
+    assert.equal(outOfTurn, 'Premove cancelled.');
     const v = await bob.waitTurn();
     await bob.play('b4c2', v.legal);
     await alice.waitFor(() => alice.view().ply === 12 && alice.view().legal, 'alice to move after Nc2');
@@ -95,6 +100,9 @@ test('fog of war: a piece taken out of sight is announced in the status line', {
     const status = (await bob.el('status').textContent()).trim();
     assert.equal(status, 'A move was played: your pawn on f5 was taken — your turn.');
     await bob.shotSizes('fog-piece-taken');
+    // No premoves in fog of war: Alice touching her piece on Bob's turn is told why.
+    const outOfTurn = await tryMove(alice, 'a2', 'a3');
+    assert.equal(outOfTurn, 'It is not your turn: wait for your opponent to move.');
   });
 });
 

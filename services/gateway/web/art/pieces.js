@@ -115,7 +115,9 @@ const SHAPES = {
 // Themes: the materials of each side.
 // fill: [highlight, mid, shade]; stroke: outline; trim: band/collar fill
 // (null = same as the body); detail: colour of the drawn lines; deco: the
-// ornament laid over the silhouette.
+// ornament laid over the silhouette. On each square colour of its theme a
+// piece's outline or its body's middle colour reaches a contrast of 3:1
+// (tests/contrast.test.mjs): hence the light outlines of some black sets.
 // ---------------------------------------------------------------------------
 
 const GOLD = ['#fff3b0', '#e2b33f', '#8c6511'];
@@ -128,21 +130,21 @@ const MATERIALS = {
   },
   marble: {
     w: { fill: ['#ffffff', '#f0eee9', '#cfcac0'], stroke: '#4e4738', trim: GOLD, detail: '#6f5a1f', vein: '#8f877b' },
-    b: { fill: ['#5b5b66', '#26262d', '#0b0b0f'], stroke: '#000000', trim: GOLD, detail: '#f0d27a', vein: '#e6e1d6' },
+    b: { fill: ['#5b5b66', '#26262d', '#0b0b0f'], stroke: '#e6e1d6', trim: GOLD, detail: '#f0d27a', vein: '#e6e1d6' },
     deco: 'veins',
   },
   sandstone: {
-    w: { fill: ['#f6cf8c', '#dca25a', '#a86c2c'], stroke: '#4d2f12', trim: null, detail: '#5d3a16', mark: '#7a4d1e' },
-    b: { fill: ['#8f5b37', '#5e3820', '#2c170b'], stroke: '#160b04', trim: null, detail: '#e0a86a', mark: '#1c0e05' },
+    w: { fill: ['#fde6bb', '#f4d09a', '#c99450'], stroke: '#4d2f12', trim: null, detail: '#5d3a16', mark: '#7a4d1e' },
+    b: { fill: ['#7a4a2b', '#4a2a16', '#22110a'], stroke: '#f8dcae', trim: null, detail: '#e0a86a', mark: '#1c0e05' },
     deco: 'chisel',
   },
   glacier: {
     w: {
-      fill: ['#ffffff', '#d4ecfb', '#8fc3e6'],
+      fill: ['#ffffff', '#e6f4fd', '#a9d2ee'],
       stroke: '#2f6f9f',
       trim: null,
       detail: '#2f6f9f',
-      opacity: 0.9,
+      opacity: 0.97,
       frost: '#ffffff',
     },
     b: {
@@ -156,18 +158,18 @@ const MATERIALS = {
     deco: 'ice',
   },
   amber: {
-    w: { fill: ['#fff0b0', '#f7b53b', '#c56a0c'], stroke: '#6a3500', trim: null, detail: '#6a3500', bug: '#3a1d05', glow: '#fff6d0' },
+    w: { fill: ['#fff0b0', '#f7b53b', '#c56a0c'], stroke: '#241000', trim: null, detail: '#6a3500', bug: '#3a1d05', glow: '#fff6d0' },
     b: { fill: ['#a9521a', '#5a2507', '#1d0901'], stroke: '#0c0300', trim: null, detail: '#f3a54a', bug: '#050100', glow: '#e88a2e' },
     deco: 'insect',
   },
   tidepool: {
-    w: { fill: ['#fffaf4', '#fcd9c8', '#e59a86'], stroke: '#8c3f38', trim: ['#fff4ee', '#f7a593', '#c9584a'], detail: '#8c3f38', ridge: '#c76a5c' },
+    w: { fill: ['#fffaf4', '#fcd9c8', '#e59a86'], stroke: '#45160f', trim: ['#fff4ee', '#f7a593', '#c9584a'], detail: '#8c3f38', ridge: '#c76a5c' },
     b: { fill: ['#1f7f8f', '#0a4554', '#021a22'], stroke: '#010d11', trim: ['#ffb3a0', '#ff6f5b', '#b23a2a'], detail: '#ff8a73', ridge: '#7fe0da' },
     deco: 'sea',
   },
   chamber: {
-    w: { fill: ['#eef1f4', '#a9afb7', '#5c626b'], stroke: '#1f2328', trim: ['#c9ced4', '#7c838c', '#3c4148'], detail: '#2a2e34', rivet: '#e9edf1' },
-    b: { fill: ['#b07a45', '#7a4b22', '#3e220c'], stroke: '#1d0f05', trim: ['#9aa0a8', '#5d636b', '#2b2f35'], detail: '#f1c98e', grain: '#3a1e08' },
+    w: { fill: ['#f2f4f6', '#c2c7cd', '#6c727b'], stroke: '#1f2328', trim: ['#c9ced4', '#7c838c', '#3c4148'], detail: '#2a2e34', rivet: '#e9edf1' },
+    b: { fill: ['#b07a45', '#7a4b22', '#3e220c'], stroke: '#f1c98e', trim: ['#9aa0a8', '#5d636b', '#2b2f35'], detail: '#f1c98e', grain: '#3a1e08' },
     deco: 'forge',
   },
 };

@@ -22,6 +22,8 @@ export class Board {
    *   the caller asks the rules why), or a piece touched while the view's
    *   `lock` says why none may move
    * @param {(event: KeyboardEvent) => boolean} [opts.onKey]  first look at keys; true when handled
+   * @param {(uci: string|null) => void} [opts.onPremove]  a move queued while the opponent is to
+   *   move (the view's `premove` colour), or null when the player cancelled it
    * @param {(from: string, to: string) => ({squares: string[], ownKing: string|null}|null)} [opts.blastOf]
    *   what a capture would blow up, previewed while the player points at it
    */
@@ -110,7 +112,9 @@ export class Board {
    * movable: 'w'|'b'|null (whose pieces the user may move), legal: array of
    * UCI or null (no hints), variant, turn, seat: 'w'|'b'|null (the player's
    * colour), lock: why the player may not move now, or null, marks: Map of
-   * square name to a list of MARK_CLASSES, or null}.
+   * square name to a list of MARK_CLASSES, or null, premove: 'w'|'b'|null (whose
+   * pieces may queue a move while the opponent thinks), queued: the queued UCI
+   * or null}.
    */
   show(view) {
     this.view = { ...this.view, ...view };
@@ -143,6 +147,7 @@ export class Board {
       el.classList.toggle('check', i === v.check && !this.pending);
       el.classList.toggle('cursor', i === this.cursor);
       el.classList.toggle('movable', !!(p && v.movable && p.c === v.movable));
+      el.classList.toggle('premove', !!(v.queued && (v.queued.slice(0, 2) === n || v.queued.slice(2, 4) === n)));
       const key = p ? p.c + p.r : '';
       if (this.drawn[i] !== key) {
         this.drawn[i] = key;
@@ -225,7 +230,44 @@ export class Board {
 
   canPick(i) {
     const p = this.view.board[i];
-    return !!(p && this.view.movable && p.c === this.view.movable && !this.pending && !(this.view.fog && this.view.fog.has(name(i))));
+    const side = this.view.movable || this.view.premove;
+    return !!(p && side && p.c === side && !this.pending && !(this.view.fog && this.view.fog.has(name(i))));
+  }
+
+  /** The player may move now, or queue a premove. */
+  canAct() {
+    return !this.pending && !!(this.view.movable || this.view.premove);
+  }
+
+  /** A premove is queued and square `i` cancels it: its piece, or an empty square with nothing picked up. */
+  cancelsPremove(i) {
+    const q = this.view.queued;
+    if (!q || this.view.movable) return false;
+    return name(i) === q.slice(0, 2) || (this.selected < 0 && !this.view.board[i]);
+  }
+
+  /**
+   * Plays the queued move `uci` now that the player is to move: true when it is
+   * legal in the view's position (a king two squares over may mean castling),
+   * false when it is not and nothing was sent.
+   */
+  playQueued(uci) {
+    const legal = this.view.legal;
+    this.view.queued = null;
+    if (!legal || !this.view.movable) { this.render(); return false; }
+    const from = sq(uci.slice(0, 2)), to = sq(uci.slice(2, 4));
+    const piece = this.view.board[from];
+    if (!piece || piece.c !== this.view.movable) { this.render(); return false; }
+    let candidates = legal.filter((m) => m.slice(0, 4) === uci.slice(0, 4));
+    if (!candidates.length && piece.r === 'k') candidates = castleAlternatives(legal, from, to, this.view.board);
+    if (!candidates.length) { this.render(); return false; }
+    let move = candidates[0].slice(0, 4);
+    if (candidates.some((m) => m.length === 5)) move += uci[4] || 'q';
+    this.selected = -1;
+    this.pending = { board: drawMove(this.view.board, move), last: [move.slice(0, 2), move.slice(2, 4)] };
+    this.render();
+    this.opts.onMove(move);
+    return true;
   }
 
   /** The squares a selected piece may go to: from the server's legal moves, or none known. */
@@ -249,6 +291,13 @@ export class Board {
     this.selected = -1;
     if (!piece || from === to) { this.render(); return; }
     let uci = name(from) + name(to);
+    if (!this.view.movable && this.view.premove) {
+      // Queued, not judged: it is checked against the legal moves when the turn comes.
+      if (piece.r === 'p' && rankOf(to) === (piece.c === 'w' ? 7 : 0)) uci += 'q';
+      this.render();
+      if (this.opts.onPremove) this.opts.onPremove(uci);
+      return;
+    }
     if (legal && legal.length) {
       let candidates = legal.filter((m) => m.slice(0, 4) === uci);
       if (!candidates.length && piece.r === 'k') candidates = castleAlternatives(legal, from, to, this.view.board);
@@ -327,7 +376,8 @@ export class Board {
 
   /** A click, tap or Enter on square `i`. */
   activate(i) {
-    if (this.pending || !this.view.movable) { this.refuseLocked(i); return; }
+    if (!this.canAct()) { this.refuseLocked(i); return; }
+    if (this.cancelsPremove(i)) { this.select(-1); if (this.opts.onPremove) this.opts.onPremove(null); return; }
     if (this.selected >= 0 && this.selected !== i) {
       const targets = this.targetsOf(this.selected);
       const own = this.canPick(i);
@@ -369,7 +419,13 @@ export class Board {
       if (!hit) return;
       const i = sq(hit.dataset.square);
       this.cursor = i;
-      if (this.pending || !this.view.movable) { this.render(); this.refuseLocked(i); return; }
+      if (!this.canAct()) { this.render(); this.refuseLocked(i); return; }
+      if (this.cancelsPremove(i)) {
+        e.preventDefault();
+        this.select(-1);
+        if (this.opts.onPremove) this.opts.onPremove(null);
+        return;
+      }
       const wasSelected = this.selected === i;
       const targets = this.targetsOf(this.selected);
       if (this.selected >= 0 && !wasSelected && (targets.has(i) || (!this.canPick(i) && !this.view.legal))) {

@@ -21,6 +21,7 @@ import { changeOf, playerRating } from '../features/ratings.js';
 import { offlinePgn } from '../features/offline-play.js';
 import { linkPgn } from '../pgn.js';
 import { confirmOnClick, reset as resetConfirm } from '../features/confirm.js';
+import { premoveAllowed, queuedFor, playPremove } from '../features/premove.js';
 
 let board = null;
 let flipped = false;
@@ -60,7 +61,13 @@ export function renderGame() {
   const curtain = curtainUp(model);
   const bottom = orientation(model, turn);
   board.setOrientation(bottom);
-  board.show(boardView(model, { curtain, replayPly: replayPly(), myTurn, pending: !!pendingMove() }));
+  const pending = !!pendingMove();
+  const view = boardView(model, { curtain, replayPly: replayPly(), myTurn, pending });
+  const premove = premoveAllowed(model, { myTurn, seat, hotseat: isHotseat(), curtain }) && replayPly() == null;
+  view.premove = premove ? model.you[0] : null;
+  view.queued = premove || myTurn ? queuedFor(model.id) : null;
+  board.show(view);
+  if (!pending) playPremove(model, board, myTurn);
   const gameEl = $('game');
   gameEl.dataset.variant = model.variant;
   gameEl.dataset.status = model.status;

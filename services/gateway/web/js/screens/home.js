@@ -22,33 +22,95 @@ export function parseClock(value) {
   return { initial_ms: m * 60000, increment_ms: (i || 0) * 1000 };
 }
 
+/** Stores a new display name; names travel in hello, so the connection says it again on a fresh socket. */
+function setName(value) {
+  store.set(store.KEYS.name, value);
+  $('player-name').value = value;
+  const conn = connections.current();
+  conn.stop();
+  conn.start();
+  return conn;
+}
+
+/** Resolves once `conn` has dropped its old socket and been welcomed on a new one. */
+function welcomedAgain(conn, timeoutMs = 10000) {
+  const until = Date.now() + timeoutMs;
+  let dropped = false;
+  return new Promise((resolve) => {
+    const tick = () => {
+      if (!conn.ready) dropped = true;
+      if ((dropped && conn.ready) || Date.now() > until) resolve();
+      else setTimeout(tick, 40);
+    };
+    tick();
+  });
+}
+
+let inviteCode = null;
+
+/** An invite link was opened: the card asks the guest's name before joining. */
+export function showInvite(code) {
+  inviteCode = code;
+  $('invite-card-code').textContent = code;
+  $('invite-name').value = store.get(store.KEYS.name, '') || '';
+  $('invite-card').hidden = false;
+  $('invite-name').focus();
+}
+
+function hideInvite() {
+  inviteCode = null;
+  $('invite-card').hidden = true;
+}
+
 export function bindHome() {
   const name = $('player-name');
   name.value = store.get(store.KEYS.name, '') || '';
   name.addEventListener('change', () => {
     const value = name.value.trim().slice(0, 30);
-    store.set(store.KEYS.name, value);
-    // Names travel in hello: say it again on a fresh connection.
-    const conn = connections.current();
-    conn.stop();
-    conn.start();
+    setName(value);
     notice(value ? `You are now “${value}”.` : 'You play without a name.');
   });
 
+  $('invite-card').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const code = inviteCode;
+    if (!code) return;
+    const value = $('invite-name').value.trim().slice(0, 30);
+    busy($('invite-join'), async () => {
+      if (value !== (store.get(store.KEYS.name, '') || '')) await welcomedAgain(setName(value));
+      hideInvite();
+      await joinByCode(code);
+    });
+  });
+
   const variant = $('computer-variant');
-  const fogNote = () => { $('computer-note').hidden = variant.value !== 'fog'; };
+  // Chess960 is offered for standard and atomic, never fog of war (the
+  // server refuses it), nor offline (the page's computer starts from the
+  // usual position).
+  const offer960 = () => {
+    const computer = variant.value !== 'fog' && !$('computer-offline').checked;
+    $('computer-chess960-field').hidden = !computer;
+    $('friend-chess960-field').hidden = $('friend-variant').value === 'fog';
+  };
+  const fogNote = () => { $('computer-note').hidden = variant.value !== 'fog'; offer960(); };
   variant.addEventListener('change', fogNote);
+  $('computer-offline').addEventListener('change', offer960);
+  $('friend-variant').addEventListener('change', offer960);
   fogNote();
+  const chess960 = (form) => !$(`${form}-chess960-field`).hidden && $(`${form}-chess960`).checked;
 
   $('computer-form').addEventListener('submit', (e) => {
     e.preventDefault();
     busy($('computer-start'), async () => {
       try {
-        const conn = playOffline($('computer-offline').checked, $('computer-clock').value) ? connections.offline() : connections.online();
-        const created = await conn.request({
+        const offline = playOffline($('computer-offline').checked, $('computer-clock').value);
+        const conn = offline ? connections.offline() : connections.online();
+        const create = {
           t: 'create', variant: variant.value, color: $('computer-color').value,
           clock: parseClock($('computer-clock').value), opponent: 'computer', level: $('computer-level').value,
-        });
+        };
+        if (!offline && chess960('computer')) create.chess960 = true;
+        const created = await conn.request(create);
         openGame(created.game);
       } catch (err) { notice(errorText(err), 'error'); }
     });
@@ -71,7 +133,7 @@ export function bindHome() {
         const created = await connections.current().request({
           t: 'create', variant: $('friend-variant').value, color: $('friend-color').value,
           clock: minutes > 0 ? { initial_ms: minutes * 60000, increment_ms: increment * 1000 } : null,
-          opponent: 'human', rated,
+          opponent: 'human', rated, ...(chess960('friend') ? { chess960: true } : {}),
         });
         if (hotseat) await seatGuest(created);
         else openGame(created.game);
@@ -119,6 +181,7 @@ export async function joinByCode(code) {
 
 /** Home came on screen: the banner, the lobby, the seek line, the leaderboard and your games. */
 export function renderHome() {
+  if (!inviteCode) $('invite-card').hidden = true;
   const saved = store.get(store.KEYS.game);
   $('resume-banner').hidden = !saved;
   subscribeLobby();
