@@ -1,8 +1,8 @@
 // Chess960 from the home page: the create forms offer it for standard and
 // atomic (not fog of war, not offline), the `create` carries chess960, the
-// board starts from the 960 position the server sent (not the usual one;
-// one start in 960 is the usual one, so this check fails by chance once in
-// 960 runs), and castling is played by dragging the king onto its own rook
+// board starts from the 960 position the server sent (a back rank with the
+// bishops on opposite colours and the king between the rooks, mirrored for
+// black), and castling is played by dragging the king onto its own rook
 // (the king-takes-rook UCI of Chess960), when the game gets there: white
 // clears its back rank while black pushes pawns.
 
@@ -25,7 +25,20 @@ after(async () => {
   await server?.stop();
 });
 
-const USUAL = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR';
+/** Whether a FEN's placement is a Chess960 start: pawns on their ranks,
+ * black's back rank the mirror of white's, the bishops on squares of both
+ * colours, and the king between the rooks. */
+function isChess960Start(fen) {
+  const ranks = fen.split(' ')[0].split('/');
+  const back = ranks[7];
+  if (ranks[0] !== back.toLowerCase() || ranks[1] !== 'pppppppp' || ranks[6] !== 'PPPPPPPP') return false;
+  if (!ranks.slice(2, 6).every((r) => r === '8') || back.length !== 8) return false;
+  if ([...back].sort().join('') !== 'BBKNNQRR') return false;
+  const bishops = [...back].flatMap((c, i) => (c === 'B' ? [i % 2] : []));
+  const rooks = [...back].flatMap((c, i) => (c === 'R' ? [i] : []));
+  const king = back.indexOf('K');
+  return bishops[0] !== bishops[1] && rooks[0] < king && king < rooks[1];
+}
 
 test('the computer form offers Chess960 for standard and atomic and starts from the 960 position', { timeout: 90_000 }, async () => {
   const p = await Player.open(browser, 'c960', server.url);
@@ -54,7 +67,8 @@ test('the computer form offers Chess960 for standard and atomic and starts from 
     assert.equal(create.chess960, true);
     const state = p.seatFrames().find((f) => f.t === 'state' && f.game === p.currentGame());
     assert.equal(state.chess960, true);
-    assert.notEqual(state.initial_fen.split(' ')[0], USUAL, `a 960 start, not the usual one: ${state.initial_fen}`);
+    assert.ok(isChess960Start(state.initial_fen), `a 960 start: ${state.initial_fen}`);
+    assert.ok(!isChess960Start('bbnnqkrr/pppppppp/8/8/8/8/PPPPPPPP/BBNNQKRR w - - 0 1'), 'the check tells a wrong rank apart');
     await boardShows(p, state.initial_fen, 'the 960 start');
   });
 });
@@ -71,7 +85,7 @@ test('a Chess960 game for a friend: the 960 start on both boards, castling by dr
     await bob.waitFor(() => bob.view().you === 'black', 'bob to hold black');
     assert.equal(alice.sent.find((f) => f.t === 'create').chess960, true);
     const start = alice.seatFrames().find((f) => f.t === 'state' && f.game === alice.currentGame());
-    assert.notEqual(start.initial_fen.split(' ')[0], USUAL, `a 960 start: ${start.initial_fen}`);
+    assert.ok(isChess960Start(start.initial_fen), `a 960 start: ${start.initial_fen}`);
     await boardShows(alice, start.initial_fen, "alice's 960 start");
     await boardShows(bob, start.initial_fen, "bob's 960 start");
 
