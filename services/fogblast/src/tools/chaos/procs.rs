@@ -18,6 +18,9 @@ use anyhow::{bail, Context};
 use fogblast_client::Http;
 use tokio::time::Instant;
 
+/// The bound of the run's stream, in bytes.
+const RUN_STREAM_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
 /// How long a process gets to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a process gets to exit after `SIGTERM`.
@@ -253,6 +256,10 @@ impl Cluster {
             .env("NATS_URL", &backends.nats_url)
             .env("FOGBLAST_NATS_STREAM", &backends.stream)
             .env("FOGBLAST_NATS_SUBJECT_PREFIX", &backends.subject_prefix)
+            // The run's stream holds a few thousand games: a bound of its
+            // own, so a NATS server on a fuller disk (its JetStream may
+            // only reserve part of what is free) still creates it.
+            .env("FOGBLAST_NATS_MAX_BYTES", RUN_STREAM_MAX_BYTES.to_string())
             .env("RUST_BACKTRACE", "1")
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)

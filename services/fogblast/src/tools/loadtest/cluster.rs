@@ -141,7 +141,10 @@ impl Cluster {
             Some((url, stream)) => command
                 .env("NATS_URL", url)
                 .env("FOGBLAST_NATS_STREAM", stream)
-                .env("FOGBLAST_NATS_SUBJECT_PREFIX", stream.to_lowercase()),
+                .env("FOGBLAST_NATS_SUBJECT_PREFIX", stream.to_lowercase())
+                // A bound of the run's own: JetStream refuses a stream
+                // larger than the storage it may still reserve.
+                .env("FOGBLAST_NATS_MAX_BYTES", (1u64 << 30).to_string()),
             None => command.env_remove("NATS_URL"),
         };
         let child = command.spawn().with_context(|| format!("starting {name}"))?;
