@@ -83,11 +83,6 @@ impl RedisCluster {
         format!("redis-cluster://{}", nodes.join(","))
     }
 
-    /// Each node's own `redis://` URL.
-    pub fn node_urls(&self) -> Vec<String> {
-        self.ports.iter().map(|port| format!("redis://127.0.0.1:{port}")).collect()
-    }
-
     /// The ports of the nodes serving slots now, as a live node sees it: a
     /// primary suspected or known to have failed is left out.
     pub async fn primaries(&self) -> Vec<u16> {
@@ -120,36 +115,6 @@ impl RedisCluster {
         let index = self.ports.iter().position(|p| *p == port).expect("a node of this cluster");
         let _ = self.nodes[index].kill();
         let _ = self.nodes[index].wait();
-    }
-
-    /// Deletes every key matching `pattern` on every primary.
-    pub async fn delete_keys(&self, pattern: &str) {
-        for url in self.node_urls() {
-            let Ok(client) = redis::Client::open(url.as_str()) else { continue };
-            let Ok(mut conn) = client.get_multiplexed_async_connection().await else { continue };
-            let mut cursor = 0u64;
-            loop {
-                let Ok((next, keys)): Result<(u64, Vec<String>), _> = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(pattern)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .query_async(&mut conn)
-                    .await
-                else {
-                    break;
-                };
-                for key in keys {
-                    // One key at a time: keys of different slots may not share a DEL.
-                    let _: Result<(), _> = redis::cmd("DEL").arg(&key).query_async(&mut conn).await;
-                }
-                if next == 0 {
-                    break;
-                }
-                cursor = next;
-            }
-        }
     }
 }
 
