@@ -96,6 +96,7 @@ impl Proc {
             ("NATS_URL", nats_url()),
             ("FOGBLAST_NATS_STREAM", names.stream.clone()),
             ("FOGBLAST_NATS_SUBJECT_PREFIX", names.subject_prefix.clone()),
+            ("FOGBLAST_NATS_MAX_BYTES", fogblast_testkit::TEST_STREAM_MAX_BYTES.to_string()),
         ];
         let mut env = env.to_vec();
         env.extend(names.env.iter().map(|(k, v)| (k.as_str(), v.clone())));

@@ -272,6 +272,7 @@ where
         stream: format!("FOGBLAST_TEST_{tag}"),
         subject_prefix: format!("test_{tag}."),
         duplicate_window: Duration::from_secs(60),
+        max_bytes: 64 << 20,
         ..NatsConfig::default()
     };
     let stream = config.stream.clone();

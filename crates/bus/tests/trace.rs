@@ -78,6 +78,7 @@ async fn both_adapters_carry_the_publishers_trace() {
         stream: format!("FOGBLAST_TEST_{tag}"),
         subject_prefix: format!("test_{tag}."),
         duplicate_window: Duration::from_secs(60),
+        max_bytes: 64 << 20,
         ..NatsConfig::default()
     };
     let stream = config.stream.clone();

@@ -32,6 +32,13 @@ pub fn postgres_url() -> String {
     std::env::var("FOGBLAST_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
 }
 
+/// The size bound of every test stream. JetStream reserves a stream's
+/// bound out of the server's storage when the stream is made, so tests
+/// running side by side with the production default (10 GiB each) are
+/// refused with "insufficient storage resources" on a machine with less
+/// free disk than they reserve together.
+pub const TEST_STREAM_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
 /// A test's own names on Redis and NATS; its keys and its stream are
 /// removed when it is dropped.
 #[derive(Debug)]

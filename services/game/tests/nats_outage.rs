@@ -20,13 +20,18 @@ use support::{eventually, test_config, Backend, Router, ShardProcess};
 
 /// A NATS server with JetStream on `port`, keeping its streams in `dir`.
 fn nats_server(port: u16, dir: &std::path::Path) -> Child {
+    nats_server_with(port, &["-js", "-sd", &dir.display().to_string()])
+}
+
+/// A NATS server on `port` started with `args`.
+fn nats_server_with(port: u16, args: &[&str]) -> Child {
     let bin = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .unwrap_or("nats-server");
     let mut child = Command::new(bin)
-        .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
-        .arg(dir)
+        .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -65,6 +70,31 @@ impl Drop for OwnNats {
     fn drop(&mut self) {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Tests make their streams side by side on one server, which reserves
+/// each stream's bound out of its storage: eight of them fit a server
+/// with 1 GiB (as on a machine with little free disk).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_streams_of_eight_tests_fit_a_server_with_one_gibibyte_of_storage() {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("fogblast-nats-small-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("nats.conf");
+    let store = dir.join("store");
+    std::fs::write(
+        &config,
+        format!("jetstream {{\n  store_dir: {:?}\n  max_file_store: 1GB\n}}\n", store.display().to_string()),
+    )
+    .unwrap();
+    let _nats = OwnNats { child: Some(nats_server_with(port, &["-c", &config.display().to_string()])), dir };
+    let url = format!("nats://127.0.0.1:{port}");
+    let backends: Vec<Backend> = (0..8).map(|i| Backend::distributed_on(&format!("small-store-{i}"), &url)).collect();
+    for backend in &backends {
+        if let Err(refused) = NatsBus::connect(backend.nats_config()).await {
+            panic!("a test stream is refused on a 1 GiB server: {refused:?}");
+        }
     }
 }
 

@@ -27,6 +27,7 @@ fn nats_config(scratch: &Scratch) -> NatsConfig {
         url: nats_url(),
         stream: scratch.stream.clone(),
         subject_prefix: scratch.subject_prefix.clone(),
+        max_bytes: fogblast_testkit::TEST_STREAM_MAX_BYTES,
         ..NatsConfig::default()
     }
 }

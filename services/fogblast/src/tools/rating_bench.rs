@@ -58,6 +58,7 @@ fn nats_config(args: &RatingBenchArgs, tag: &str) -> NatsConfig {
         url: args.nats_url.clone(),
         stream: format!("FOGBLAST_BENCH_{}", tag.to_ascii_uppercase()),
         subject_prefix: format!("bench_{tag}."),
+        max_bytes: 256 << 20,
         ..NatsConfig::default()
     }
 }

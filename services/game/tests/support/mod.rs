@@ -93,6 +93,7 @@ impl Backend {
             url: nats_url.clone(),
             stream: scratch.stream.clone(),
             subject_prefix: scratch.subject_prefix.clone(),
+            max_bytes: fogblast_testkit::TEST_STREAM_MAX_BYTES,
             ..NatsConfig::default()
         }
     }
