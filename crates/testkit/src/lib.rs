@@ -9,6 +9,7 @@
 //! `test_`; [`leftovers`] looks for exactly those.
 
 pub mod proxy;
+pub mod python;
 pub mod redis_cluster;
 
 pub use redis_cluster::RedisCluster;
