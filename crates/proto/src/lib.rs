@@ -63,3 +63,4 @@ pub use generated::fogblast::record::v1 as record;
 pub mod error;
 pub mod ids;
 pub mod notices;
+pub mod public_events;

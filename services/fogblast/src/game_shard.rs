@@ -19,7 +19,10 @@ pub fn run(args: GameArgs) -> anyhow::Result<()> {
     crate::signals::init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     runtime.block_on(async {
-        let config = args.config;
+        let mut config = args.config;
+        // The in-process bus keeps every durable message in memory, and no
+        // outside consumer can read it.
+        config.settings.public_events &= args.backends.nats_url.is_some();
         let store = backends::store(&args.backends).await?;
         let bus = backends::bus(&args.backends).await?;
         let grpc = TcpListener::bind(config.listen).await.with_context(|| format!("listening on {}", config.listen))?;

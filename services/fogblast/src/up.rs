@@ -110,10 +110,12 @@ async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let engine_addr = format!("http://{}", engine_grpc.local_addr()?);
     let engine = tokio::spawn(fogblast_engine_service::run(engine, engine_grpc, engine_http, on_stop(&stop)));
 
+    let mut settings = args.game;
+    settings.public_events &= args.backends.nats_url.is_some();
     let game = GameConfig {
         engine_addrs: vec![engine_addr],
         shard_id: Some("local".to_owned()),
-        settings: args.game,
+        settings,
         ..GameConfig::default()
     };
     let (game_grpc, game_http) = (loopback().await?, loopback().await?);

@@ -73,6 +73,9 @@ pub struct GameSettings {
     /// A finished game stays in the store this long for reconnects and rematches, in ms.
     #[arg(long = "finished-ttl-ms", env = "FOGBLAST_GAME_FINISHED_TTL_MS", default_value_t = 3_600_000)]
     pub finished_ttl_ms: u64,
+    /// Publish every game's public events (created, started, moves, takebacks, finished; docs/events.md) to the stream. Off on the in-process bus, which no outside consumer can read.
+    #[arg(long = "public-events", env = "FOGBLAST_GAME_PUBLIC_EVENTS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub public_events: bool,
     #[command(flatten)]
     pub timeouts: Timeouts,
 }

@@ -35,6 +35,7 @@ pub mod create;
 pub mod engine_view;
 mod metrics;
 mod ownership;
+mod public_events;
 mod publisher;
 pub mod record;
 pub mod refusal;

@@ -25,6 +25,10 @@ pub struct Metrics {
     pub commit_conflicts: IntCounter,
     pub games_finished: IntCounter,
     pub games_published: IntCounter,
+    /// Public events the stream took (both encodings).
+    pub public_events_published: IntCounter,
+    /// Public events dropped because a game's queue was full.
+    pub public_events_dropped: IntCounter,
     pub games_cached: IntGauge,
     pub watchers: IntGauge,
 }
@@ -47,6 +51,14 @@ impl Metrics {
         let games_finished = IntCounter::new("fogblast_game_games_finished_total", "Games this shard ended.")?;
         let games_published =
             IntCounter::new("fogblast_game_games_published_total", "Finished games acknowledged by the stream.")?;
+        let public_events_published = IntCounter::new(
+            "fogblast_game_public_events_published_total",
+            "Public stream events acknowledged by the stream (in both encodings).",
+        )?;
+        let public_events_dropped = IntCounter::new(
+            "fogblast_game_public_events_dropped_total",
+            "Public stream events dropped because their game's queue was full while NATS was away.",
+        )?;
         let games_cached = IntGauge::new("fogblast_game_games_cached", "Games held in memory by this shard.")?;
         let watchers = IntGauge::new("fogblast_game_watch_streams", "Open Watch streams.")?;
         registry.register(Box::new(commands.clone()))?;
@@ -55,6 +67,8 @@ impl Metrics {
         registry.register(Box::new(commit_conflicts.clone()))?;
         registry.register(Box::new(games_finished.clone()))?;
         registry.register(Box::new(games_published.clone()))?;
+        registry.register(Box::new(public_events_published.clone()))?;
+        registry.register(Box::new(public_events_dropped.clone()))?;
         registry.register(Box::new(games_cached.clone()))?;
         registry.register(Box::new(watchers.clone()))?;
         Ok(Metrics {
@@ -65,6 +79,8 @@ impl Metrics {
             commit_conflicts,
             games_finished,
             games_published,
+            public_events_published,
+            public_events_dropped,
             games_cached,
             watchers,
         })

@@ -37,11 +37,13 @@ use crate::record::{color_to_wire, LiveGame};
 
 mod cache;
 mod computer_turn;
+mod public_stream;
 mod sweep;
 mod timers;
 mod watchers;
 
 use cache::{Cached, GameCache, Slot};
+use public_stream::PublicStream;
 use sweep::InFlight;
 use timers::Timers;
 use watchers::Watchers;
@@ -108,6 +110,8 @@ pub struct Shard {
     thinking: InFlight,
     /// Finished games being published to the stream.
     publishing: InFlight,
+    /// Public events waiting for the stream.
+    public: PublicStream,
 }
 
 pub fn unavailable(error: impl std::fmt::Display) -> ServiceError {
@@ -139,6 +143,7 @@ impl Shard {
             timers: Timers::default(),
             thinking: InFlight::default(),
             publishing: InFlight::default(),
+            public: PublicStream::default(),
         }
     }
 
@@ -491,6 +496,7 @@ impl Shard {
         due: Option<u64>,
         now: u64,
     ) {
+        self.stream_public(game, &live.record, &events, now);
         self.watchers.send(game, events);
         if let Some(due) = due {
             self.arm_timer(game.clone(), due.saturating_sub(now));

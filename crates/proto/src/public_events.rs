@@ -1,0 +1,221 @@
+//! The public game-event stream (`GameEvent`, docs/events.md): its subjects
+//! and its JSON rendering. The game service publishes each event twice, as
+//! protobuf and as JSON, on parallel subjects; `fogblast events tail` and
+//! outside consumers read either.
+//!
+//! Subjects are `games.public.<encoding>.<variant>.<kind>`, with encoding
+//! `pb` or `json`, variant `standard`, `atomic` or `fog`, and kind
+//! `created`, `started`, `move`, `takeback` or `finished`.
+
+use serde_json::{json, Map, Value};
+
+use crate::events::game_event::Kind;
+use crate::events::{GameEvent, PublicPlayer};
+use crate::game::{ClockSettings, ClockState, EndReason, Level, Variant};
+
+/// Every public subject starts with this.
+pub const PUBLIC_PREFIX: &str = "games.public";
+
+/// The schema every payload follows, in the `Fogblast-Schema` header.
+pub const SCHEMA: &str = "fogblast.events.v1.GameEvent";
+
+/// The header naming the payload's encoding.
+pub const CONTENT_TYPE_HEADER: &str = "Content-Type";
+
+/// How a payload is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Protobuf,
+    Json,
+}
+
+impl Encoding {
+    /// The subject token.
+    pub fn token(self) -> &'static str {
+        match self {
+            Encoding::Protobuf => "pb",
+            Encoding::Json => "json",
+        }
+    }
+
+    /// The `Content-Type` header's value.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Encoding::Protobuf => "application/protobuf",
+            Encoding::Json => "application/json",
+        }
+    }
+}
+
+/// The subject token of a variant.
+pub fn variant_token(variant: Variant) -> &'static str {
+    match variant {
+        Variant::Atomic => "atomic",
+        Variant::Fog => "fog",
+        Variant::Standard | Variant::Unspecified => "standard",
+    }
+}
+
+/// The subject token of an event's kind.
+pub fn kind_token(kind: &Kind) -> &'static str {
+    match kind {
+        Kind::Created(_) => "created",
+        Kind::Started(_) => "started",
+        Kind::Moved(_) => "move",
+        Kind::TakenBack(_) => "takeback",
+        Kind::Finished(_) => "finished",
+    }
+}
+
+/// The subject an event travels on in `encoding`.
+pub fn subject(event: &GameEvent, encoding: Encoding) -> String {
+    let kind = event.kind.as_ref().map_or("unknown", kind_token);
+    format!("{PUBLIC_PREFIX}.{}.{}.{kind}", encoding.token(), variant_token(event.variant()))
+}
+
+/// The subject filter for events of `encoding`, of one variant or all.
+pub fn filter(encoding: Encoding, variant: Option<Variant>) -> String {
+    match variant {
+        Some(variant) => format!("{PUBLIC_PREFIX}.{}.{}.*", encoding.token(), variant_token(variant)),
+        None => format!("{PUBLIC_PREFIX}.{}.>", encoding.token()),
+    }
+}
+
+/// The stream's message id of an event in `encoding` (ids are unique
+/// across the stream, so the two encodings differ).
+pub fn message_id(event: &GameEvent, encoding: Encoding) -> String {
+    format!("{}/{}", event.event_id, encoding.token())
+}
+
+/// The event as JSON: the protobuf fields under their names, enums as
+/// lowercase names, absent optional fields left out.
+pub fn to_json(event: &GameEvent) -> Value {
+    let mut out = Map::new();
+    out.insert("event_id".into(), json!(event.event_id));
+    out.insert("game_id".into(), json!(event.game_id));
+    out.insert("version".into(), json!(event.version));
+    out.insert("at_ms".into(), json!(event.at_ms));
+    out.insert("variant".into(), json!(variant_token(event.variant())));
+    let Some(kind) = &event.kind else { return Value::Object(out) };
+    out.insert("kind".into(), json!(kind_token(kind)));
+    let body = match kind {
+        Kind::Created(created) => json!({
+            "chess960": created.chess960,
+            "initial_fen": created.initial_fen,
+            "rated": created.rated,
+            "clock": created.clock.as_ref().map(clock_settings),
+            "white": created.white.as_ref().map(player),
+            "black": created.black.as_ref().map(player),
+        }),
+        Kind::Started(started) => json!({
+            "white": started.white.as_ref().map(player),
+            "black": started.black.as_ref().map(player),
+        }),
+        Kind::Moved(moved) => json!({
+            "ply": moved.ply,
+            "uci": moved.uci,
+            "san": moved.san,
+            "fen": moved.fen,
+            "exploded": moved.exploded,
+            "clock": moved.clock.as_ref().map(clock_state),
+        }),
+        Kind::TakenBack(taken) => json!({ "ply": taken.ply, "fen": taken.fen }),
+        Kind::Finished(finished) => json!({
+            "result": finished.result,
+            "reason": reason_name(finished.reason()),
+            "moves": finished.moves,
+            "final_fen": finished.final_fen,
+            "clock": finished.clock.as_ref().map(clock_state),
+        }),
+    };
+    let mut body = body;
+    if let Value::Object(fields) = &mut body {
+        fields.retain(|_, value| !value.is_null());
+    }
+    out.insert(kind_field(kind).into(), body);
+    Value::Object(out)
+}
+
+/// The JSON field holding the event's body: the oneof's field name.
+fn kind_field(kind: &Kind) -> &'static str {
+    match kind {
+        Kind::Created(_) => "created",
+        Kind::Started(_) => "started",
+        Kind::Moved(_) => "moved",
+        Kind::TakenBack(_) => "taken_back",
+        Kind::Finished(_) => "finished",
+    }
+}
+
+fn player(player: &PublicPlayer) -> Value {
+    let mut out = json!({ "id": player.id, "name": player.name, "computer": player.computer });
+    if player.computer {
+        let level = match player.level() {
+            Level::Easy => "easy",
+            Level::Medium => "medium",
+            Level::Hard => "hard",
+            Level::Unspecified => "unspecified",
+        };
+        out["level"] = json!(level);
+    }
+    out
+}
+
+fn clock_settings(clock: &ClockSettings) -> Value {
+    json!({ "initial_ms": clock.initial_ms, "increment_ms": clock.increment_ms })
+}
+
+fn clock_state(clock: &ClockState) -> Value {
+    json!({ "white_ms": clock.white_ms, "black_ms": clock.black_ms })
+}
+
+/// An end reason's JSON name (the enum's name in lowercase).
+pub fn reason_name(reason: EndReason) -> String {
+    reason.as_str_name().to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{Finished, Moved};
+
+    #[test]
+    fn an_event_has_a_subject_per_encoding_and_a_message_id_per_encoding() {
+        let event = GameEvent {
+            event_id: "g1/7/move".into(),
+            game_id: "g1".into(),
+            version: 7,
+            variant: Variant::Atomic as i32,
+            kind: Some(Kind::Moved(Moved { ply: 3, uci: Some("e2e4".into()), ..Default::default() })),
+            ..Default::default()
+        };
+        assert_eq!(subject(&event, Encoding::Protobuf), "games.public.pb.atomic.move");
+        assert_eq!(subject(&event, Encoding::Json), "games.public.json.atomic.move");
+        assert_ne!(message_id(&event, Encoding::Protobuf), message_id(&event, Encoding::Json));
+        assert_eq!(filter(Encoding::Json, Some(Variant::Fog)), "games.public.json.fog.*");
+        assert_eq!(filter(Encoding::Protobuf, None), "games.public.pb.>");
+    }
+
+    #[test]
+    fn json_leaves_out_what_is_absent_and_names_enums() {
+        let hidden = GameEvent {
+            event_id: "g2/4/move".into(),
+            variant: Variant::Fog as i32,
+            kind: Some(Kind::Moved(Moved { ply: 2, ..Default::default() })),
+            ..Default::default()
+        };
+        let json = to_json(&hidden);
+        assert_eq!(json["kind"], "move");
+        assert_eq!(json["variant"], "fog");
+        assert!(json["moved"].get("uci").is_none() && json["moved"].get("san").is_none(), "{json}");
+        let finished = GameEvent {
+            kind: Some(Kind::Finished(Finished {
+                result: "1-0".into(),
+                reason: EndReason::Explosion as i32,
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        assert_eq!(to_json(&finished)["finished"]["reason"], "explosion");
+    }
+}

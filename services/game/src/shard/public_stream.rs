@@ -1,0 +1,201 @@
+//! The public stream (docs/events.md): after each commit the shard hands
+//! the commit's public events to a queue per game, and one task per game
+//! publishes them in order, each twice (protobuf and JSON subjects), with
+//! message ids that are the same on every resend so the stream drops
+//! duplicates. While NATS is away the task retries the oldest event and
+//! newer ones wait (up to `MAX_QUEUED` per game; past that they are
+//! dropped and counted).
+//!
+//! A shard that takes a game over does not know which of the previous
+//! owner's events reached the stream, so before the first event it
+//! publishes for such a game it publishes again the last `CATCH_UP`
+//! events before it from the store's history: those the previous owner
+//! committed but never published reach the stream, the others are dropped
+//! as duplicates.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use fogblast_bus::Headers;
+use fogblast_proto::events::game_event::Kind;
+use fogblast_proto::events::GameEvent;
+use fogblast_proto::game::WatchEvent;
+use fogblast_proto::ids::GameId;
+use fogblast_proto::public_events::{self, Encoding, CONTENT_TYPE_HEADER, SCHEMA};
+use fogblast_proto::record::GameRecord;
+use fogblast_store::EventsAfter;
+use prost::Message;
+use tracing::{debug, warn};
+
+use super::Shard;
+use crate::public_events::public_events;
+
+/// Events held per game while they cannot be published.
+const MAX_QUEUED: usize = 1024;
+/// Events published again before the first one of a game taken over.
+const CATCH_UP: u64 = 16;
+/// The longest wait between tries at an event.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+enum Item {
+    /// Publish again the events of versions `from..before` from the store.
+    CatchUp {
+        from: u64,
+        before: u64,
+        game: Box<GameRecord>,
+    },
+    Event(GameEvent),
+}
+
+#[derive(Default)]
+struct Queue {
+    items: VecDeque<Item>,
+    /// A task is publishing this queue.
+    running: bool,
+    /// The game's finished event is queued: the queue goes once drained.
+    ended: bool,
+}
+
+/// The public events waiting to be published, per game.
+#[derive(Default)]
+pub(super) struct PublicStream {
+    games: Mutex<HashMap<GameId, Queue>>,
+}
+
+impl std::fmt::Debug for PublicStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let games = self.games.lock().map(|games| games.len()).unwrap_or_default();
+        f.debug_struct("PublicStream").field("games", &games).finish()
+    }
+}
+
+impl Shard {
+    /// Queues the public events of a commit's `events` (the game `live`
+    /// after it, at store time `now`) and starts the game's publishing
+    /// task if none runs.
+    pub(super) fn stream_public(self: &Arc<Self>, game: &GameId, record: &GameRecord, events: &[WatchEvent], now: u64) {
+        if !self.config.settings.public_events || events.is_empty() {
+            return;
+        }
+        let public = public_events(record, events, now);
+        let first_version = events[0].version;
+        let start = {
+            let mut games = self.public.games.lock().expect("public stream lock");
+            let known = games.contains_key(game);
+            let queue = games.entry(game.clone()).or_default();
+            if !known && first_version > 1 {
+                let facts =
+                    GameRecord { moves: Vec::new(), clock_ms: Vec::new(), requests: Vec::new(), ..record.clone() };
+                let from = first_version.saturating_sub(CATCH_UP).max(1);
+                queue.items.push_back(Item::CatchUp { from, before: first_version, game: Box::new(facts) });
+            }
+            for event in public {
+                if queue.items.len() >= MAX_QUEUED {
+                    self.metrics.public_events_dropped.inc();
+                    continue;
+                }
+                queue.ended |= matches!(event.kind, Some(Kind::Finished(_)));
+                queue.items.push_back(Item::Event(event));
+            }
+            let start = !queue.running && !queue.items.is_empty();
+            queue.running |= start;
+            start
+        };
+        if start {
+            let shard = self.clone();
+            let game = game.clone();
+            tokio::spawn(async move { shard.publish_public(game).await });
+        }
+    }
+
+    /// Publishes the game's queue until it is empty.
+    async fn publish_public(self: Arc<Self>, game: GameId) {
+        loop {
+            let item = {
+                let mut games = self.public.games.lock().expect("public stream lock");
+                let Some(queue) = games.get_mut(&game) else { return };
+                match queue.items.pop_front() {
+                    Some(item) => item,
+                    None => {
+                        queue.running = false;
+                        if queue.ended {
+                            games.remove(&game);
+                        }
+                        return;
+                    }
+                }
+            };
+            match item {
+                Item::Event(event) => self.publish_until_done(&event).await,
+                Item::CatchUp { from, before, game: record } => {
+                    for event in self.caught_up(&game, &record, from, before).await {
+                        self.publish_until_done(&event).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The public events of versions `from..before` from the store's
+    /// history; none if the store cannot say.
+    async fn caught_up(&self, game: &GameId, record: &GameRecord, from: u64, before: u64) -> Vec<GameEvent> {
+        let now = self.store.now_ms().await.unwrap_or_default();
+        match self.store.events_after(game, from - 1).await {
+            Ok(EventsAfter::Events { events, .. }) => {
+                let decoded: Vec<WatchEvent> = events
+                    .iter()
+                    .filter(|(version, _)| *version < before)
+                    .filter_map(|(_, bytes)| WatchEvent::decode(bytes.as_slice()).ok())
+                    .collect();
+                public_events(record, &decoded, now)
+            }
+            Ok(_) => Vec::new(),
+            Err(error) => {
+                debug!(game = %game, %error, "no history to catch the public stream up from");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Publishes one event in both encodings, trying again until the
+    /// stream takes both.
+    async fn publish_until_done(&self, event: &GameEvent) {
+        let protobuf = Bytes::from(event.encode_to_vec());
+        let json = Bytes::from(public_events::to_json(event).to_string());
+        let mut wait = Duration::from_millis(100);
+        loop {
+            let (a, b) = futures::join!(
+                self.publish_encoded(event, Encoding::Protobuf, protobuf.clone()),
+                self.publish_encoded(event, Encoding::Json, json.clone()),
+            );
+            match a.and(b) {
+                Ok(()) => {
+                    self.metrics.public_events_published.inc();
+                    return;
+                }
+                Err(error) => {
+                    warn!(event = %event.event_id, %error, "public event not published yet; trying again");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+
+    async fn publish_encoded(
+        &self,
+        event: &GameEvent,
+        encoding: Encoding,
+        payload: Bytes,
+    ) -> Result<(), fogblast_bus::BusError> {
+        let headers: Headers = vec![
+            (CONTENT_TYPE_HEADER.to_owned(), encoding.content_type().to_owned()),
+            ("Fogblast-Schema".to_owned(), SCHEMA.to_owned()),
+        ];
+        let subject = public_events::subject(event, encoding);
+        let id = public_events::message_id(event, encoding);
+        self.bus.publish_durable(&subject, &id, headers, payload).await.map(|_| ())
+    }
+}
