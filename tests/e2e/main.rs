@@ -17,6 +17,7 @@ mod support;
 
 mod computer;
 mod endpoints;
+mod events;
 mod failover;
 mod fog_computer;
 mod frozen_matchmaker;

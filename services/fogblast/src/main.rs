@@ -15,6 +15,7 @@ use fogblast::signals;
 
 mod backends;
 mod engine_pool;
+mod events;
 mod game_shard;
 mod gateway;
 mod matchmaker;
@@ -49,6 +50,8 @@ enum Command {
     Rating(rating::RatingArgs),
     /// Run one matchmaker replica: seeks paired by rating in waves, and the lobby of open boards, kept in Redis.
     Matchmaker(matchmaker::MatchmakerArgs),
+    /// Read the public game-event stream (docs/events.md).
+    Events(events::EventsArgs),
     /// Bring the archive database's schema up to date and exit (what the rating service also does when it starts).
     Migrate(migrate::MigrateArgs),
 }
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Rating(args) => rating::run(args),
         Command::Matchmaker(args) => matchmaker::run(args),
         Command::Migrate(args) => migrate::run(args),
+        Command::Events(args) => events::run(args),
     };
     // Export the spans still buffered before the process goes.
     fogblast_telemetry::shutdown();
