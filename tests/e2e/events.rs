@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::support::{find_line, play, start_game, strings, Client, Cluster};
 
 /// Runs `command` to its end, killing it after `limit`.
-fn run_for(command: &mut Command, limit: Duration) -> Output {
+pub(crate) fn run_for(command: &mut Command, limit: Duration) -> Output {
     let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the command starts");
     let started = Instant::now();
     while child.try_wait().expect("waiting").is_none() {

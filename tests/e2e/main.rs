@@ -15,6 +15,7 @@
 
 mod support;
 
+mod bots;
 mod computer;
 mod endpoints;
 mod events;

@@ -10,6 +10,12 @@ pub fn player_subject(player: &str) -> String {
     format!("{PLAYER_SUBJECT_PREFIX}{player}")
 }
 
+/// The subject a challenge's answers travel on ([`ChallengeAnswer`]), heard
+/// by the gateway that holds the challenge.
+pub fn challenge_subject(challenge: &str) -> String {
+    format!("challenge.{challenge}")
+}
+
 /// What every player subject starts with: subscribe to
 /// `format!("{PLAYER_SUBJECT_PREFIX}*")` to hear every player.
 pub const PLAYER_SUBJECT_PREFIX: &str = "player.";

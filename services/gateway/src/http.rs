@@ -18,7 +18,7 @@ use fogblast_proto::ids::GameId;
 use fogblast_protocol::ServerFrame;
 
 use crate::limits::HttpBudget;
-use crate::{archive_api, frames, session, Gateway};
+use crate::{archive_api, bot_api, frames, session, Gateway};
 
 // The web client lives beside this file; it is declared here so that the
 // HTTP layer alone owns it.
@@ -35,6 +35,7 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/api/players/{id}", get(archive_api::profile))
         .route("/api/players/{id}/games", get(archive_api::player_games))
         .route("/api/leaderboard/{variant}", get(archive_api::leaderboard))
+        .merge(bot_api::routes())
         .route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Api), limited));
     Router::new()
         .route("/ws", get(upgrade))
@@ -69,7 +70,7 @@ async fn limited(
 }
 
 /// The client's address as the per-address limits count it.
-fn client_ip(gateway: &Gateway, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
+pub(crate) fn client_ip(gateway: &Gateway, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
     let addresses = &gateway.addresses;
     addresses.limit_key(addresses.client(peer.ip(), headers))
 }

@@ -24,6 +24,7 @@ use tracing::{info, warn};
 
 mod address;
 mod archive_api;
+mod bot_api;
 mod config;
 mod conn;
 mod deadline;
@@ -74,6 +75,8 @@ pub struct Gateway {
     rating: Option<fogblast_proto::rating::rating_client::RatingClient<tonic::transport::Channel>>,
     matchmaker: lobby::Matchmaker,
     lobby: Arc<lobby::Lobby>,
+    /// Player notices: the bot API listens and publishes here.
+    bus: Arc<dyn EventBus>,
     /// Every session and presence report: a draining gateway waits for
     /// them all before it goes.
     tasks: TaskTracker,
@@ -144,7 +147,8 @@ pub async fn run(
             tasks.clone(),
             config.settings.presence_lease().as_millis() as u64,
         ),
-        players: players::Players::new(bus, metrics.clone()),
+        players: players::Players::new(bus.clone(), metrics.clone()),
+        bus,
         limits: limits::IpLimits::new(
             config.settings.max_connections_per_ip,
             config.settings.games_per_ip_minute,

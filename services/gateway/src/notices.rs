@@ -21,6 +21,10 @@ pub fn player_frame(payload: &[u8]) -> Option<ServerFrame> {
         }
         player_notice::Notice::PairingFailed(failed) => Some(ServerFrame::error(failed.code(), failed.message, None)),
         player_notice::Notice::RatingChanged(changed) => Some(rating_frame(changed)),
+        // The bot API's events (`bot_api`): the WebSocket protocol has no frame for them.
+        player_notice::Notice::Challenge(_)
+        | player_notice::Notice::ChallengeGone(_)
+        | player_notice::Notice::GameStarted(_) => None,
     }
 }
 

@@ -1,0 +1,336 @@
+//! Challenges between players, games against the computer, and seeks.
+//!
+//! A challenge is a game waiting for its second seat, made by the
+//! challenger, and the challenge's id is that game's join code: the two
+//! players hear it on their bus subjects, accepting joins the game by it,
+//! and only the gateway that made the challenge holds it. That gateway
+//! listens on `challenge.<id>` for a decline or a cancel, and aborts the
+//! game when one comes or when the challenge goes unanswered.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use fogblast_proto::game::{
+    ClockSettings, ColorChoice, CreateGameRequest, GameCommand, GameState, GetStateRequest, JoinGameRequest, Status,
+};
+use fogblast_proto::ids::PlayerId;
+use fogblast_proto::notices::{
+    challenge_subject, player_notice::Notice, player_subject, Challenge, ChallengeAnswer, ChallengeGone, GameStarted,
+    Opponent, PlayerNotice,
+};
+use futures::StreamExt;
+use prost::Message;
+use serde_json::json;
+use tracing::debug;
+
+use super::event_stream::base_url;
+use super::{lichess, ok, ApiError, ApiResult, Bot, Lines, Params, KEEP_ALIVE};
+use crate::Gateway;
+
+/// How long a challenge waits for an answer before it is cancelled.
+const CHALLENGE_TTL: Duration = Duration::from_secs(300);
+
+/// How often the gateway holding a challenge looks whether it was accepted.
+const ACCEPTED_CHECK: Duration = Duration::from_millis(500);
+
+fn clock(
+    params: &Params,
+    limit_key: &str,
+    increment_key: &str,
+    minutes: bool,
+) -> Result<Option<ClockSettings>, ApiError> {
+    let Some(limit) = params.number(limit_key)? else { return Ok(None) };
+    let increment = params.number(increment_key)?.unwrap_or(0);
+    let initial_ms = if minutes { limit.saturating_mul(60_000) } else { limit.saturating_mul(1000) };
+    Ok(Some(ClockSettings { initial_ms, increment_ms: increment.saturating_mul(1000) }))
+}
+
+fn color(params: &Params) -> Result<ColorChoice, ApiError> {
+    match params.get("color") {
+        None | Some("random") => Ok(ColorChoice::ChooseRandom),
+        Some("white") => Ok(ColorChoice::ChooseWhite),
+        Some("black") => Ok(ColorChoice::ChooseBlack),
+        Some(other) => Err(ApiError::bad(format!("color {other:?}: white, black or random"))),
+    }
+}
+
+fn refuse_position(params: &Params) -> Result<(), ApiError> {
+    if params.get("fen").is_some() {
+        return Err(ApiError::bad("games from a position are not offered here"));
+    }
+    Ok(())
+}
+
+fn rate_limited(gateway: &Gateway, bot: &Bot) -> Result<(), ApiError> {
+    if gateway.limits.create_game(bot.ip) {
+        Ok(())
+    } else {
+        Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many new games from your address: wait a minute"))
+    }
+}
+
+async fn notify(gateway: &Gateway, player: &str, notice: Notice) {
+    let payload = PlayerNotice { notice: Some(notice) }.encode_to_vec();
+    if let Err(error) = gateway.bus.publish(&player_subject(player), Vec::new(), payload.into()).await {
+        debug!(player, error = error.message(), "a notice was not sent");
+    }
+}
+
+/// `POST /api/challenge/{user}`: the user is the other player's id.
+pub async fn create(
+    State(gateway): State<Arc<Gateway>>,
+    bot: Bot,
+    Path(dest): Path<String>,
+    headers: HeaderMap,
+    params: Params,
+) -> ApiResult {
+    let dest =
+        PlayerId::parse(&dest).map_err(|_| ApiError::new(StatusCode::NOT_FOUND, format!("no player {dest:?}")))?;
+    if dest == bot.player {
+        return Err(ApiError::bad("you cannot challenge yourself"));
+    }
+    refuse_position(&params)?;
+    let (variant, chess960) = lichess::parse_variant(params.get("variant"))?;
+    let clock = clock(&params, "clock.limit", "clock.increment", false)?;
+    let color = color(&params)?;
+    let rated = params.flag("rated")?;
+    rate_limited(&gateway, &bot)?;
+    let request = CreateGameRequest {
+        player_id: bot.player.to_string(),
+        player_name: bot.name(),
+        variant: variant as i32,
+        chess960,
+        color: color as i32,
+        clock,
+        rated,
+        ..Default::default()
+    };
+    let created = gateway.router.create_game(request).await?;
+    let challenge = Challenge {
+        id: created.code.clone(),
+        game_id: created.game_id.clone(),
+        challenger: Some(Opponent { player_id: bot.player.to_string(), name: bot.name(), rating: 1500 }),
+        dest_id: dest.to_string(),
+        variant: variant as i32,
+        chess960,
+        clock,
+        color: color as i32,
+        rated,
+    };
+    let answers = gateway
+        .bus
+        .subscribe(&challenge_subject(&challenge.id))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned()))?;
+    let body = lichess::challenge(&challenge, bot.player.as_str(), &base_url(&headers));
+    for player in [challenge.dest_id.clone(), bot.player.to_string()] {
+        notify(&gateway, &player, Notice::Challenge(challenge.clone())).await;
+    }
+    let tasks = gateway.tasks.clone();
+    tasks.spawn(hold(gateway, challenge, answers));
+    Ok(bot.answer(Json(body)))
+}
+
+/// The challenge's life on the gateway that made it: until its game
+/// starts, or a decline, a cancel or its time ends it.
+async fn hold(
+    gateway: Arc<Gateway>,
+    challenge: Challenge,
+    mut answers: futures::stream::BoxStream<'static, fogblast_bus::Message>,
+) {
+    let challenger = challenge.challenger.as_ref().map(|c| c.player_id.clone()).unwrap_or_default();
+    let deadline = tokio::time::sleep(CHALLENGE_TTL);
+    tokio::pin!(deadline);
+    let mut check = tokio::time::interval(ACCEPTED_CHECK);
+    let gone = loop {
+        tokio::select! {
+            answer = answers.next() => {
+                let Some(message) = answer else { break None };
+                let Ok(answer) = ChallengeAnswer::decode(message.payload.as_ref()) else { continue };
+                let allowed = if answer.declined { answer.player_id == challenge.dest_id } else { answer.player_id == challenger };
+                if allowed {
+                    break Some((answer.declined, answer.reason));
+                }
+            }
+            _ = check.tick() => {
+                let request = GetStateRequest { game_id: challenge.game_id.clone(), player_id: challenger.clone() };
+                match gateway.router.get_state(request).await {
+                    Ok(state) if state.status() != Status::Waiting => return,
+                    Err(error) if error.code == fogblast_proto::error::ErrorCode::NotFound => return,
+                    _ => {}
+                }
+            }
+            () = &mut deadline => break Some((false, "timeout".to_owned())),
+        }
+    };
+    let Some((declined, reason)) = gone else { return };
+    let abort = GameCommand { game_id: challenge.game_id.clone(), player_id: challenger.clone(), ..Default::default() };
+    // Accepted in the meantime: the game is on, and the challenge is no more.
+    if gateway.router.abort(abort).await.is_err() {
+        return;
+    }
+    let gone = ChallengeGone { challenge: Some(challenge.clone()), declined, reason };
+    for player in [challenge.dest_id.clone(), challenger] {
+        notify(&gateway, &player, Notice::ChallengeGone(gone.clone())).await;
+    }
+}
+
+/// `POST /api/challenge/{id}/accept`: the challenged player joins the game.
+pub async fn accept(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
+    let code = challenge_id(&id)?;
+    let request =
+        JoinGameRequest { player_id: bot.player.to_string(), player_name: bot.name(), code, ..Default::default() };
+    let joined = gateway.router.join_game(request).await.map_err(|error| match error.code {
+        fogblast_proto::error::ErrorCode::NotFound => ApiError::new(StatusCode::NOT_FOUND, "no such challenge"),
+        _ => ApiError::from(error),
+    })?;
+    let players = joined.state.as_ref().map(seated).unwrap_or_default();
+    for player in players {
+        notify(&gateway, &player, Notice::GameStarted(GameStarted { game_id: joined.game_id.clone() })).await;
+    }
+    ok().map(|r| bot.answer(r))
+}
+
+fn seated(state: &GameState) -> Vec<String> {
+    [&state.white, &state.black]
+        .iter()
+        .filter_map(|p| p.as_ref())
+        .filter(|p| !p.computer)
+        .map(|p| p.id.clone())
+        .collect()
+}
+
+fn challenge_id(id: &str) -> Result<String, ApiError> {
+    let code = id.trim().to_ascii_uppercase();
+    if code.is_empty() || code.len() > 16 || !code.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, "no such challenge"));
+    }
+    Ok(code)
+}
+
+async fn answer(gateway: &Gateway, bot: &Bot, id: &str, declined: bool, reason: String) -> ApiResult {
+    let id = challenge_id(id)?;
+    let answer = ChallengeAnswer { id: id.clone(), player_id: bot.player.to_string(), declined, reason };
+    gateway
+        .bus
+        .publish(&challenge_subject(&id), Vec::new(), answer.encode_to_vec().into())
+        .await
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned()))?;
+    ok().map(|r| bot.answer(r))
+}
+
+/// `POST /api/challenge/{id}/decline`, with an optional `reason` key.
+pub async fn decline(
+    State(gateway): State<Arc<Gateway>>,
+    bot: Bot,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult {
+    let reason = params.get("reason").unwrap_or("generic");
+    if reason.len() > 32 {
+        return Err(ApiError::bad("reason: a lichess decline key such as generic or later"));
+    }
+    answer(&gateway, &bot, &id, true, reason.to_owned()).await
+}
+
+/// `POST /api/challenge/{id}/cancel`, by the challenger.
+pub async fn cancel(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
+    answer(&gateway, &bot, &id, false, "cancel".to_owned()).await
+}
+
+/// `POST /api/challenge/ai`: a game against the computer, started at once.
+pub async fn computer(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Params) -> ApiResult {
+    refuse_position(&params)?;
+    let level = lichess::level_of(params.number("level")?.unwrap_or(1))?;
+    let (variant, chess960) = lichess::parse_variant(params.get("variant"))?;
+    let clock = clock(&params, "clock.limit", "clock.increment", false)?;
+    let color = color(&params)?;
+    let playing = gateway.feeds.computer_games_from(bot.ip, None);
+    if playing >= gateway.config.settings.computer_games_per_ip as usize {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("{playing} games against the computer are in play from your address: finish one first"),
+        ));
+    }
+    rate_limited(&gateway, &bot)?;
+    let request = CreateGameRequest {
+        player_id: bot.player.to_string(),
+        player_name: bot.name(),
+        variant: variant as i32,
+        chess960,
+        color: color as i32,
+        clock,
+        computer: true,
+        level: level as i32,
+        ..Default::default()
+    };
+    let created = gateway.router.create_game(request).await?;
+    notify(&gateway, bot.player.as_str(), Notice::GameStarted(GameStarted { game_id: created.game_id.clone() })).await;
+    let state = created.state.unwrap_or_default();
+    let body = json!({
+        "id": created.game_id,
+        "fullId": created.game_id,
+        "variant": lichess::variant(variant, chess960),
+        "speed": lichess::speed(clock.as_ref()),
+        "rated": false,
+        "fen": state.fen,
+        "turns": state.moves.len(),
+        "source": "ai",
+        "status": { "id": lichess::status(&state).1, "name": lichess::status(&state).0 },
+        "player": lichess::seat(&state),
+    });
+    Ok(bot.answer((StatusCode::CREATED, Json(body))))
+}
+
+/// `POST /api/board/seek`: a seek for a game with a clock (`time` in
+/// minutes, `increment` in seconds), open as long as the answer is. It
+/// ends when the seek is paired (the game comes as `gameStart` on the
+/// event stream) or expires; a client that goes away withdraws it.
+pub async fn seek(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Params) -> ApiResult {
+    let (variant, chess960) = lichess::parse_variant(params.get("variant"))?;
+    if chess960 {
+        return Err(ApiError::bad("seeks are for standard, atomic or fogOfWar"));
+    }
+    let clock = clock(&params, "time", "increment", true)?;
+    let rated = params.flag("rated")?;
+    let range = match params.get("ratingRange") {
+        None => None,
+        Some(range) => {
+            let parsed = range.split_once('-').and_then(|(min, max)| Some((min.parse().ok()?, max.parse().ok()?)));
+            Some(parsed.ok_or_else(|| ApiError::bad("ratingRange: min-max, such as 1500-1800"))?)
+        }
+    };
+    let mut notices = gateway
+        .bus
+        .subscribe(&player_subject(bot.player.as_str()))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned()))?;
+    gateway.matchmaker.seek(bot.player.as_str(), &bot.name(), variant, clock, rated, range).await?;
+    let (response, lines) = Lines::open(&bot);
+    let tasks = gateway.tasks.clone();
+    tasks.spawn(async move {
+        let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
+        let withdraw = loop {
+            tokio::select! {
+                notice = notices.next() => {
+                    let Some(message) = notice else { break true };
+                    match PlayerNotice::decode(message.payload.as_ref()).ok().and_then(|n| n.notice) {
+                        Some(Notice::Paired(_)) | Some(Notice::SeekCancelled(_)) | Some(Notice::PairingFailed(_)) => break false,
+                        _ => {}
+                    }
+                }
+                _ = keep_alive.tick() => {
+                    if !lines.keep_alive().await { break true }
+                }
+                () = lines.closed() => break true,
+            }
+        };
+        if withdraw {
+            let _ = gateway.matchmaker.cancel_seek(bot.player.as_str()).await;
+        }
+    });
+    Ok(response)
+}

@@ -1,0 +1,93 @@
+//! A bot's commands in its game: move, resign, abort, draw and takeback
+//! offers and answers, claiming victory over a player who left.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use fogblast_proto::game::{GameCommand, GetStateRequest, MakeMoveRequest, OfferAction, OfferRequest};
+
+use super::{game_id, ok, ApiError, ApiResult, Bot};
+use crate::Gateway;
+
+/// `POST /api/{bot|board}/game/{id}/move/{uci}`. The move is for the ply
+/// the game is at when it arrives.
+pub async fn make_move(
+    State(gateway): State<Arc<Gateway>>,
+    bot: Bot,
+    Path((id, uci)): Path<(String, String)>,
+) -> ApiResult {
+    let game = game_id(&id)?;
+    if uci.len() > 5 || uci.len() < 4 {
+        return Err(ApiError::bad(format!("{:?} is not a UCI move", uci.chars().take(16).collect::<String>())));
+    }
+    let state = gateway
+        .router
+        .get_state(GetStateRequest { game_id: game.to_string(), player_id: bot.player.to_string() })
+        .await?;
+    let request = MakeMoveRequest {
+        game_id: game.to_string(),
+        player_id: bot.player.to_string(),
+        uci,
+        ply: state.moves.len() as u32,
+        ..Default::default()
+    };
+    gateway.router.make_move(request).await?;
+    ok().map(|r| bot.answer(r))
+}
+
+fn command(bot: &Bot, id: &str) -> Result<GameCommand, ApiError> {
+    let game = game_id(id)?;
+    Ok(GameCommand { game_id: game.to_string(), player_id: bot.player.to_string(), ..Default::default() })
+}
+
+pub async fn resign(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
+    gateway.router.resign(command(&bot, &id)?).await?;
+    ok().map(|r| bot.answer(r))
+}
+
+pub async fn abort(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
+    gateway.router.abort(command(&bot, &id)?).await?;
+    ok().map(|r| bot.answer(r))
+}
+
+pub async fn claim_victory(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
+    gateway.router.claim_victory(command(&bot, &id)?).await?;
+    ok().map(|r| bot.answer(r))
+}
+
+/// `yes` offers, or accepts a standing offer; `no` declines one.
+fn answer(answer: &str) -> Result<OfferAction, ApiError> {
+    match answer {
+        "yes" | "true" => Ok(OfferAction::Offer),
+        "no" | "false" => Ok(OfferAction::Decline),
+        other => Err(ApiError::bad(format!("{other:?}: answer yes or no"))),
+    }
+}
+
+fn offer(bot: &Bot, id: &str, action: &str) -> Result<OfferRequest, ApiError> {
+    let game = game_id(id)?;
+    Ok(OfferRequest {
+        game_id: game.to_string(),
+        player_id: bot.player.to_string(),
+        action: answer(action)? as i32,
+        ..Default::default()
+    })
+}
+
+pub async fn draw(
+    State(gateway): State<Arc<Gateway>>,
+    bot: Bot,
+    Path((id, action)): Path<(String, String)>,
+) -> ApiResult {
+    gateway.router.draw(offer(&bot, &id, &action)?).await?;
+    ok().map(|r| bot.answer(r))
+}
+
+pub async fn takeback(
+    State(gateway): State<Arc<Gateway>>,
+    bot: Bot,
+    Path((id, action)): Path<(String, String)>,
+) -> ApiResult {
+    gateway.router.takeback(offer(&bot, &id, &action)?).await?;
+    ok().map(|r| bot.answer(r))
+}

@@ -1,0 +1,60 @@
+//! The Bot and Board API driven by a client nobody here wrote: berserk,
+//! lichess's Python client library, against `fogblast up`. Two bots
+//! challenge each other (one declines, one accepts) and play an atomic
+//! game to its end, then seek and are paired; a bot plays the computer in fog of war and never sees
+//! a square it may not. The bots are `tests/python/bots/play.py`.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::events::run_for;
+use crate::support::Proc;
+
+fn bots(up: &Proc, mode: &str) -> Value {
+    let python = fogblast_testkit::python::python();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/bots/play.py");
+    let mut command = Command::new(python);
+    command.arg(script).arg(mode).arg(format!("http://{}", up.http));
+    let output = run_for(&mut command, Duration::from_secs(300));
+    assert!(output.status.success(), "the bots failed: {}\n{}", String::from_utf8_lossy(&output.stderr), up.logs());
+    let printed = String::from_utf8(output.stdout).expect("UTF-8");
+    serde_json::from_str(printed.lines().last().expect("a summary")).expect(&printed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn berserk_bots_challenge_each_other_and_play_atomic_to_the_end() {
+    let up = Proc::up("bots-duel");
+    let seen = bots(&up, "duel");
+    assert_eq!(seen["game"], seen["carol_game"], "both bots were told of one game: {seen}");
+    assert_eq!(seen["colors"], serde_json::json!(["black", "white"]), "{seen}");
+    assert_eq!(seen["challenge_variant"], "atomic");
+    assert_eq!((seen["out_direction"].as_str(), seen["in_direction"].as_str()), (Some("out"), Some("in")), "{seen}");
+    assert_eq!(seen["full_variant"], "atomic");
+    assert_eq!(seen["full_clock"], serde_json::json!({ "initial": 300_000, "increment": 2000 }));
+    let status = seen["final_status"].as_str().unwrap();
+    assert_ne!(status, "started", "the game's stream ended at its end: {seen}");
+    assert_eq!(seen["finish_status"].as_str(), Some(status), "gameFinish says how it ended: {seen}");
+    assert!(seen["plies"].as_u64().unwrap() > 0, "{seen}");
+    assert_eq!(seen["illegal_status"], 400, "a move in a finished game: {seen}");
+    assert!(seen["illegal_error"].as_str().is_some_and(|e| !e.is_empty()), "with lichess's error JSON: {seen}");
+    assert_eq!(seen["forged_status"], 401, "{seen}");
+    let paired = seen["paired_games"].as_array().unwrap();
+    assert!(paired.len() == 2 && paired[0] == paired[1] && paired[0] != seen["game"], "one paired game: {seen}");
+    assert_eq!(seen["seeks_open"], serde_json::json!([false, false]), "a paired seek's answer ends: {seen}");
+    up.terminate();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_berserk_bot_plays_the_computer_in_fog_and_sees_only_its_view() {
+    let up = Proc::up("bots-fog");
+    let seen = bots(&up, "fog");
+    assert_eq!(seen["variant"], "fogOfWar");
+    assert_eq!(seen["opponent_ai"], 1);
+    assert!(seen["states"].as_u64().unwrap() > 2, "{seen}");
+    assert!(seen["hidden_moves_seen"].as_u64().unwrap() > 0, "the computer's moves were hidden: {seen}");
+    assert_eq!(seen["leaks"], serde_json::json!([]), "no hidden piece or move reached the bot: {seen}");
+    assert_ne!(seen["final_status"], "started", "{seen}");
+    up.terminate();
+}

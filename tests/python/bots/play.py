@@ -1,0 +1,207 @@
+"""Bots built on berserk (the lichess client library) playing on Fogblast
+through its lichess-compatible Bot and Board API, for tests/e2e/bots.rs.
+
+    play.py duel URL   two bots challenge each other; one declines a
+                       challenge, then they play an atomic game to its end
+    play.py fog URL    a bot plays the computer in fog of war to the end,
+                       checking every state against what it may see
+
+Each prints one JSON line of what it saw; the test checks it.
+"""
+
+import json
+import random
+import sys
+import threading
+import time
+
+import berserk
+import requests
+
+MAX_PLIES = 400
+
+
+def token(url):
+    answer = requests.post(f"{url}/api/token", timeout=10)
+    answer.raise_for_status()
+    return answer.json()["access_token"]
+
+
+def client(url, tok):
+    return berserk.Client(session=berserk.TokenSession(tok), base_url=url)
+
+
+class Bot:
+    """Listens to its event stream: accepts challenges it is told to,
+    plays every game it starts with random legal moves."""
+
+    def __init__(self, url, accept=True):
+        self.url = url
+        self.client = client(url, token(url))
+        self.id = self.client.account.get()["id"]
+        self.accept = accept
+        self.events = []
+        self.games = {}
+        self.finished = threading.Event()
+        self.lock = threading.Lock()
+        threading.Thread(target=self.listen, daemon=True).start()
+
+    def listen(self):
+        for event in self.client.bots.stream_incoming_events():
+            with self.lock:
+                self.events.append(event)
+            if event["type"] == "challenge" and event["challenge"]["direction"] == "in":
+                if self.accept:
+                    self.client.bots.accept_challenge(event["challenge"]["id"])
+                else:
+                    self.client.bots.decline_challenge(event["challenge"]["id"], reason="later")
+            elif event["type"] == "gameStart":
+                game = event["game"]["gameId"]
+                threading.Thread(target=self.play, args=(game, event["game"]["color"]), daemon=True).start()
+
+    def play(self, game, color):
+        states = []
+        full = None
+        for line in self.client.bots.stream_game_state(game):
+            if line["type"] == "gameFull":
+                full = line
+                state = line["state"]
+            elif line["type"] == "gameState":
+                state = line
+            else:
+                continue
+            states.append(state)
+            if state["status"] != "started":
+                break
+            if state["legal"]:
+                plies = len(state["moves"].split()) if state["moves"] else 0
+                if plies >= MAX_PLIES:
+                    self.client.bots.resign_game(game)
+                else:
+                    self.client.bots.make_move(game, random.choice(state["legal"]))
+        with self.lock:
+            self.games[game] = {"color": color, "full": full, "states": states}
+        self.finished.set()
+
+    def wait_for(self, predicate, limit=60):
+        deadline = time.time() + limit
+        while time.time() < deadline:
+            with self.lock:
+                found = [e for e in self.events if predicate(e)]
+            if found:
+                return found[0]
+            time.sleep(0.05)
+        raise SystemExit(f"{self.id} waited {limit}s in vain; saw {self.events}")
+
+
+def status_of(call):
+    try:
+        call()
+    except berserk.exceptions.ResponseError as error:
+        return error.status_code, error.cause
+    return 200, None
+
+
+def duel(url):
+    alice = Bot(url)
+    bob = Bot(url, accept=False)
+    carol = Bot(url)
+    time.sleep(0.5)  # the event streams are open
+    # Bob declines.
+    declined = alice.client.challenges.create(bob.id, rated=False, variant="atomic")
+    alice.wait_for(lambda e: e["type"] == "challengeDeclined" and e["challenge"]["id"] == declined["id"])
+    # Carol accepts, and the game is played out.
+    challenge = alice.client.challenges.create(carol.id, rated=False, variant="atomic", clock_limit=300, clock_increment=2)
+    start_alice = alice.wait_for(lambda e: e["type"] == "gameStart")
+    start_carol = carol.wait_for(lambda e: e["type"] == "gameStart")
+    game = start_alice["game"]["gameId"]
+    finish = alice.wait_for(lambda e: e["type"] == "gameFinish" and e["game"]["gameId"] == game, limit=240)
+    carol.wait_for(lambda e: e["type"] == "gameFinish" and e["game"]["gameId"] == game, limit=30)
+    deadline = time.time() + 30
+    while time.time() < deadline and not (game in alice.games and game in carol.games):
+        time.sleep(0.05)
+    mine = alice.games[game]
+    # Refusals, as lichess answers them.
+    illegal = status_of(lambda: alice.client.bots.make_move(game, "e1e8"))
+    forged = status_of(lambda: client(url, "v2.forged.token").account.get())
+    # Both seek: the matchmaker pairs them, and the seeks' answers end.
+    seeks = [threading.Thread(target=lambda b=b: b.client.board.seek(3, 2, variant="atomic")) for b in (alice, carol)]
+    for seek in seeks:
+        seek.start()
+    paired = [b.wait_for(lambda e: e["type"] == "gameStart" and e["game"]["source"] == "lobby") for b in (alice, carol)]
+    for seek in seeks:
+        seek.join(30)
+    out_challenge = [e for e in alice.events if e["type"] == "challenge" and e["challenge"]["id"] == challenge["id"]]
+    in_challenge = [e for e in carol.events if e["type"] == "challenge" and e["challenge"]["id"] == challenge["id"]]
+    print(json.dumps({
+        "game": game,
+        "carol_game": start_carol["game"]["gameId"],
+        "colors": sorted([start_alice["game"]["color"], start_carol["game"]["color"]]),
+        "challenge_variant": challenge["variant"]["key"],
+        "out_direction": out_challenge[0]["challenge"]["direction"] if out_challenge else None,
+        "in_direction": in_challenge[0]["challenge"]["direction"] if in_challenge else None,
+        "full_variant": mine["full"]["variant"]["key"],
+        "full_clock": mine["full"]["clock"],
+        "final_status": mine["states"][-1]["status"],
+        "final_winner": mine["states"][-1].get("winner"),
+        "finish_status": finish["game"]["status"]["name"],
+        "plies": len(mine["states"][-1]["moves"].split()),
+        "illegal_status": illegal[0],
+        "illegal_error": (illegal[1] or {}).get("error") if isinstance(illegal[1], dict) else illegal[1],
+        "forged_status": forged[0],
+        "paired_games": [p["game"]["gameId"] for p in paired],
+        "seeks_open": [seek.is_alive() for seek in seeks],
+    }))
+
+
+def fog(url):
+    bot = Bot(url)
+    time.sleep(0.3)
+    created = bot.client.challenges.create_ai(level=1, variant="fogOfWar", color="white")
+    game = created["id"]
+    bot.wait_for(lambda e: e["type"] == "gameStart" and e["game"]["gameId"] == game)
+    bot.wait_for(lambda e: e["type"] == "gameFinish" and e["game"]["gameId"] == game, limit=240)
+    deadline = time.time() + 30
+    while time.time() < deadline and game not in bot.games:
+        time.sleep(0.05)
+    played = bot.games[game]
+    seen_hidden = 0
+    leaks = []
+    for state in played["states"]:
+        moves = state["moves"].split() if state["moves"] else []
+        if state["status"] == "started":
+            seen_hidden += sum(1 for m in moves if m == "????")
+            # Every black piece on the bot's board stands on a square it sees.
+            visible = set(state.get("visible", []))
+            for square, piece in pieces(state["fen"]):
+                if piece.islower() and square not in visible:
+                    leaks.append((square, piece, state["fen"]))
+            if any(m != "????" for m in moves[1::2]):
+                leaks.append(("a black move in the clear", state["moves"]))
+    print(json.dumps({
+        "game": game,
+        "variant": played["full"]["variant"]["key"],
+        "opponent_ai": played["full"]["black"].get("aiLevel"),
+        "states": len(played["states"]),
+        "hidden_moves_seen": seen_hidden,
+        "leaks": leaks,
+        "final_status": played["states"][-1]["status"],
+        "final_moves_hidden": played["states"][-1]["moves"].count("????"),
+    }))
+
+
+def pieces(fen):
+    board = fen.split()[0]
+    for rank_index, rank in enumerate(board.split("/")):
+        file = 0
+        for char in rank:
+            if char.isdigit():
+                file += int(char)
+            else:
+                yield "abcdefgh"[file] + str(8 - rank_index), char
+                file += 1
+
+
+if __name__ == "__main__":
+    {"duel": duel, "fog": fog}[sys.argv[1]](sys.argv[2].rstrip("/"))
+    sys.stdout.flush()
