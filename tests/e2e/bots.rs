@@ -10,23 +10,25 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::events::run_for;
-use crate::support::Proc;
+use crate::support::{Cluster, Proc};
 
-fn bots(up: &Proc, mode: &str) -> Value {
+fn bots(logs: &Proc, mode: &str, args: &[String]) -> Value {
     let python = fogblast_testkit::python::python();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/bots/play.py");
     let mut command = Command::new(python);
-    command.arg(script).arg(mode).arg(format!("http://{}", up.http));
+    command.arg(script).arg(mode).args(args);
     let output = run_for(&mut command, Duration::from_secs(300));
-    assert!(output.status.success(), "the bots failed: {}\n{}", String::from_utf8_lossy(&output.stderr), up.logs());
+    assert!(output.status.success(), "the bots failed: {}\n{}", String::from_utf8_lossy(&output.stderr), logs.logs());
     let printed = String::from_utf8(output.stdout).expect("UTF-8");
     serde_json::from_str(printed.lines().last().expect("a summary")).expect(&printed)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn berserk_bots_challenge_each_other_and_play_atomic_to_the_end() {
-    let up = Proc::up("bots-duel");
-    let seen = bots(&up, "duel");
+    // Bots play through requests, one a move: the address's API budget
+    // (set low here) is not theirs, so three bots on one address play on.
+    let up = Proc::up_with("bots-duel", &["--http-requests-per-ip-minute", "20"]);
+    let seen = bots(&up, "duel", &[format!("http://{}", up.http)]);
     assert_eq!(seen["game"], seen["carol_game"], "both bots were told of one game: {seen}");
     assert_eq!(seen["colors"], serde_json::json!(["black", "white"]), "{seen}");
     assert_eq!(seen["challenge_variant"], "atomic");
@@ -49,7 +51,7 @@ async fn berserk_bots_challenge_each_other_and_play_atomic_to_the_end() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_berserk_bot_plays_the_computer_in_fog_and_sees_only_its_view() {
     let up = Proc::up("bots-fog");
-    let seen = bots(&up, "fog");
+    let seen = bots(&up, "fog", &[format!("http://{}", up.http)]);
     assert_eq!(seen["variant"], "fogOfWar");
     assert_eq!(seen["opponent_ai"], 1);
     assert!(seen["states"].as_u64().unwrap() > 2, "{seen}");
@@ -57,4 +59,17 @@ async fn a_berserk_bot_plays_the_computer_in_fog_and_sees_only_its_view() {
     assert_eq!(seen["leaks"], serde_json::json!([]), "no hidden piece or move reached the bot: {seen}");
     assert_ne!(seen["final_status"], "started", "{seen}");
     up.terminate();
+}
+
+/// On the distributed path: the challenger on one gateway, the challenged
+/// bots on another, the challenges and their answers over NATS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenge_crosses_gateways_over_nats() {
+    let cluster = Cluster::start("bots-cluster", 1, 2);
+    let urls = [0, 1].map(|i| format!("http://{}", cluster.gateway(i)));
+    let seen = bots(&cluster.gateways[1], "duel", &[urls[0].clone(), urls[1].clone(), "--no-seek".to_owned()]);
+    assert_eq!(seen["game"], seen["carol_game"], "{seen}");
+    assert_eq!((seen["out_direction"].as_str(), seen["in_direction"].as_str()), (Some("out"), Some("in")), "{seen}");
+    assert_ne!(seen["final_status"], "started", "{seen}");
+    assert_eq!(seen["finish_status"], seen["final_status"], "{seen}");
 }

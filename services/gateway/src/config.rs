@@ -73,6 +73,20 @@ pub struct GatewaySettings {
         default_value_t = 240
     )]
     pub http_requests_per_ip_minute: u32,
+    /// Bot API requests (a move is one) one player may make per minute; past that 429 with `Retry-After`.
+    #[arg(
+        long = "bot-requests-per-player-minute",
+        env = "FOGBLAST_GATEWAY_BOT_REQUESTS_PER_PLAYER_MINUTE",
+        default_value_t = 600
+    )]
+    pub bot_requests_per_player_minute: u32,
+    /// Bot API requests the bots of one address may make together per minute.
+    #[arg(
+        long = "bot-requests-per-ip-minute",
+        env = "FOGBLAST_GATEWAY_BOT_REQUESTS_PER_IP_MINUTE",
+        default_value_t = 3_000
+    )]
+    pub bot_requests_per_ip_minute: u32,
     /// Requests for the web client's page and files one address may make per minute (a page load takes a few dozen); past that 429 with `Retry-After`.
     #[arg(
         long = "web-requests-per-ip-minute",

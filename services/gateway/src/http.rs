@@ -35,13 +35,14 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/api/players/{id}", get(archive_api::profile))
         .route("/api/players/{id}/games", get(archive_api::player_games))
         .route("/api/leaderboard/{variant}", get(archive_api::leaderboard))
-        .merge(bot_api::routes())
+        .merge(bot_api::token_routes())
         .route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Api), limited));
     Router::new()
         .route("/ws", get(upgrade))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .merge(api)
+        .merge(bot_api::routes())
         // The web client's files have a larger budget: a page load fetches dozens.
         .merge(web::routes().route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Web), limited)))
         .with_state(gateway)

@@ -154,6 +154,10 @@ pub async fn run(
             config.settings.games_per_ip_minute,
             config.settings.http_requests_per_ip_minute,
             config.settings.web_requests_per_ip_minute,
+            limits::BotBudget {
+                per_player_minute: config.settings.bot_requests_per_player_minute,
+                per_ip_minute: config.settings.bot_requests_per_ip_minute,
+            },
         ),
         addresses: address::AddressPolicy::new(config.settings.trusted_proxies.clone(), config.settings.ipv6_prefix),
         router,

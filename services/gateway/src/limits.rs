@@ -1,6 +1,7 @@
 //! Limits that keep one client from taking more than its share: message
 //! credits per connection, connections per address, games created and HTTP
-//! API requests per address. Each is a token bucket: a burst up to its size,
+//! API requests per address, and the Bot API's requests per player and per
+//! address. Each is a token bucket: a burst up to its size,
 //! then a steady refill.
 
 use std::collections::HashMap;
@@ -8,6 +9,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use fogblast_proto::ids::PlayerId;
 use tokio::time::Instant;
 
 #[derive(Clone, Copy, Debug)]
@@ -65,25 +67,28 @@ pub enum HttpBudget {
 /// whole window) are forgotten.
 const BUCKETS_KEPT: usize = 10_000;
 
-/// Per-address buckets of one kind.
+/// Buckets of one kind, one per address (or per player).
 #[derive(Debug)]
-struct Buckets {
+struct Buckets<K = IpAddr> {
     capacity: u32,
     window: Duration,
-    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    buckets: Mutex<HashMap<K, Bucket>>,
 }
 
-impl Buckets {
-    fn new(capacity: u32, window: Duration) -> Buckets {
+impl<K: std::hash::Hash + Eq + Clone> Buckets<K> {
+    fn new(capacity: u32, window: Duration) -> Buckets<K> {
         Buckets { capacity, window, buckets: Mutex::default() }
     }
 
-    fn take(&self, ip: IpAddr) -> Result<(), Duration> {
+    fn take(&self, key: &K) -> Result<(), Duration> {
         let mut buckets = self.buckets.lock().expect("buckets lock");
         if buckets.len() > BUCKETS_KEPT {
             buckets.retain(|_, bucket| !bucket.is_full());
         }
-        buckets.entry(ip).or_insert_with(|| Bucket::new(self.capacity, self.window)).take_or_wait()
+        if let Some(bucket) = buckets.get_mut(key) {
+            return bucket.take_or_wait();
+        }
+        buckets.entry(key.clone()).or_insert_with(|| Bucket::new(self.capacity, self.window)).take_or_wait()
     }
 }
 
@@ -96,6 +101,16 @@ pub struct IpLimits {
     creations: Buckets,
     http_requests: Buckets,
     web_requests: Buckets,
+    bot_requests_per_player: Buckets<PlayerId>,
+    bot_requests_per_ip: Buckets,
+}
+
+/// The Bot API's budgets: a player's requests per minute, and an address's
+/// (its bots together).
+#[derive(Clone, Copy, Debug)]
+pub struct BotBudget {
+    pub per_player_minute: u32,
+    pub per_ip_minute: u32,
 }
 
 impl IpLimits {
@@ -104,6 +119,7 @@ impl IpLimits {
         games_per_minute: u32,
         http_requests_per_minute: u32,
         web_requests_per_minute: u32,
+        bots: BotBudget,
     ) -> IpLimits {
         let minute = Duration::from_secs(60);
         IpLimits {
@@ -112,6 +128,8 @@ impl IpLimits {
             creations: Buckets::new(games_per_minute, minute),
             http_requests: Buckets::new(http_requests_per_minute, minute),
             web_requests: Buckets::new(web_requests_per_minute, minute),
+            bot_requests_per_player: Buckets::new(bots.per_player_minute, minute),
+            bot_requests_per_ip: Buckets::new(bots.per_ip_minute, minute),
         }
     }
 
@@ -138,16 +156,24 @@ impl IpLimits {
 
     /// Whether `ip` may create another game now.
     pub fn create_game(&self, ip: IpAddr) -> bool {
-        self.creations.take(ip).is_ok()
+        self.creations.take(&ip).is_ok()
     }
 
     /// Whether `ip` may make another HTTP request of `budget` now, or how
     /// long it must wait.
     pub fn http_request(&self, budget: HttpBudget, ip: IpAddr) -> Result<(), Duration> {
         match budget {
-            HttpBudget::Api => self.http_requests.take(ip),
-            HttpBudget::Web => self.web_requests.take(ip),
+            HttpBudget::Api => self.http_requests.take(&ip),
+            HttpBudget::Web => self.web_requests.take(&ip),
         }
+    }
+
+    /// Whether `player`, from `ip`, may make another Bot API request now,
+    /// or how long it must wait. Bots play through requests, one a move, so
+    /// their budget is their own rather than the address's API budget.
+    pub fn bot_request(&self, ip: IpAddr, player: &PlayerId) -> Result<(), Duration> {
+        self.bot_requests_per_player.take(player)?;
+        self.bot_requests_per_ip.take(&ip)
     }
 }
 
@@ -165,7 +191,7 @@ mod tests {
 
     #[test]
     fn connections_per_ip_are_capped_and_released() {
-        let limits = IpLimits::new(2, 1, 2, 1);
+        let limits = IpLimits::new(2, 1, 2, 1, BotBudget { per_player_minute: 1, per_ip_minute: 1 });
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         let other: IpAddr = "10.0.0.2".parse().unwrap();
         assert!(limits.connect(ip) && limits.connect(ip));
@@ -183,5 +209,19 @@ mod tests {
         assert!(api(other).is_ok());
         let web = |ip| limits.http_request(HttpBudget::Web, ip);
         assert!(web(ip).is_ok() && web(ip).is_err(), "a bucket of its own");
+    }
+
+    #[test]
+    fn bot_requests_are_counted_per_player_and_per_address() {
+        let bots = BotBudget { per_player_minute: 3, per_ip_minute: 5 };
+        let limits = IpLimits::new(2, 1, 1, 1, bots);
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        let alice = PlayerId::parse("aaaaaaaaaaaaaaaa").unwrap();
+        let bob = PlayerId::parse("bbbbbbbbbbbbbbbb").unwrap();
+        assert_eq!((0..10).filter(|_| limits.bot_request(ip, &alice).is_ok()).count(), 3, "alice's own budget");
+        assert_eq!((0..10).filter(|_| limits.bot_request(ip, &bob).is_ok()).count(), 2, "what the address has left");
+        let other: IpAddr = "10.0.0.2".parse().unwrap();
+        assert!(limits.bot_request(other, &alice).is_err(), "a player's budget follows it to any address");
+        assert!(limits.http_request(HttpBudget::Api, ip).is_ok(), "the API budget is apart");
     }
 }

@@ -1,7 +1,8 @@
 """Bots built on berserk (the lichess client library) playing on Fogblast
 through its lichess-compatible Bot and Board API, for tests/e2e/bots.rs.
 
-    play.py duel URL   two bots challenge each other; one declines a
+    play.py duel URL [OTHER_URL] [--no-seek]
+                       two bots challenge each other; one declines a
                        challenge, then they play an atomic game to its end
     play.py fog URL    a bot plays the computer in fog of war to the end,
                        checking every state against what it may see
@@ -102,10 +103,10 @@ def status_of(call):
     return 200, None
 
 
-def duel(url):
+def duel(url, other_url=None, seek=True):
     alice = Bot(url)
-    bob = Bot(url, accept=False)
-    carol = Bot(url)
+    bob = Bot(other_url or url, accept=False)
+    carol = Bot(other_url or url)
     time.sleep(0.5)  # the event streams are open
     # Bob declines.
     declined = alice.client.challenges.create(bob.id, rated=False, variant="atomic")
@@ -125,12 +126,14 @@ def duel(url):
     illegal = status_of(lambda: alice.client.bots.make_move(game, "e1e8"))
     forged = status_of(lambda: client(url, "v2.forged.token").account.get())
     # Both seek: the matchmaker pairs them, and the seeks' answers end.
-    seeks = [threading.Thread(target=lambda b=b: b.client.board.seek(3, 2, variant="atomic")) for b in (alice, carol)]
-    for seek in seeks:
-        seek.start()
-    paired = [b.wait_for(lambda e: e["type"] == "gameStart" and e["game"]["source"] == "lobby") for b in (alice, carol)]
-    for seek in seeks:
-        seek.join(30)
+    seeks, paired = [], []
+    if seek:
+        seeks = [threading.Thread(target=lambda b=b: b.client.board.seek(3, 2, variant="atomic")) for b in (alice, carol)]
+        for thread in seeks:
+            thread.start()
+        paired = [b.wait_for(lambda e: e["type"] == "gameStart" and e["game"]["source"] == "lobby") for b in (alice, carol)]
+        for thread in seeks:
+            thread.join(30)
     out_challenge = [e for e in alice.events if e["type"] == "challenge" and e["challenge"]["id"] == challenge["id"]]
     in_challenge = [e for e in carol.events if e["type"] == "challenge" and e["challenge"]["id"] == challenge["id"]]
     print(json.dumps({
@@ -150,7 +153,7 @@ def duel(url):
         "illegal_error": (illegal[1] or {}).get("error") if isinstance(illegal[1], dict) else illegal[1],
         "forged_status": forged[0],
         "paired_games": [p["game"]["gameId"] for p in paired],
-        "seeks_open": [seek.is_alive() for seek in seeks],
+        "seeks_open": [thread.is_alive() for thread in seeks],
     }))
 
 
@@ -203,5 +206,9 @@ def pieces(fen):
 
 
 if __name__ == "__main__":
-    {"duel": duel, "fog": fog}[sys.argv[1]](sys.argv[2].rstrip("/"))
+    args = [a.rstrip("/") for a in sys.argv[2:] if not a.startswith("--")]
+    if sys.argv[1] == "duel":
+        duel(*args, seek="--no-seek" not in sys.argv)
+    else:
+        fog(*args)
     sys.stdout.flush()

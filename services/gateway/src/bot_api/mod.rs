@@ -44,9 +44,16 @@ const MAX_BODY: usize = 4 * 1024;
 /// sees its token expire.
 pub const RENEWED_TOKEN_HEADER: &str = "fogblast-token";
 
+/// `POST /api/token`, in the address's API budget like the rest of `/api`.
+pub fn token_routes() -> Router<Arc<Gateway>> {
+    Router::new().route("/api/token", post(token))
+}
+
+/// The routes a token opens, each request in the player's Bot API budget
+/// (and its address's); a request with a bad token is counted in the
+/// address's API budget.
 pub fn routes() -> Router<Arc<Gateway>> {
     Router::new()
-        .route("/api/token", post(token))
         .route("/api/account", get(account))
         .route("/api/stream/event", get(event_stream::open))
         .route("/api/bot/game/stream/{id}", get(game_stream::open))
@@ -75,11 +82,20 @@ pub fn routes() -> Router<Arc<Gateway>> {
 pub struct ApiError {
     status: StatusCode,
     message: String,
+    retry_after: Option<Duration>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
-        ApiError { status, message: message.into() }
+        ApiError { status, message: message.into(), retry_after: None }
+    }
+
+    /// 429 with `Retry-After`: the budget is spent for `wait`.
+    pub fn slow_down(wait: Duration) -> ApiError {
+        ApiError {
+            retry_after: Some(wait),
+            ..ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many requests: slow down")
+        }
     }
 
     pub fn bad(message: impl Into<String>) -> ApiError {
@@ -105,7 +121,12 @@ impl From<ServiceError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(json!({ "error": self.message }))).into_response()
+        let mut response = (self.status, Json(json!({ "error": self.message }))).into_response();
+        if let Some(wait) = self.retry_after {
+            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+            response.headers_mut().insert(header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }
 
@@ -152,12 +173,16 @@ impl FromRequestParts<Arc<Gateway>> for Bot {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, gateway: &Arc<Gateway>) -> Result<Bot, ApiError> {
-        let token = bearer(&parts.headers).ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "No such token"))?;
-        let verified = gateway
-            .signer
-            .verify(token)
-            .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "No such token: not valid here, or expired"))?;
-        Ok(Bot { player: verified.player, ip: client_ip(gateway, parts), renewed: verified.renewed })
+        let ip = client_ip(gateway, parts);
+        let verified = bearer(&parts.headers).and_then(|token| gateway.signer.verify(token));
+        let Some(verified) = verified else {
+            if let Err(wait) = gateway.limits.http_request(crate::limits::HttpBudget::Api, ip) {
+                return Err(ApiError::slow_down(wait));
+            }
+            return Err(ApiError::new(StatusCode::UNAUTHORIZED, "No such token: not valid here, or expired"));
+        };
+        gateway.limits.bot_request(ip, &verified.player).map_err(ApiError::slow_down)?;
+        Ok(Bot { player: verified.player, ip, renewed: verified.renewed })
     }
 }
 
