@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use axum::serve::ListenerExt;
 use fogblast_bus::EventBus;
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::ids::GameId;
 use fogblast_routing::Membership;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -80,6 +82,31 @@ pub struct Gateway {
     /// Every session and presence report: a draining gateway waits for
     /// them all before it goes.
     tasks: TaskTracker,
+}
+
+impl Gateway {
+    /// Whether `ip` may create another game now (the per-address budget).
+    fn may_create_game(&self, ip: std::net::IpAddr) -> Result<(), ServiceError> {
+        if self.limits.create_game(ip) {
+            return Ok(());
+        }
+        Err(ServiceError::new(ErrorCode::RateLimited, "too many new games from your address: wait a minute"))
+    }
+
+    /// A seat in another live game against the computer is refused once
+    /// `ip` holds as many on this gateway (other than `except`): a few
+    /// addresses must not take the whole engine pool.
+    fn computer_games_allowed(&self, ip: std::net::IpAddr, except: Option<&GameId>) -> Result<(), ServiceError> {
+        let cap = self.config.settings.computer_games_per_ip;
+        let playing = self.feeds.computer_games_from(ip, except);
+        if playing >= cap as usize {
+            return Err(ServiceError::new(
+                ErrorCode::RateLimited,
+                format!("{playing} games against the computer are in play from your address: finish one first"),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Serves `listener` until `shutdown` completes; then stops accepting,

@@ -423,12 +423,7 @@ impl Session {
         if computer {
             self.computer_games_allowed(None)?;
         }
-        if !self.gateway.limits.create_game(self.ip) {
-            return Err(ServiceError::new(
-                ErrorCode::RateLimited,
-                "too many new games from your address: wait a minute",
-            ));
-        }
+        self.gateway.may_create_game(self.ip)?;
         let request = CreateGameRequest {
             player_id: player.to_string(),
             player_name: self.name.clone(),
@@ -518,15 +513,7 @@ impl Session {
     }
 
     fn computer_games_allowed(&self, except: Option<&GameId>) -> Result<(), ServiceError> {
-        let cap = self.gateway.config.settings.computer_games_per_ip;
-        let playing = self.gateway.feeds.computer_games_from(self.ip, except);
-        if playing >= cap as usize {
-            return Err(ServiceError::new(
-                ErrorCode::RateLimited,
-                format!("{playing} games against the computer are in play from your address: finish one first"),
-            ));
-        }
-        Ok(())
+        self.gateway.computer_games_allowed(self.ip, except)
     }
 
     /// The command `game` names, by this socket's player.

@@ -16,11 +16,12 @@ use axum::Json;
 use fogblast_proto::game::{
     ClockSettings, ColorChoice, CreateGameRequest, GameCommand, GameState, GetStateRequest, JoinGameRequest, Status,
 };
-use fogblast_proto::ids::PlayerId;
+use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::notices::{
     challenge_subject, player_notice::Notice, player_subject, Challenge, ChallengeAnswer, ChallengeGone, GameStarted,
     Opponent, PlayerNotice,
 };
+use fogblast_protocol::ServerFrame;
 use futures::StreamExt;
 use prost::Message;
 use serde_json::json;
@@ -28,13 +29,11 @@ use tracing::debug;
 
 use super::event_stream::base_url;
 use super::{lichess, ok, ApiError, ApiResult, Bot, Lines, Params, KEEP_ALIVE};
+use crate::conn::Conn;
 use crate::Gateway;
 
 /// How long a challenge waits for an answer before it is cancelled.
 const CHALLENGE_TTL: Duration = Duration::from_secs(300);
-
-/// How often the gateway holding a challenge looks whether it was accepted.
-const ACCEPTED_CHECK: Duration = Duration::from_millis(500);
 
 fn clock(
     params: &Params,
@@ -64,12 +63,20 @@ fn refuse_position(params: &Params) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn rate_limited(gateway: &Gateway, bot: &Bot) -> Result<(), ApiError> {
-    if gateway.limits.create_game(bot.ip) {
-        Ok(())
-    } else {
-        Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many new games from your address: wait a minute"))
-    }
+/// The game a challenge or a game against the computer asks for: its
+/// variant, clock (`clock.limit`, `clock.increment` in seconds) and colour.
+fn new_game(bot: &Bot, params: &Params) -> Result<CreateGameRequest, ApiError> {
+    refuse_position(params)?;
+    let (variant, chess960) = lichess::parse_variant(params.get("variant"))?;
+    Ok(CreateGameRequest {
+        player_id: bot.player.to_string(),
+        player_name: bot.name(),
+        variant: variant as i32,
+        chess960,
+        color: color(params)? as i32,
+        clock: clock(params, "clock.limit", "clock.increment", false)?,
+        ..Default::default()
+    })
 }
 
 async fn notify(gateway: &Gateway, player: &str, notice: Notice) {
@@ -92,33 +99,19 @@ pub async fn create(
     if dest == bot.player {
         return Err(ApiError::bad("you cannot challenge yourself"));
     }
-    refuse_position(&params)?;
-    let (variant, chess960) = lichess::parse_variant(params.get("variant"))?;
-    let clock = clock(&params, "clock.limit", "clock.increment", false)?;
-    let color = color(&params)?;
-    let rated = params.flag("rated")?;
-    rate_limited(&gateway, &bot)?;
-    let request = CreateGameRequest {
-        player_id: bot.player.to_string(),
-        player_name: bot.name(),
-        variant: variant as i32,
-        chess960,
-        color: color as i32,
-        clock,
-        rated,
-        ..Default::default()
-    };
-    let created = gateway.router.create_game(request).await?;
+    let request = CreateGameRequest { rated: params.flag("rated")?, ..new_game(&bot, &params)? };
+    gateway.may_create_game(bot.ip)?;
+    let created = gateway.router.create_game(request.clone()).await?;
     let challenge = Challenge {
         id: created.code.clone(),
         game_id: created.game_id.clone(),
         challenger: Some(Opponent { player_id: bot.player.to_string(), name: bot.name(), rating: 1500 }),
         dest_id: dest.to_string(),
-        variant: variant as i32,
-        chess960,
-        clock,
-        color: color as i32,
-        rated,
+        variant: request.variant,
+        chess960: request.chess960,
+        clock: request.clock,
+        color: request.color,
+        rated: request.rated,
     };
     let answers = gateway
         .bus
@@ -130,51 +123,71 @@ pub async fn create(
         notify(&gateway, &player, Notice::Challenge(challenge.clone())).await;
     }
     let tasks = gateway.tasks.clone();
-    tasks.spawn(hold(gateway, challenge, answers));
+    let state = created.state.unwrap_or_default();
+    tasks.spawn(async move {
+        let (conn, frames, _closed) = Conn::from_ip(bot.ip);
+        hold(&gateway, &challenge, answers, &conn, frames, state).await;
+        gateway.feeds.unsubscribe_all(&conn);
+    });
     Ok(bot.answer(Json(body)))
 }
 
 /// The challenge's life on the gateway that made it: until its game
-/// starts, or a decline, a cancel or its time ends it.
+/// starts (the game's feed seats the other player), or a decline, a
+/// cancel, its time or the gateway's drain ends it.
 async fn hold(
-    gateway: Arc<Gateway>,
-    challenge: Challenge,
+    gateway: &Gateway,
+    challenge: &Challenge,
     mut answers: futures::stream::BoxStream<'static, fogblast_bus::Message>,
+    conn: &Arc<Conn>,
+    mut frames: tokio::sync::mpsc::Receiver<axum::extract::ws::Utf8Bytes>,
+    state: GameState,
 ) {
-    let challenger = challenge.challenger.as_ref().map(|c| c.player_id.clone()).unwrap_or_default();
+    let challenger = challenge.challenger.as_ref().map(|c| PlayerId::parse(&c.player_id));
+    let Some(Ok(challenger)) = challenger else { return };
+    let Ok(game) = GameId::parse(&challenge.game_id) else { return };
+    let Some(followed) = super::follow(gateway, &game, conn, &challenger, state).await else { return };
+    if followed.status() != Status::Waiting {
+        return;
+    }
     let deadline = tokio::time::sleep(CHALLENGE_TTL);
     tokio::pin!(deadline);
-    let mut check = tokio::time::interval(ACCEPTED_CHECK);
-    let gone = loop {
+    let mut draining = gateway.draining.clone();
+    let (declined, reason) = loop {
         tokio::select! {
             answer = answers.next() => {
-                let Some(message) = answer else { break None };
+                let Some(message) = answer else { return };
                 let Ok(answer) = ChallengeAnswer::decode(message.payload.as_ref()) else { continue };
-                let allowed = if answer.declined { answer.player_id == challenge.dest_id } else { answer.player_id == challenger };
-                if allowed {
-                    break Some((answer.declined, answer.reason));
+                let by = if answer.declined { challenge.dest_id.as_str() } else { challenger.as_str() };
+                if answer.player_id == by {
+                    break (answer.declined, answer.reason);
                 }
             }
-            _ = check.tick() => {
-                let request = GetStateRequest { game_id: challenge.game_id.clone(), player_id: challenger.clone() };
-                match gateway.router.get_state(request).await {
-                    Ok(state) if state.status() != Status::Waiting => return,
-                    Err(error) if error.code == fogblast_proto::error::ErrorCode::NotFound => return,
-                    _ => {}
+            frame = frames.recv() => {
+                let Some(frame) = frame else { return };
+                // Seated: accepted; End: the game is gone some other way.
+                let frame = serde_json::from_str::<ServerFrame>(frame.as_str());
+                if let Ok(ServerFrame::Seated { .. } | ServerFrame::End(_)) = frame {
+                    return;
                 }
             }
-            () = &mut deadline => break Some((false, "timeout".to_owned())),
+            () = &mut deadline => break (false, "timeout".to_owned()),
+            _ = draining.changed() => break (false, "shutdown".to_owned()),
         }
     };
-    let Some((declined, reason)) = gone else { return };
-    let abort = GameCommand { game_id: challenge.game_id.clone(), player_id: challenger.clone(), ..Default::default() };
-    // Accepted in the meantime: the game is on, and the challenge is no more.
+    // Accepted in the meantime: the game is on, and the challenge is no
+    // more (an abort would end a game whose players have yet to move).
+    let request = GetStateRequest { game_id: game.to_string(), player_id: challenger.to_string() };
+    if gateway.router.get_state(request).await.map_or(true, |state| state.status() != Status::Waiting) {
+        return;
+    }
+    let abort = GameCommand { game_id: game.to_string(), player_id: challenger.to_string(), ..Default::default() };
     if gateway.router.abort(abort).await.is_err() {
         return;
     }
     let gone = ChallengeGone { challenge: Some(challenge.clone()), declined, reason };
-    for player in [challenge.dest_id.clone(), challenger] {
-        notify(&gateway, &player, Notice::ChallengeGone(gone.clone())).await;
+    for player in [challenge.dest_id.as_str(), challenger.as_str()] {
+        notify(gateway, player, Notice::ChallengeGone(gone.clone())).await;
     }
 }
 
@@ -243,38 +256,18 @@ pub async fn cancel(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Pat
 
 /// `POST /api/challenge/ai`: a game against the computer, started at once.
 pub async fn computer(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Params) -> ApiResult {
-    refuse_position(&params)?;
     let level = lichess::level_of(params.number("level")?.unwrap_or(1))?;
-    let (variant, chess960) = lichess::parse_variant(params.get("variant"))?;
-    let clock = clock(&params, "clock.limit", "clock.increment", false)?;
-    let color = color(&params)?;
-    let playing = gateway.feeds.computer_games_from(bot.ip, None);
-    if playing >= gateway.config.settings.computer_games_per_ip as usize {
-        return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!("{playing} games against the computer are in play from your address: finish one first"),
-        ));
-    }
-    rate_limited(&gateway, &bot)?;
-    let request = CreateGameRequest {
-        player_id: bot.player.to_string(),
-        player_name: bot.name(),
-        variant: variant as i32,
-        chess960,
-        color: color as i32,
-        clock,
-        computer: true,
-        level: level as i32,
-        ..Default::default()
-    };
-    let created = gateway.router.create_game(request).await?;
+    let request = CreateGameRequest { computer: true, level: level as i32, ..new_game(&bot, &params)? };
+    gateway.computer_games_allowed(bot.ip, None)?;
+    gateway.may_create_game(bot.ip)?;
+    let created = gateway.router.create_game(request.clone()).await?;
     notify(&gateway, bot.player.as_str(), Notice::GameStarted(GameStarted { game_id: created.game_id.clone() })).await;
     let state = created.state.unwrap_or_default();
     let body = json!({
         "id": created.game_id,
         "fullId": created.game_id,
-        "variant": lichess::variant(variant, chess960),
-        "speed": lichess::speed(clock.as_ref()),
+        "variant": lichess::variant(request.variant(), request.chess960),
+        "speed": lichess::speed(request.clock.as_ref()),
         "rated": false,
         "fen": state.fen,
         "turns": state.moves.len(),
@@ -313,6 +306,7 @@ pub async fn seek(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Params)
     let tasks = gateway.tasks.clone();
     tasks.spawn(async move {
         let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
+        let mut draining = gateway.draining.clone();
         let withdraw = loop {
             tokio::select! {
                 notice = notices.next() => {
@@ -326,6 +320,7 @@ pub async fn seek(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Params)
                     if !lines.keep_alive().await { break true }
                 }
                 () = lines.closed() => break true,
+                _ = draining.changed() => break true,
             }
         };
         if withdraw {

@@ -18,7 +18,6 @@ use serde_json::{json, Value};
 
 use super::{lichess, ApiError, ApiResult, Bot, Lines, KEEP_ALIVE};
 use crate::conn::Conn;
-use crate::feeds::Seat;
 use crate::Gateway;
 
 /// The site's address as the request named it, for links in events.
@@ -136,15 +135,7 @@ impl EventStream<'_> {
             return self.lines.send(&event("gameFinish", &state, source)).await;
         }
         self.games.insert(game.to_owned(), source);
-        self.gateway.feeds.note(&id, &state);
-        let seat = Seat::of(state.audience());
-        if !self.gateway.feeds.subscribe(&id, self.conn, seat, Some(self.bot.player.clone()), state.version) {
-            // The feed moved on: follow it from now.
-            if let Some(fresh) = self.state(game).await {
-                self.gateway.feeds.note(&id, &fresh);
-                self.gateway.feeds.subscribe(&id, self.conn, seat, Some(self.bot.player.clone()), fresh.version);
-            }
-        }
+        super::follow(self.gateway, &id, self.conn, &self.bot.player, state).await;
         true
     }
 

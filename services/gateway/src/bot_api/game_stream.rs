@@ -14,7 +14,6 @@ use serde_json::json;
 
 use super::{game_id, lichess, ApiError, ApiResult, Bot, Lines, KEEP_ALIVE};
 use crate::conn::Conn;
-use crate::feeds::Seat;
 use crate::Gateway;
 
 pub async fn open(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
@@ -53,16 +52,10 @@ async fn followed(
     if !lines.send(&lichess::game_full(state)).await || state.status() == Status::Ended {
         return;
     }
-    gateway.feeds.note(game, state);
-    if !gateway.feeds.subscribe(game, conn, Seat::of(state.audience()), Some(bot.player.clone()), state.version) {
-        // The feed moved on past this state: start again from a fresh one.
-        let Ok(fresh) = self::state(gateway, game, bot).await else { return };
-        *state = fresh;
+    let Some(followed) = super::follow(gateway, game, conn, &bot.player, state.clone()).await else { return };
+    if followed.version != state.version {
+        *state = followed;
         if !lines.send(&lichess::game_state(state)).await {
-            return;
-        }
-        gateway.feeds.note(game, state);
-        if !gateway.feeds.subscribe(game, conn, Seat::of(state.audience()), Some(bot.player.clone()), state.version) {
             return;
         }
     }

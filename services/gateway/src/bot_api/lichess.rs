@@ -204,6 +204,9 @@ pub fn event_game(state: &GameState, source: &str) -> Value {
     let my_turn = !state.legal.is_empty();
     let (name, id) = status(state);
     let seconds_left = state.clock.as_ref().map(|c| if color == "white" { c.white_ms } else { c.black_ms } / 1000);
+    let clock = state.clock_settings.as_ref();
+    let variant = variant(state.variant(), state.chess960);
+    let perf = perf(state.variant(), state.chess960, clock)["name"].as_str().map(str::to_lowercase);
     let mut game = json!({
         "gameId": state.game_id,
         "fullId": state.game_id,
@@ -214,13 +217,13 @@ pub fn event_game(state: &GameState, source: &str) -> Value {
         "isMyTurn": my_turn,
         "lastMove": state.moves.last().map(|m| m.uci.as_deref().unwrap_or(HIDDEN_MOVE)).unwrap_or(""),
         "opponent": opponent,
-        "perf": perf(state.variant(), state.chess960, state.clock_settings.as_ref())["name"].as_str().map(str::to_lowercase),
+        "perf": perf,
         "rated": state.rated,
         "secondsLeft": seconds_left,
         "source": source,
         "status": { "id": id, "name": name },
-        "speed": speed(state.clock_settings.as_ref()),
-        "variant": { "key": variant(state.variant(), state.chess960)["key"], "name": variant(state.variant(), state.chess960)["name"] },
+        "speed": speed(clock),
+        "variant": { "key": variant["key"], "name": variant["name"] },
         "compat": { "bot": true, "board": true },
     });
     if let Some(winner) = winner(state) {

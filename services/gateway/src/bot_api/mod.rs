@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::{GameState, GetStateRequest};
 use fogblast_proto::ids::{GameId, PlayerId};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -257,6 +258,28 @@ impl<S: Send + Sync> FromRequest<S> for Params {
             .map_err(|_| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("a body is at most {MAX_BODY} bytes")))?;
         Params::parse(query.as_deref(), &content_type, &body)
     }
+}
+
+/// Follows `game` on `conn` from `state`, as the seat `player` has there.
+/// When the feed has moved on past `state`, it follows from a fresh
+/// state instead; the state followed from is returned, `None` if neither
+/// could be followed.
+pub async fn follow(
+    gateway: &Gateway,
+    game: &GameId,
+    conn: &Arc<crate::conn::Conn>,
+    player: &PlayerId,
+    state: GameState,
+) -> Option<GameState> {
+    let seat = crate::feeds::Seat::of(state.audience());
+    gateway.feeds.note(game, &state);
+    if gateway.feeds.subscribe(game, conn, seat, Some(player.clone()), state.version) {
+        return Some(state);
+    }
+    let request = GetStateRequest { game_id: game.to_string(), player_id: player.to_string() };
+    let fresh = gateway.router.get_state(request).await.ok()?;
+    gateway.feeds.note(game, &fresh);
+    gateway.feeds.subscribe(game, conn, seat, Some(player.clone()), fresh.version).then_some(fresh)
 }
 
 pub fn game_id(text: &str) -> Result<GameId, ApiError> {
