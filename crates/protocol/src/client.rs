@@ -10,7 +10,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::id::{Id, ID_RULE};
-use crate::vocab::{ColorChoice, DrawAction, Level, Opponent, RatingRange, TakebackAction, TimeControl, Variant};
+use crate::vocab::{
+    ColorChoice, DrawAction, Level, Opponent, RatingRange, RematchAction, TakebackAction, TimeControl, Variant,
+};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hello {
@@ -72,6 +74,15 @@ pub struct TakebackOffer {
     pub action: TakebackAction,
 }
 
+/// `rematch`: offers (or agrees to) a rematch, or declines the opponent's
+/// offer. Without `action` it is an offer, as it was before declines.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RematchRequest {
+    pub game: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<RematchAction>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seek {
     pub variant: Variant,
@@ -98,7 +109,7 @@ pub enum ClientFrame {
     Draw(DrawOffer),
     Takeback(TakebackOffer),
     ClaimVictory(GameRef),
-    Rematch(GameRef),
+    Rematch(RematchRequest),
     Seek(Seek),
     CancelSeek,
     Lobby,
@@ -268,6 +279,17 @@ mod tests {
     }
 
     #[test]
+    fn a_rematch_is_an_offer_unless_it_declines() {
+        let rematch = |text| match parse(text).unwrap().frame {
+            ClientFrame::Rematch(r) => r.action.unwrap_or_default(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(rematch(r#"{"t":"rematch","game":"g"}"#), RematchAction::Offer);
+        assert_eq!(rematch(r#"{"t":"rematch","game":"g","action":"offer"}"#), RematchAction::Offer);
+        assert_eq!(rematch(r#"{"t":"rematch","game":"g","action":"decline"}"#), RematchAction::Decline);
+    }
+
+    #[test]
     fn a_key_given_twice_counts_the_last_time() {
         let request = parse(r#"{"t":"fly","t":"resume","game":"g","v":1,"v":2,"id":1,"id":"b"}"#).unwrap();
         assert_eq!(request.frame, ClientFrame::Resume(Resume { game: "g".into(), v: 2 }));
@@ -303,6 +325,7 @@ mod tests {
             (r#"{"t":"join","code":7}"#, BadRequest, None),
             (r#"{"t":"draw","game":"g","action":"request","id":5}"#, BadRequest, Some(Id::from(5))),
             (r#"{"t":"takeback","game":"g","action":"offer"}"#, BadRequest, None),
+            (r#"{"t":"rematch","game":"g","action":"accept"}"#, BadRequest, None),
             (r#"{"t":"create","variant":"unknown","color":"white","clock":null,"opponent":"human"}"#, BadRequest, None),
             (r#"{"t":"create","variant":"fog","color":"green","clock":null,"opponent":"human"}"#, BadRequest, None),
             (r#"{"t":"ping","id":{"a":1}}"#, BadRequest, None),

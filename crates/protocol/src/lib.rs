@@ -18,8 +18,8 @@ mod server;
 mod vocab;
 
 pub use client::{
-    id_of, parse, BadFrame, ClientFrame, Create, DrawOffer, GameRef, Hello, Join, Move, Request, Resume, Seek,
-    TakebackOffer,
+    id_of, parse, BadFrame, ClientFrame, Create, DrawOffer, GameRef, Hello, Join, Move, RematchRequest, Request,
+    Resume, Seek, TakebackOffer,
 };
 pub use id::{Id, MAX_ID_BYTES};
 pub use server::{
@@ -27,6 +27,6 @@ pub use server::{
     StateFrame,
 };
 pub use vocab::{
-    Color, ColorChoice, DrawAction, EndReason, Level, Opponent, RatingRange, Status, TakebackAction, TimeControl,
-    Variant, Viewer,
+    Color, ColorChoice, DrawAction, EndReason, Level, Opponent, RatingRange, RematchAction, Status, TakebackAction,
+    TimeControl, Variant, Viewer,
 };

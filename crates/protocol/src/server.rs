@@ -10,7 +10,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::id::Id;
 use crate::vocab::{
-    Color, ColorChoice, DrawAction, EndReason, Level, Status, TakebackAction, TimeControl, Variant, Viewer,
+    Color, ColorChoice, DrawAction, EndReason, Level, RematchAction, Status, TakebackAction, TimeControl, Variant,
+    Viewer,
 };
 
 fn is_zero(n: &u64) -> bool {
@@ -284,6 +285,10 @@ pub enum ServerFrame {
         /// Once both sides agreed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         new_game: Option<String>,
+        /// `decline` when `by` declined the opponent's offer; absent for an
+        /// offer or an agreement.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<RematchAction>,
     },
     Reconnect {
         reason: String,

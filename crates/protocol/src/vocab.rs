@@ -24,7 +24,19 @@ macro_rules! from_wire_name {
     )+};
 }
 
-from_wire_name!(Variant, Color, ColorChoice, Viewer, Opponent, Level, DrawAction, TakebackAction, Status, EndReason);
+from_wire_name!(
+    Variant,
+    Color,
+    ColorChoice,
+    Viewer,
+    Opponent,
+    Level,
+    DrawAction,
+    TakebackAction,
+    RematchAction,
+    Status,
+    EndReason
+);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -93,6 +105,16 @@ pub enum DrawAction {
 pub enum TakebackAction {
     Request,
     Accept,
+    Decline,
+}
+
+/// What a `rematch` frame does: an offer (which agrees to the opponent's
+/// standing offer) or the decline of the opponent's offer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RematchAction {
+    #[default]
+    Offer,
     Decline,
 }
 

@@ -118,6 +118,17 @@ impl Router {
         .await
     }
 
+    /// Declines the opponent's standing rematch offer.
+    pub async fn decline_rematch(&self, mut request: GameCommand) -> Result<CommandResponse, ServiceError> {
+        with_request_id(&mut request.request_id);
+        let game = owner_of(&request.game_id)?;
+        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
+            let request = fogblast_telemetry::traced(request.clone());
+            async move { client.decline_rematch(request).await }
+        })
+        .await
+    }
+
     /// Offers, accepts or declines a draw.
     pub async fn draw(&self, mut request: OfferRequest) -> Result<CommandResponse, ServiceError> {
         with_request_id(&mut request.request_id);

@@ -210,6 +210,11 @@ fn payload(live: &LiveGame, event: &Event, version: u64, viewer: Viewer, now_ms:
             Kind::Presence(PresenceEvent { color: wire(*color), gone: *gone, claim_in_ms: *claim_in_ms })
         }
         Event::Reset => Kind::State(state_for(live, version, viewer, now_ms, timeouts)),
-        Event::Rematch { by, game_id } => Kind::Rematch(RematchEvent { by: wire(*by), game_id: game_id.clone() }),
+        Event::Rematch { by, game_id } => {
+            Kind::Rematch(RematchEvent { by: wire(*by), game_id: game_id.clone(), declined: false })
+        }
+        Event::RematchDeclined { by } => {
+            Kind::Rematch(RematchEvent { by: wire(*by), game_id: String::new(), declined: true })
+        }
     }
 }

@@ -65,6 +65,10 @@ pub enum Command {
         player: PlayerId,
         new_game: String,
     },
+    /// Declines the opponent's standing rematch offer.
+    DeclineRematch {
+        player: PlayerId,
+    },
     /// `lease_ms` (with `connected`, if not 0): gone that long from now
     /// unless reported again.
     Presence {
@@ -108,6 +112,10 @@ pub enum Event {
     Rematch {
         by: Color,
         game_id: String,
+    },
+    /// `by` declined the opponent's rematch offer.
+    RematchDeclined {
+        by: Color,
     },
 }
 
@@ -165,6 +173,7 @@ pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts
         Command::Takeback { player, action } => next.takeback(&player, action)?,
         Command::ClaimVictory { player } => next.claim_victory(&player, timeouts)?,
         Command::Rematch { player, new_game } => next.rematch(&player, new_game)?,
+        Command::DeclineRematch { player } => next.decline_rematch(&player)?,
         Command::Presence { player, connected, lease_ms } => next.presence(&player, connected, lease_ms, timeouts),
         Command::Tick => next.tick(timeouts),
     };
@@ -513,6 +522,19 @@ impl Next {
             self.live.set_rematch_offer(Some(color));
             self.events.push(Event::Rematch { by: color, game_id: String::new() });
         }
+        Ok(true)
+    }
+
+    fn decline_rematch(&mut self, player: &PlayerId) -> Result<bool, CommandError> {
+        let color = self.seated_color(player)?;
+        if !self.live.record.rematch_game_id.is_empty() {
+            return Err(CommandError::RematchStarted);
+        }
+        if self.live.rematch_offer() != Some(!color) {
+            return Err(CommandError::NoRematchOffer);
+        }
+        self.live.set_rematch_offer(None);
+        self.events.push(Event::RematchDeclined { by: color });
         Ok(true)
     }
 

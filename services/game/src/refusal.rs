@@ -55,6 +55,8 @@ pub enum CommandError {
     RematchStarted,
     #[error("your rematch offer already stands")]
     RematchOfferStands,
+    #[error("there is no rematch offer to decline")]
+    NoRematchOffer,
     #[error("fog of war has no takebacks: taking a move back would show what the fog hid")]
     NoTakebacksInFog,
     #[error("the computer plays every game out: play on, or resign")]
@@ -90,6 +92,7 @@ impl CommandError {
             | RematchBeforeEnd
             | RematchStarted
             | RematchOfferStands
+            | NoRematchOffer
             | ComputerPlaysOn => ErrorCode::Conflict,
         }
     }

@@ -191,6 +191,15 @@ impl Game for GameService {
         .await
     }
 
+    async fn decline_rematch(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
+        let request = request.into_inner();
+        self.timed("decline_rematch", async {
+            let command = Command::DeclineRematch { player: player_id(&request.player_id)? };
+            self.command(&request.game_id, command, &request.request_id).await
+        })
+        .await
+    }
+
     async fn report_presence(&self, request: Request<PresenceRequest>) -> Result<Response<CommandResponse>, Status> {
         let request = request.into_inner();
         self.timed("report_presence", async {

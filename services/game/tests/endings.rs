@@ -294,6 +294,17 @@ async fn rematch(router: &Router, game: &str, player: &str) -> Result<String, Se
         .map(|response| response.new_game_id)
 }
 
+async fn decline_rematch(router: &Router, game: &str, player: &str) -> Result<u64, ServiceError> {
+    let command = GameCommand { game_id: game.to_owned(), player_id: player.to_owned(), ..Default::default() };
+    router
+        .on_owner(game, |mut client| {
+            let command = command.clone();
+            async move { client.decline_rematch(command).await }
+        })
+        .await
+        .map(|response| response.version)
+}
+
 /// GetState through the owner, refusals included.
 async fn try_state(router: &Router, game: &str, player: &str) -> Result<GameState, ServiceError> {
     let request = GetStateRequest { game_id: game.to_owned(), player_id: player.to_owned() };
@@ -862,6 +873,42 @@ async fn a_rematch_agreed_by_both_starts_with_colours_swapped() {
     router.make_move(&new_game, BLACK, "e2e4", 0).await.expect("bob opens");
     router.make_move(&new_game, WHITE, "e7e5", 1).await.expect("alice answers");
     assert_eq!(router.state(&new_game, BLACK).await.moves.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_rematch_offer_is_gone_for_both_and_may_be_made_again() {
+    let cluster = Cluster::start("end-rematch-decline", test_config()).await;
+    let router = &cluster.router;
+    let (game, _) = router.start_game(WireVariant::Atomic, WHITE, BLACK, None).await;
+    play(router, &game, 0, &["e2e4"]).await;
+    send(router, &game, WHITE, Rpc::Resign).await.expect("white resigns");
+    assert_eq!(code(decline_rematch(router, &game, BLACK).await), ErrorCode::Conflict, "no offer to decline");
+
+    let mut watch = open_watch(router, &game, version(router, &game).await).await;
+    rematch(router, &game, WHITE).await.expect("white offers");
+    assert_eq!(code(decline_rematch(router, &game, WHITE).await), ErrorCode::Conflict, "not one's own offer");
+    assert_eq!(code(decline_rematch(router, &game, "carol").await), ErrorCode::NotYourGame);
+    let declined_at = decline_rematch(router, &game, BLACK).await.expect("black declines");
+    for viewer in [WHITE, BLACK, ""] {
+        let state = router.state(&game, viewer).await;
+        assert_eq!(state.rematch_offer(), WireColor::Unspecified, "{viewer:?}");
+        assert!(state.rematch_game_id.is_empty());
+    }
+    let (_, offered) = next_event(&mut watch).await;
+    assert!(matches!(seat_payload(&offered, WireColor::Black), Some(Kind::Rematch(r)) if !r.declined));
+    let (v, declined) = next_event(&mut watch).await;
+    assert_eq!(v, declined_at);
+    for audience in [WireColor::White, WireColor::Black] {
+        let Some(Kind::Rematch(event)) = seat_payload(&declined, audience) else { panic!("{declined:?}") };
+        assert!(event.declined && event.game_id.is_empty());
+        assert_eq!(event.by(), WireColor::Black);
+    }
+    assert_eq!(code(decline_rematch(router, &game, BLACK).await), ErrorCode::Conflict, "declined once");
+
+    rematch(router, &game, WHITE).await.expect("white offers again");
+    let new_game = rematch(router, &game, BLACK).await.expect("black agrees this time");
+    assert!(!new_game.is_empty());
+    assert_eq!(code(decline_rematch(router, &game, WHITE).await), ErrorCode::Conflict, "the rematch has started");
 }
 
 // ---------------------------------------------------------------------------

@@ -553,6 +553,9 @@ mod tests {
         async fn rematch(&self, _: Request<GameCommand>) -> Result<Response<RematchResponse>, Status> {
             no()
         }
+        async fn decline_rematch(&self, _: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
+            no()
+        }
         async fn report_presence(&self, _: Request<PresenceRequest>) -> Result<Response<CommandResponse>, Status> {
             no()
         }

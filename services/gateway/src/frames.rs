@@ -8,7 +8,9 @@ use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::offer_event::Kind as OfferKind;
 use fogblast_proto::game::{self as proto, Audience, AudienceEvent, EventPayload, GameState, Status, Variant};
 use fogblast_protocol::convert::{color, level};
-use fogblast_protocol::{Clock, EndFrame, MoveFrame, Player, Players, ServerFrame, StateFrame, TimeControl};
+use fogblast_protocol::{
+    Clock, EndFrame, MoveFrame, Player, Players, RematchAction, ServerFrame, StateFrame, TimeControl,
+};
 
 /// A frame as the text a socket sends.
 pub fn text(frame: &ServerFrame) -> Utf8Bytes {
@@ -155,6 +157,7 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
             v,
             by: color(rematch.by()),
             new_game: Some(rematch.game_id.clone()).filter(|id| !id.is_empty()),
+            action: rematch.declined.then_some(RematchAction::Decline),
         },
     })
 }
@@ -272,9 +275,15 @@ mod tests {
         assert!(frames[0].is_none() && frames[2].is_none());
         assert_eq!(frames[1].as_deref(), Some(r#"{"t":"opponent_gone","game":"g1","v":6,"claim_in_ms":30000}"#));
 
-        let offered = payload(Kind::Rematch(RematchEvent { by: Color::Black as i32, game_id: String::new() }));
+        let offered =
+            payload(Kind::Rematch(RematchEvent { by: Color::Black as i32, game_id: String::new(), declined: false }));
         let rematch = AudienceEvent { white: offered.clone(), black: offered.clone(), spectators: offered };
         let frames = event("g1", 7, &rematch);
         assert_eq!(frames[2].as_deref(), Some(r#"{"t":"rematch","game":"g1","v":7,"by":"black"}"#));
+        let declined =
+            payload(Kind::Rematch(RematchEvent { by: Color::White as i32, game_id: String::new(), declined: true }));
+        let rematch = AudienceEvent { white: declined.clone(), black: declined.clone(), spectators: declined };
+        let frames = event("g1", 8, &rematch);
+        assert_eq!(frames[1].as_deref(), Some(r#"{"t":"rematch","game":"g1","v":8,"by":"white","action":"decline"}"#));
     }
 }

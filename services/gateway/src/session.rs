@@ -20,7 +20,7 @@ use fogblast_proto::game::{
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::matchmaker::Board;
 use fogblast_protocol::convert::color;
-use fogblast_protocol::{ClientFrame, Create, Hello, Id, Level, Opponent, ServerFrame};
+use fogblast_protocol::{ClientFrame, Create, Hello, Id, Level, Opponent, RematchAction, ServerFrame};
 use futures::{SinkExt, StreamExt};
 use tokio::time::Instant;
 
@@ -194,9 +194,8 @@ fn order(frame: &ClientFrame) -> Option<Order> {
         ClientFrame::Watch(w) => game(&w.game),
         ClientFrame::Resume(r) => game(&r.game),
         ClientFrame::Move(m) => game(&m.game),
-        ClientFrame::Resign(r) | ClientFrame::Abort(r) | ClientFrame::ClaimVictory(r) | ClientFrame::Rematch(r) => {
-            game(&r.game)
-        }
+        ClientFrame::Resign(r) | ClientFrame::Abort(r) | ClientFrame::ClaimVictory(r) => game(&r.game),
+        ClientFrame::Rematch(r) => game(&r.game),
         ClientFrame::Draw(o) => game(&o.game),
         ClientFrame::Takeback(o) => game(&o.game),
         ClientFrame::Seek(_) | ClientFrame::CancelSeek => Some(Order::In(Lane::Seeks)),
@@ -355,6 +354,9 @@ impl Session {
                 let game = game_id(&r.game)?;
                 let request =
                     GameCommand { game_id: game.to_string(), player_id: player.to_string(), ..Default::default() };
+                if r.action == Some(RematchAction::Decline) {
+                    return router.decline_rematch(request).await.map(drop);
+                }
                 let answer = router.rematch(request).await?;
                 if !answer.new_game_id.is_empty() {
                     self.follow(&game_id(&answer.new_game_id)?, id).await?;

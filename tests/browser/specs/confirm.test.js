@@ -1,7 +1,7 @@
 // Buttons that end a game ask to be sure: the first click on Resign or
 // Abort turns it into "Confirm resign?" / "Confirm abort?" for a few
 // seconds and sends nothing; only a second click does it. A rematch offer
-// can be declined, which hides it.
+// can be declined: the prompt goes, the offerer is told and may offer again.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,8 +69,18 @@ test('a rematch offer can be declined', { timeout: 90_000 }, async () => {
     await bob.shotSizes('rematch-offer');
     await bob.el('decline-rematch').click();
     await prompt.waitFor({ state: 'hidden' });
-    // Bob stays on the finished game and may still ask for one himself.
+    // Alice hears it: her offer no longer stands and she may make another.
+    await alice.page.getByText('your opponent declined the rematch').waitFor();
+    const aliceRematch = alice.el('rematch');
+    await aliceRematch.waitFor({ state: 'visible' });
+    assert.equal(await aliceRematch.isDisabled(), false);
+    assert.equal((await aliceRematch.textContent()).trim(), 'Rematch');
+    // Bob stays on the finished game and may still ask for one himself;
+    // the server forgot the offer, so a reload does not bring it back.
     assert.equal(bob.currentGame(), alice.view().game);
     await bob.el('rematch').waitFor({ state: 'visible' });
+    await bob.page.reload();
+    await bob.el('rematch').waitFor({ state: 'visible' });
+    assert.equal(await prompt.isVisible(), false);
   });
 });

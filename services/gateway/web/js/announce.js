@@ -60,7 +60,7 @@ export function announcement({ frame: f, previous, model, hotseat = false }) {
       return null;
     case 'rematch':
       if (!opponent || f.new_game || f.by === model.you) return null;
-      return `${opponent} offers a rematch.`;
+      return f.action === 'decline' ? `${opponent} declined the rematch.` : `${opponent} offers a rematch.`;
     case 'opponent_gone': return opponent ? `${opponent} left the game.` : null;
     case 'opponent_back': return opponent ? `${opponent} is back.` : null;
     default: return null;

@@ -112,9 +112,10 @@ export function applyFrame(model, frame, context = {}) {
     case 'seated': return applySeated(m, frame, now);
     case 'opponent_gone': return { ...m, gone: other(m.you), claimAt: now + (frame.claim_in_ms || 0) };
     case 'opponent_back': return { ...m, gone: null };
-    case 'rematch': return frame.new_game
-      ? { ...m, rematchGame: frame.new_game, rematchOffer: null }
-      : { ...m, rematchOffer: frame.by };
+    case 'rematch':
+      if (frame.new_game) return { ...m, rematchGame: frame.new_game, rematchOffer: null };
+      if (frame.action === 'decline') return { ...m, rematchOffer: null, rematchDeclinedBy: frame.by };
+      return { ...m, rematchOffer: frame.by, rematchDeclinedBy: null };
     default: return m;
   }
 }

@@ -122,6 +122,9 @@ export function capitalise(s) {
  */
 export function statusText(model, { myTurn = false, hotseat = false, firstMoveLeft = null } = {}) {
   if (model.status === 'ended') {
+    if (isSeat(model) && model.rematchDeclinedBy && model.rematchDeclinedBy !== model.you) {
+      return 'Game over: your opponent declined the rematch.';
+    }
     return model.moves.length ? 'Game over: step through it with ‹ › or the arrow keys.' : 'Game over.';
   }
   if (model.status === 'waiting') {

@@ -236,6 +236,19 @@ test('rematch: an offer, then the new game', () => {
   assert.equal(agreed.rematchOffer, null);
 });
 
+test('rematch: a declined offer no longer stands, and the offerer is told', () => {
+  const ended = feed([[created, 0], [seated, 0], [e4, 0], [e5, 0], [resigned, 0]]);
+  const offered = applyFrame(ended, { t: 'rematch', game: ended.id, v: 12, by: ended.you });
+  const opponent = ended.you === 'white' ? 'black' : 'white';
+  const declined = applyFrame(offered, { t: 'rematch', game: ended.id, v: 13, by: opponent, action: 'decline' });
+  assert.equal(declined.rematchOffer, null);
+  assert.equal(declined.rematchGame, null);
+  assert.equal(statusText(declined), 'Game over: your opponent declined the rematch.');
+  const again = applyFrame(declined, { t: 'rematch', game: ended.id, v: 14, by: ended.you });
+  assert.equal(again.rematchOffer, ended.you);
+  assert.notEqual(statusText(again), statusText(declined), 'a new offer clears the decline');
+});
+
 // Fog of war, "a hidden move and a lost piece": black's side.
 const fogVisible = ['a5', 'b5', 'c5', 'd5', 'e5', 'g5', 'h5', 'a6', 'b6', 'c6', 'd6', 'e6', 'f6', 'g6', 'h6',
   'a7', 'b7', 'c7', 'd7', 'e7', 'f7', 'g7', 'h7', 'a8', 'b8', 'c8', 'd8', 'e8', 'f8', 'g8', 'h8'];

@@ -25,8 +25,6 @@ import { premoveAllowed, queuedFor, playPremove } from '../features/premove.js';
 
 let board = null;
 let flipped = false;
-/** The game whose rematch offer was declined on this page. */
-let declinedRematch = null;
 
 export function resetGameView() {
   flipped = false;
@@ -158,7 +156,7 @@ function renderControls(model, canAct) {
   const opp = other(model.you);
   show('[data-prompt="draw"]', canAct && playing && model.drawOffer === opp);
   show('[data-prompt="takeback"]', canAct && playing && model.takebackOffer === opp);
-  show('[data-prompt="rematch"]', canAct && ended && model.rematchOffer === opp && !model.rematchGame && !isHotseat() && declinedRematch !== model.id);
+  show('[data-prompt="rematch"]', canAct && ended && model.rematchOffer === opp && !model.rematchGame && !isHotseat());
   show('[data-prompt="gone"]', canAct && playing && model.gone === opp);
   if (canAct && playing && model.gone === opp) renderGone(model);
 
@@ -176,7 +174,7 @@ function renderControls(model, canAct) {
     disabled: model.takebackOffer === model.you,
     text: vsComputer(model) ? 'Undo' : model.takebackOffer === model.you ? 'Takeback asked' : 'Takeback',
   });
-  setButton('rematch', seat && ended && !model.archived && !model.rematchGame && model.result !== null && (model.rematchOffer !== opp || declinedRematch === model.id), {
+  setButton('rematch', seat && ended && !model.archived && !model.rematchGame && model.result !== null && model.rematchOffer !== opp, {
     disabled: model.rematchOffer === model.you,
     text: model.rematchOffer === model.you ? 'Rematch offered…' : 'Rematch',
   });
@@ -319,12 +317,7 @@ export function bindGame(theBoard) {
   };
   $('rematch').addEventListener('click', rematch);
   $('accept-rematch').addEventListener('click', rematch);
-  $('decline-rematch').addEventListener('click', () => {
-    // The protocol has no answer to a rematch offer but another rematch: declining hides it here.
-    const main = modelOf('main');
-    if (main) declinedRematch = main.id;
-    renderGame();
-  });
+  $('decline-rematch').addEventListener('click', () => act({ t: 'rematch', action: 'decline' }));
   $('new-game').addEventListener('click', () => goHome());
   $('flip').addEventListener('click', () => { flipped = !flipped; renderGame(); });
   $('copy-link').addEventListener('click', () => copy($('invite-link').textContent, $('copy-link')));
