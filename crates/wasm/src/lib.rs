@@ -4,7 +4,11 @@
 //! in tests, which compare its answers with the wasm build's.
 //!
 //! Requests (`op` names the operation):
-//! - `position`: the game so far (`variant`, `initial_fen`, `moves`) →
+//! - `chess960`: the Chess960 start `number` (0-959) of a `variant`
+//!   (standard or atomic) → its `fen`.
+//! - `position`: the game so far (`variant`, `initial_fen`, `moves`, and
+//!   `chess960: true` for a Chess960 game, whose castling moves are then
+//!   written king-takes-rook, `e1h1`, as the server writes them) →
 //!   its FEN, side to move, legal moves, SAN of every move, the squares the
 //!   last move exploded, the checked king, and the outcome if it is over.
 //!   In fog of war, `view` (`white` or `black`) names the player: the answer
@@ -60,6 +64,10 @@ thread_local! {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 enum Request {
+    Chess960 {
+        variant: String,
+        number: u32,
+    },
     Position(GameSpec),
     Best {
         #[serde(flatten)]
@@ -111,6 +119,19 @@ struct GameSpec {
     /// Fog of war: the player the answer is for.
     #[serde(default)]
     view: Option<String>,
+    /// A Chess960 game: castling is written king-takes-rook.
+    #[serde(default)]
+    chess960: bool,
+}
+
+impl GameSpec {
+    fn castling_mode(&self) -> CastlingMode {
+        if self.chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        }
+    }
 }
 
 /// Answers one JSON request with one JSON answer.
@@ -130,6 +151,11 @@ pub fn handle(request: &str) -> String {
 
 fn answer(request: Request) -> Result<Value, String> {
     match request {
+        Request::Chess960 { variant, number } => {
+            let variant = parse_variant(&variant)?;
+            let position = Position::chess960(number, variant).map_err(|e| e.to_string())?;
+            Ok(json!({ "fen": position.fen() }))
+        }
         Request::Position(spec) => {
             if spec.variant == "fog" && spec.view.is_none() {
                 return Err("a fog-of-war position needs `view`: the player it is shown to".into());
@@ -155,7 +181,7 @@ fn answer(request: Request) -> Result<Value, String> {
             let report = search(game.position(), game.history_keys(), &limits);
             let best = report.best.ok_or("no move to play")?;
             Ok(json!({
-                "uci": best.to_uci(CastlingMode::Standard).to_string(),
+                "uci": best.to_uci(spec.castling_mode()).to_string(),
                 "score": report.score, "depth": report.depth, "nodes": report.nodes,
             }))
         }
@@ -205,6 +231,7 @@ fn answer(request: Request) -> Result<Value, String> {
                 result,
                 variant,
                 initial_fen: (!spec.initial_fen.trim().is_empty()).then(|| spec.initial_fen.clone()),
+                chess960: spec.chess960,
                 moves: spec.moves.clone(),
                 termination: "Normal".into(),
                 ..GameRecord::default()
@@ -328,7 +355,7 @@ fn describe(game: &Game, last: Option<LastMove>, spec: &GameSpec) -> Value {
     let legal: Vec<String> = if outcome.is_some() {
         Vec::new()
     } else {
-        position.legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect()
+        position.legal_moves().iter().map(|m| m.to_uci(spec.castling_mode()).to_string()).collect()
     };
     json!({
         "fen": position.fen(),
@@ -440,6 +467,46 @@ mod tests {
     }
 
     #[test]
+    fn a_chess960_start_is_made_by_number_and_castles_king_onto_rook() {
+        let start = call(json!({ "op": "chess960", "variant": "atomic", "number": 0 }));
+        assert_eq!(start["ok"], true, "{start}");
+        let fen = start["fen"].as_str().unwrap();
+        assert!(fen.starts_with("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w "), "{fen}");
+        let usual = call(json!({ "op": "chess960", "variant": "standard", "number": 518 }));
+        assert!(usual["fen"].as_str().unwrap().starts_with("rnbqkbnr/pppppppp/"), "{usual}");
+        for refused in [json!({ "variant": "fog", "number": 3 }), json!({ "variant": "atomic", "number": 960 })] {
+            let mut request = refused.clone();
+            request["op"] = json!("chess960");
+            assert_eq!(call(request)["ok"], false, "{refused}");
+        }
+        // From that start, a game goes on with its own castling rights.
+        let game = call(
+            json!({ "op": "position", "variant": "atomic", "initial_fen": fen, "chess960": true, "moves": ["g2g3", "g7g6"] }),
+        );
+        assert_eq!(game["ok"], true, "{game}");
+        assert_eq!(game["san"], json!(["g3", "g6"]));
+
+        // Castling is king takes rook in a Chess960 game, two squares over otherwise.
+        let open = "4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1";
+        let legal = |chess960: bool| -> Vec<String> {
+            let answer =
+                call(json!({ "op": "position", "variant": "standard", "initial_fen": open, "chess960": chess960 }));
+            answer["legal"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
+        };
+        let fischer = legal(true);
+        assert!(fischer.contains(&"e1h1".into()) && fischer.contains(&"e1a1".into()), "{fischer:?}");
+        assert!(!fischer.contains(&"e1g1".into()), "{fischer:?}");
+        let usual = legal(false);
+        assert!(usual.contains(&"e1g1".into()) && usual.contains(&"e1c1".into()), "{usual:?}");
+        // The PGN of a Chess960 game says so, with its start.
+        let pgn = call(
+            json!({ "op": "pgn", "variant": "standard", "initial_fen": fen, "chess960": true, "moves": ["g2g3"] }),
+        );
+        let text = pgn["pgn"].as_str().unwrap();
+        assert!(text.contains("[FEN \"bbqnnrkr/") && text.contains("[Variant \"Chess960\"]"), "{text}");
+    }
+
+    #[test]
     fn an_explosion_is_reported_and_ends_the_game() {
         // 1. Nf3 f6 2. Ne5 a6?? 3. Nxd7: the blast on d7 takes the king on e8.
         let moves = ["g1f3", "f7f6", "f3e5", "a7a6", "e5d7"];
@@ -532,6 +599,7 @@ mod tests {
             initial_fen: String::new(),
             moves: moves.iter().map(|m| m.to_string()).collect(),
             view: None,
+            chess960: false,
         })
         .unwrap()
         .0;

@@ -30,3 +30,18 @@ export function squareDistance(a, b) {
 }
 
 export const ALL_SQUARES = [...FILES].flatMap((f) => [1, 2, 3, 4, 5, 6, 7, 8].map((r) => f + r));
+
+/** Whether a FEN's placement is a Chess960 start: pawns on their ranks,
+ * black's back rank the mirror of white's, the bishops on squares of both
+ * colours, and the king between the rooks. */
+export function isChess960Start(fen) {
+  const ranks = fen.split(' ')[0].split('/');
+  const back = ranks[7];
+  if (ranks[0] !== back.toLowerCase() || ranks[1] !== 'pppppppp' || ranks[6] !== 'PPPPPPPP') return false;
+  if (!ranks.slice(2, 6).every((r) => r === '8') || back.length !== 8) return false;
+  if ([...back].sort().join('') !== 'BBKNNQRR') return false;
+  const bishops = [...back].flatMap((c, i) => (c === 'B' ? [i % 2] : []));
+  const rooks = [...back].flatMap((c, i) => (c === 'R' ? [i] : []));
+  const king = back.indexOf('K');
+  return bishops[0] !== bishops[1] && rooks[0] < king && king < rooks[1];
+}

@@ -74,8 +74,9 @@ export class Player {
     return this.received.filter((f) => seatOf.get(f.socket) === this.seat);
   }
 
-  static async open(browser, name, baseUrl, path = '/') {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  /** `contextOptions` adds to the browser context's (say `hasTouch: true` for a touch screen). */
+  static async open(browser, name, baseUrl, path = '/', contextOptions = {}) {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, ...contextOptions });
     const page = await context.newPage();
     page.setDefaultTimeout(10_000);
     const player = new Player(name, context, page, baseUrl);
@@ -245,6 +246,37 @@ export class Player {
   }
 
   /**
+   * Clicks square `sq` the way a person does. On the flat board: its middle.
+   * On the 3D board, where pieces stand over the squares behind them: the
+   * middle of the picture of the piece on it, or for an empty square the
+   * point nearest its middle where the square itself shows.
+   */
+  async clickSquare(sq) {
+    const point = await this.page.evaluate(([sel, sq]) => {
+      const board = document.querySelector(sel);
+      if (board.dataset.mode !== '3d') return null;
+      const square = board.querySelector(`[data-square="${sq}"]`);
+      const svg = square.querySelector('.piece svg');
+      if (svg) {
+        const r = svg.getBoundingClientRect();
+        return [r.x + r.width / 2, r.y + r.height / 2];
+      }
+      const r = square.getBoundingClientRect();
+      let best = null;
+      for (let i = 1; i < 16; i++) {
+        for (let j = 1; j < 16; j++) {
+          const x = r.x + (r.width * i) / 16, y = r.y + (r.height * j) / 16;
+          const d = Math.hypot(x - r.x - r.width / 2, y - r.y - r.height / 2);
+          if (document.elementFromPoint(x, y) === square && (!best || d < best[2])) best = [x, y, d];
+        }
+      }
+      return best ? best.slice(0, 2) : [r.x + r.width / 2, r.y + r.height / 2];
+    }, [T('board'), sq]);
+    if (point) await this.page.mouse.click(point[0], point[1]);
+    else await this.square(sq).click();
+  }
+
+  /**
    * Plays `uci` the way a person does: click the piece, check that the hints
    * are exactly the legal destinations of that piece, click the destination,
    * pick a queen when asked, and wait for the server's move frame.
@@ -253,7 +285,7 @@ export class Player {
     const from = uci.slice(0, 2);
     const to = uci.slice(2, 4);
     const before = this.view().ply;
-    await this.square(from).click();
+    await this.clickSquare(from);
     const expected = [...new Set(legal.filter((m) => m.startsWith(from)).map((m) => m.slice(2, 4)))].sort();
     try {
       await this.page.waitForFunction(
@@ -274,7 +306,7 @@ export class Player {
     if (missing.length || !extra.every(castleOntoRook)) {
       throw new Error(`${this.name}: hints after clicking ${from} are [${shown}], the legal destinations are [${expected}]`);
     }
-    await this.square(to).click();
+    await this.clickSquare(to);
     if (uci.length === 5) {
       const button = this.page.locator(`${T('promotion')} button[data-role="${uci[4]}"]`);
       await button.click();

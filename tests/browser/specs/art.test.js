@@ -1,8 +1,8 @@
 // The piece and board art, as the gateway serves it (/assets/art/): every
 // theme's pieces parse as SVG with ids of their own, the six silhouettes
 // differ at 40 px, each theme changes the pieces and the board, and on the
-// tilted 3D board the pieces stand up while every square still takes the
-// click at its middle.
+// tilted 3D board the pieces stand up, every square takes a click at its
+// middle in the board's plane, and every piece one at its picture's middle.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -165,8 +165,10 @@ test('the art: pieces, themes and the 3D board', { timeout: 90_000 }, async () =
     assert.equal(new Set(boards.map((b) => b.dark)).size, THEMES.length, 'every theme has dark squares of its own');
     for (const b of boards) assert.ok(b.fog, `${b.theme}: fog squares draw a cloud over the square`);
 
-    // 3D: the pieces stand up (transformed), the 2D ones lie flat; every
-    // square of the tilted board is what a click at its middle lands on.
+    // 3D: the pieces stand up (transformed), the 2D ones lie flat; in the
+    // board's plane (the pieces out of the way, as the board asks it) every
+    // square of the tilted board is what a click at its middle lands on,
+    // and a click at the middle of a piece's picture lands on that piece.
     const section = page.locator('section[data-theme="marble"]');
     const flat = await section.locator('.board[data-mode="2d"] .piece').first().evaluate((e) => getComputedStyle(e).transform);
     const upright = await section.locator('.board[data-mode="3d"] .piece').first().evaluate((e) => getComputedStyle(e).transform);
@@ -177,14 +179,21 @@ test('the art: pieces, themes and the 3D board', { timeout: 90_000 }, async () =
       board.scrollIntoView({ block: 'center' });
       const squares = [...board.querySelectorAll('.square')];
       const missed = [];
+      board.classList.add('hit-squares');
       for (const sq of squares) {
         const r = sq.getBoundingClientRect();
         const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2)?.closest('.square');
         if (hit !== sq) missed.push(`${sq.dataset.square}->${hit?.dataset.square}`);
       }
+      board.classList.remove('hit-squares');
+      for (const piece of board.querySelectorAll('.piece')) {
+        const r = piece.querySelector('svg').getBoundingClientRect();
+        const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        if (!hit || !piece.contains(hit)) missed.push(`the piece on ${piece.closest('.square').dataset.square}->${hit?.closest('.square')?.dataset.square}`);
+      }
       return { count: squares.length, missed };
     });
     assert.equal(count, 64);
-    assert.deepEqual(missed, [], 'squares of the 3D board that a click at their middle misses');
+    assert.deepEqual(missed, [], 'squares and pieces of the 3D board that a click at their middle misses');
   });
 });

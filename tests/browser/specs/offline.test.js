@@ -3,7 +3,10 @@
 // against the engine compiled to WebAssembly in a worker, saves the game
 // after every move so a reload resumes it exactly, undoes a move and the
 // computer's reply, plays to the end and offers the game as PGN. The server
-// is stopped and the browser is offline for the whole game.
+// is stopped and the browser is offline for the whole game. Fog of war
+// offline shows only what the player sees; Chess960 offline starts from a
+// 960 start the page draws, castles by dragging the king onto its rook, and
+// keeps its start over a reload and in its PGN.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +15,7 @@ import { join } from 'node:path';
 import { startServer } from '../lib/server.js';
 import { Player, launch, withShots, confirmClick } from '../lib/player.js';
 import { REPO } from '../lib/paths.js';
+import { isChess960Start, parseFen } from '../lib/chess.js';
 
 let server;
 let browser;
@@ -244,5 +248,101 @@ test('an offline fog-of-war game shows only what the player sees, and the fog li
     assert.equal(Object.keys(drawn).length, count, 'every piece shows once the fog lifts');
     assert.deepEqual(await moveList(p), whole.san, 'once the fog lifts, every move is named as the rules name it');
     await p.shot('offline-fog-end');
+  });
+});
+
+test('an offline Chess960 game: a 960 start, castling king onto rook, kept over a reload and in the PGN', { timeout: 150_000 }, async () => {
+  const local = await startServer();
+  const p = await Player.open(browser, 'offline-960', local.url);
+  players.push(p);
+  // The page's random numbers, fixed: the same start and the same computer moves on every run.
+  await p.page.addInitScript(() => {
+    let s = 20261203;
+    Math.random = () => (s = (s * 16807) % 2147483647) / 2147483647;
+  });
+  await withShots('offline-960', () => [p], local, async () => {
+    await p.page.reload();
+    const wasm = new Uint8Array(await (await fetch(`${local.url}/assets/offline/fogblast.wasm`)).arrayBuffer());
+    const engine = await loadEngine(wasm);
+    await p.choose('computer-variant', 'standard');
+    await p.choose('computer-color', 'white');
+    await p.choose('computer-level', 'easy');
+    await p.el('computer-offline').check();
+    await p.el('computer-chess960').check();
+    await p.el('computer-start').click();
+    await p.el('game').waitFor();
+    await p.board().waitFor();
+    await local.stop();
+
+    const started = await storedGame(p);
+    assert.equal(started.chess960, true, 'the stored game is a Chess960 game');
+    assert.ok(isChess960Start(started.initial_fen), `a 960 start: ${started.initial_fen}`);
+    assert.notEqual(started.initial_fen.split(' ')[0].split('/')[7], 'RNBQKBNR', 'not the usual start');
+    const start = parseFen(started.initial_fen);
+    await p.page.waitForFunction((n) => document.querySelectorAll('[data-testid="board"] .piece').length === n, 32);
+    assert.deepEqual(await piecesOnBoard(p), start, 'the board shows the 960 start');
+
+    const spec = (moves) => ({ variant: 'standard', initial_fen: started.initial_fen, chess960: true, moves });
+    let castled = null;
+    let castlePly = -1;
+    for (let turn = 0; turn < 20 && !castled; turn++) {
+      const game = await myTurn(p);
+      if (game.status === 'ended') break;
+      const position = engine.call({ op: 'position', ...spec(game.moves) });
+      assert.ok(position.ok, JSON.stringify(position));
+      const board = parseFen(position.fen);
+      const king = Object.keys(board).find((sq) => board[sq] === 'wk');
+      const castle = position.legal.find((m) => m.startsWith(king) && board[m.slice(2, 4)] === 'wr');
+      if (castle) {
+        // Castling is dragging the king onto its own rook.
+        const centre = async (sq) => {
+          const box = await p.square(sq).boundingBox();
+          return [box.x + box.width / 2, box.y + box.height / 2];
+        };
+        const [fx, fy] = await centre(castle.slice(0, 2));
+        const [tx, ty] = await centre(castle.slice(2, 4));
+        await p.page.mouse.move(fx, fy);
+        await p.page.mouse.down();
+        await p.page.mouse.move(tx, ty, { steps: 12 });
+        await p.page.mouse.up();
+        await storedMoves(p, (moves) => moves > game.moves.length);
+        castled = castle;
+        castlePly = game.moves.length;
+        break;
+      }
+      // Clear the back rank between king and rooks: a piece off it that is neither, else a pawn.
+      const develop = position.legal.find((m) => m[1] === '1' && m[3] !== '1' && !['wk', 'wr'].includes(board[m.slice(0, 2)]));
+      const pawn = position.legal.find((m) => board[m.slice(0, 2)] === 'wp' && !board[m.slice(2, 4)]);
+      await clickMove(p, develop || pawn || position.legal[0], game.moves.length);
+    }
+    assert.ok(castled, 'the game reached castling');
+    const game = await storedGame(p);
+    assert.equal(game.moves[castlePly], castled, 'the stored move is the king-takes-rook castling');
+    const after = engine.call({ op: 'position', ...spec(game.moves.slice(0, castlePly + 1)) });
+    const kingside = castled.charCodeAt(2) > castled.charCodeAt(0);
+    const placed = parseFen(after.fen);
+    assert.equal(placed[kingside ? 'g1' : 'c1'], 'wk', `castled ${castled}: the king's square`);
+    assert.equal(placed[kingside ? 'f1' : 'd1'], 'wr', `castled ${castled}: the rook's square`);
+    await myTurn(p);
+    await p.shot('offline-960-castled');
+
+    // A reload keeps the game, its start and its moves.
+    const now = await storedGame(p);
+    const pieces = await piecesOnBoard(p);
+    await p.page.reload();
+    await p.board().waitFor();
+    await p.page.waitForFunction((n) => document.querySelectorAll('[data-testid="board"] .piece').length === n, Object.keys(pieces).length);
+    assert.deepEqual(await piecesOnBoard(p), pieces, 'the board after the reload');
+    assert.deepEqual(parseFen(engine.call({ op: 'position', ...spec(now.moves) }).fen), pieces, 'the board is the game replayed from its 960 start');
+
+    // The PGN names the variant and carries the start.
+    await confirmClick(p, 'resign');
+    const href = await p.page.waitForFunction(() => {
+      const a = document.querySelector('[data-testid="pgn-link"]');
+      return a && !a.hidden && a.href.startsWith('data:') ? a.href : null;
+    }).then((h) => h.jsonValue());
+    const pgn = decodeURIComponent(href.slice(href.indexOf(',') + 1));
+    assert.match(pgn, /\[Variant "Chess960"\]/);
+    assert.ok(pgn.includes(`[FEN "${started.initial_fen}"]`), pgn);
   });
 });

@@ -339,7 +339,7 @@ export function pieceSvg(theme, color, role, style = '2d') {
         `<stop offset="1" stop-color="#000" stop-opacity="0"/></radialGradient>`,
     );
   }
-  const shadow = flat ? '' : `<ellipse cx="53" cy="90" rx="42" ry="9" fill="url(#${uid}-shadow)"/>`;
+  const shadow = flat ? '' : `<ellipse class="piece-shadow" cx="53" cy="90" rx="42" ry="9" fill="url(#${uid}-shadow)"/>`;
   // In 3D the body stands on the middle of the round base.
   const lift = flat ? '' : ' transform="translate(0 3)"';
   const opacity = m.opacity ? ` opacity="${m.opacity}"` : '';

@@ -1,8 +1,10 @@
 // The board: 64 `.square` elements in a grid, each holding at most one
 // `.piece`. It draws a position with its fog, last move, check, legal-move
 // hints and lost-piece flags, and turns drags, clicks, taps and keys into
-// moves. Squares are found under the pointer with elementFromPoint, never
-// by coordinate math, so the tilted 3D board works the same as the flat one.
+// moves. Squares and pieces are found under the pointer with
+// elementFromPoint, never by coordinate math, so the tilted 3D board works
+// the same as the flat one: in 3D a piece stands over the squares behind
+// it, and a click on its drawn shape picks it (see `pick`).
 
 import { pieceSvg } from '../art/pieces.js';
 import { sq, name, fileOf, rankOf, drawMove } from './chess.js';
@@ -52,6 +54,8 @@ export class Board {
     this.cursor = sq('e2');
     this.pending = null;
     this.drag = null;
+    /** A finger held on a capture to see its blast (touch screens): {from, id}, or null. */
+    this.aim = null;
     /** The square under the pointer while a piece is picked up, or -1. */
     this.hover = -1;
     this.squares = [];
@@ -202,8 +206,11 @@ export class Board {
    * player's own king marked apart; only squares in sight. Null otherwise.
    */
   blastPreview() {
-    const from = this.selected;
-    const to = this.el.dataset.input === 'keyboard' ? this.cursor : this.hover;
+    return this.blastMarks(this.selected, this.el.dataset.input === 'keyboard' ? this.cursor : this.hover);
+  }
+
+  /** What the capture `from`-`to` would blow up, as blastPreview's marks, or null. */
+  blastMarks(from, to) {
     if (!this.opts.blastOf || from < 0 || to < 0 || to === from || this.pending) return null;
     const mover = this.view.board[from];
     const target = this.visiblePiece(to);
@@ -368,10 +375,38 @@ export class Board {
 
   // --- input ----------------------------------------------------------
 
+  /** The square drawn under a point in the board's plane, whatever stands on it (-1: none). */
   squareAt(x, y) {
+    this.el.classList.add('hit-squares');
     const hit = document.elementFromPoint(x, y);
+    this.el.classList.remove('hit-squares');
     const el = hit && hit.closest('.square');
     return el && this.el.contains(el) ? sq(el.dataset.square) : -1;
+  }
+
+  /** The square of the piece drawn under a point (its painted shape), or -1. */
+  pieceAt(x, y) {
+    const hit = document.elementFromPoint(x, y);
+    const el = hit && hit.closest('.piece') && hit.closest('.square');
+    return el && this.el.contains(el) ? sq(el.dataset.square) : -1;
+  }
+
+  /**
+   * What a point picks. In 3D a piece's picture stands over the squares
+   * behind it, so a point may show a piece and lie on another square. The
+   * piece in hand (`from`) is itself first: a click on it puts it down.
+   * Then a place it may go: the piece drawn there (a capture), else the
+   * square under it. Otherwise the piece drawn there, else the square.
+   */
+  pick(x, y, from = this.selected) {
+    const piece = this.pieceAt(x, y);
+    const square = this.squareAt(x, y);
+    if (from >= 0 && piece === from) return from;
+    if (from >= 0) {
+      const targets = this.targetsOf(from);
+      for (const i of [piece, square]) if (i >= 0 && i !== from && targets.has(i)) return i;
+    }
+    return piece >= 0 ? piece : square;
   }
 
   /** A click, tap or Enter on square `i`. */
@@ -415,9 +450,8 @@ export class Board {
       // The keyboard cursor's outline shows while the keys drive the board, not after a click.
       el.dataset.input = 'pointer';
       if (e.button !== 0 && e.pointerType === 'mouse') return;
-      const hit = e.target.closest('.square');
-      if (!hit) return;
-      const i = sq(hit.dataset.square);
+      const i = this.pick(e.clientX, e.clientY);
+      if (i < 0) return;
       this.cursor = i;
       if (!this.canAct()) { this.render(); this.refuseLocked(i); return; }
       if (this.cancelsPremove(i)) {
@@ -429,8 +463,18 @@ export class Board {
       const wasSelected = this.selected === i;
       const targets = this.targetsOf(this.selected);
       if (this.selected >= 0 && !wasSelected && (targets.has(i) || (!this.canPick(i) && !this.view.legal))) {
-        this.attempt(this.selected, i);
         e.preventDefault();
+        if (e.pointerType !== 'mouse' && targets.has(i) && this.blastMarks(this.selected, i)) {
+          // Nothing hovers on a touch screen: a finger held on a capture
+          // shows its blast, lifting it plays the capture, sliding it off
+          // the board puts the capture off.
+          this.aim = { from: this.selected, id: e.pointerId };
+          this.hover = i;
+          this.render();
+          try { el.setPointerCapture(e.pointerId); } catch { /* synthetic events */ }
+          return;
+        }
+        this.attempt(this.selected, i);
         return;
       }
       if (this.canPick(i)) {
@@ -445,9 +489,9 @@ export class Board {
       }
     });
     el.addEventListener('pointermove', (e) => {
-      if (e.pointerType === 'mouse' || this.drag) {
+      if (e.pointerType === 'mouse' || this.drag || this.aim) {
         el.dataset.input = 'pointer';
-        this.pointAt(this.squareAt(e.clientX, e.clientY));
+        this.pointAt(this.pick(e.clientX, e.clientY, this.drag ? this.drag.from : this.selected));
       }
       const d = this.drag;
       if (!d || d.id !== e.pointerId) return;
@@ -467,12 +511,21 @@ export class Board {
       }
       if (d.moving) {
         d.ghost.style.transform = `translate(${e.clientX - d.size / 2}px, ${e.clientY - d.size / 2}px)`;
-        const over = this.squareAt(e.clientX, e.clientY);
+        const over = this.pick(e.clientX, e.clientY, d.from);
         for (const s of this.el.querySelectorAll('.drag-over')) s.classList.remove('drag-over');
         if (over >= 0) this.squares[over].classList.add('drag-over');
       }
     });
     const finish = (e, cancelled) => {
+      const a = this.aim;
+      if (a && a.id === e.pointerId) {
+        this.aim = null;
+        const to = cancelled ? -1 : this.pick(e.clientX, e.clientY, a.from);
+        this.hover = -1;
+        if (to >= 0 && to !== a.from && this.targetsOf(a.from).has(to)) this.attempt(a.from, to);
+        else this.render();
+        return;
+      }
       const d = this.drag;
       if (!d || d.id !== e.pointerId) return;
       this.drag = null;
@@ -481,7 +534,7 @@ export class Board {
       for (const s of this.el.querySelectorAll('.drag-over')) s.classList.remove('drag-over');
       if (cancelled) { this.select(-1); return; }
       if (d.moving) {
-        const to = this.squareAt(e.clientX, e.clientY);
+        const to = this.pick(e.clientX, e.clientY, d.from);
         if (to >= 0 && to !== d.from) {
           this.dropped = name(d.from) + name(to);
           this.attempt(d.from, to);

@@ -12,6 +12,7 @@ export const OFFLINE_PREFIX = 'offline-';
 /** The player id of this browser's own player in offline games (not a server id: those are 16 characters). */
 export const OFFLINE_PLAYER = 'offline';
 const LEVEL_NAME = { easy: 'Easy', medium: 'Medium', hard: 'Hard' };
+const STANDARD_START = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
 /** Finished offline games kept for their replay and PGN. */
 const KEEP_FINISHED = 20;
 
@@ -174,7 +175,7 @@ export class OfflineConnection {
 
   /** The game as the player sees it: in fog of war, cut to the player's view until the end lifts the fog. */
   async position(game, moves = game.moves, { whole = false } = {}) {
-    const request = { op: 'position', variant: game.variant, initial_fen: '', moves };
+    const request = { op: 'position', ...startOf(game), moves };
     if (game.variant === 'fog') request.view = whole || game.status === 'ended' ? 'all' : game.you;
     const answer = await engine().call(request);
     if (!answer.ok) throw new Error(answer.error);
@@ -191,7 +192,11 @@ export class OfflineConnection {
     let you = frame.color;
     if (you === 'random' || !you) you = Math.random() < 0.5 ? 'white' : 'black';
     if (you !== 'white' && you !== 'black') { this.emit(error('bad_request', `unknown colour ${frame.color}`, frame.id)); return; }
-    const game = newGame(variant, you, level);
+    const chess960 = frame.chess960 === true;
+    if (chess960 && variant === 'fog') {
+      this.emit(error('bad_request', 'Chess960 starting positions are for standard and atomic only', frame.id)); return;
+    }
+    const game = await newGame(variant, you, level, chess960);
     this.store(game);
     this.emit({ t: 'created', game: game.id, code: null, invite: null, color: you, id: frame.id });
     this.emit(await this.stateFrame(game, frame.id));
@@ -206,8 +211,8 @@ export class OfflineConnection {
       t: 'state', game: game.id, v: game.v, variant: game.variant, you: game.you,
       fen: pos.fen, moves: pos.moves || game.moves.slice(), clock: null, status: game.status,
       players: game.you === 'white' ? { white: person, black: computer } : { white: computer, black: person },
-      initial_fen: 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1',
-      chess960: false, rated: false, time_control: null,
+      initial_fen: game.initial_fen || STANDARD_START,
+      chess960: !!game.chess960, rated: false, time_control: null,
       draw_offer: null, takeback_offer: null, rematch_offer: null, offline: true,
     };
     if (game.status === 'ended') { frame.result = game.result; frame.reason = game.reason; }
@@ -283,7 +288,7 @@ export class OfflineConnection {
     if (!game || game.status !== 'playing' || turnOf(game) === game.you) return;
     const generation = this.generation.get(id) || 0;
     const answer = await engine().call({
-      op: 'best', variant: game.variant, initial_fen: '', moves: game.moves, level: game.level,
+      op: 'best', ...startOf(game), moves: game.moves, level: game.level,
       seed: game.seed + game.moves.length,
     });
     const now = loadGames()[id];
@@ -345,7 +350,8 @@ export class OfflineConnection {
     if (old.status !== 'ended') { this.emit(error('conflict', 'the game has not ended', frame.id)); return; }
     if (!old.rematch) {
       const you = old.you === 'white' ? 'black' : 'white';
-      const game = newGame(old.variant, you, old.level);
+      // As on the server, a Chess960 rematch starts from a new start of its own.
+      const game = await newGame(old.variant, you, old.level, !!old.chess960);
       this.store(game);
       old.rematch = game.id;
       old.v += 1;
@@ -362,7 +368,7 @@ export class OfflineConnection {
     const computer = `Computer (${level(game)})`;
     const you = (this.opts.name && this.opts.name()) || 'You';
     const answer = await engine().call({
-      op: 'pgn', variant: game.variant, moves: game.moves, result: game.result || '*',
+      op: 'pgn', ...startOf(game), moves: game.moves, result: game.result || '*',
       white: game.you === 'white' ? you : computer, black: game.you === 'white' ? computer : you,
       started_at_ms: game.started,
     });
@@ -371,13 +377,25 @@ export class OfflineConnection {
   }
 }
 
-/** A game just started, white to move. */
-function newGame(variant, you, level) {
-  return {
+/** A game just started, white to move: from the usual start, or from one of Chess960's 960 drawn at random. */
+async function newGame(variant, you, level, chess960 = false) {
+  const game = {
     id: OFFLINE_PREFIX + Math.random().toString(36).slice(2, 12),
     variant, you, level, v: 1, moves: [], status: 'playing', result: null, reason: null,
     seed: Math.floor(Math.random() * 2 ** 31), started: Date.now(),
   };
+  if (chess960) {
+    const start = await engine().call({ op: 'chess960', variant, number: Math.floor(Math.random() * 960) });
+    if (!start.ok) throw new Error(start.error);
+    game.chess960 = true;
+    game.initial_fen = start.fen;
+  }
+  return game;
+}
+
+/** What the rules module needs to know of a game's start. */
+function startOf(game) {
+  return { variant: game.variant, initial_fen: game.initial_fen || '', chess960: !!game.chess960 };
 }
 
 function level(game) { return LEVEL_NAME[game.level].toLowerCase(); }

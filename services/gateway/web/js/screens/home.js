@@ -85,16 +85,13 @@ export function bindHome() {
 
   const variant = $('computer-variant');
   // Chess960 is offered for standard and atomic, never fog of war (the
-  // server refuses it), nor offline (the page's computer starts from the
-  // usual position).
+  // server refuses it); offline too, where the page draws the start.
   const offer960 = () => {
-    const computer = variant.value !== 'fog' && !$('computer-offline').checked;
-    $('computer-chess960-field').hidden = !computer;
+    $('computer-chess960-field').hidden = variant.value === 'fog';
     $('friend-chess960-field').hidden = $('friend-variant').value === 'fog';
   };
   const fogNote = () => { $('computer-note').hidden = variant.value !== 'fog'; offer960(); };
   variant.addEventListener('change', fogNote);
-  $('computer-offline').addEventListener('change', offer960);
   $('friend-variant').addEventListener('change', offer960);
   fogNote();
   const chess960 = (form) => !$(`${form}-chess960-field`).hidden && $(`${form}-chess960`).checked;
@@ -109,7 +106,7 @@ export function bindHome() {
           t: 'create', variant: variant.value, color: $('computer-color').value,
           clock: parseClock($('computer-clock').value), opponent: 'computer', level: $('computer-level').value,
         };
-        if (!offline && chess960('computer')) create.chess960 = true;
+        if (chess960('computer')) create.chess960 = true;
         const created = await conn.request(create);
         openGame(created.game);
       } catch (err) { notice(errorText(err), 'error'); }
