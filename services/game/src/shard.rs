@@ -27,7 +27,7 @@ use tokio::sync::broadcast;
 use tracing::{debug, info, warn};
 
 use crate::audience::{self, Viewer};
-use crate::commands::{self, Command, Event, Outcome};
+use crate::commands::{self, Applied, Command, Event, Outcome};
 use crate::computer::EnginePool;
 use crate::config::GameConfig;
 use crate::create::{self, NewGame};
@@ -92,7 +92,8 @@ fn recorded_refusal(applied: &AppliedRequest) -> Option<ServiceError> {
 #[derive(Debug)]
 pub struct Done {
     pub version: u64,
-    pub live: LiveGame,
+    /// The game as committed, shared with the shard's cache.
+    pub live: Arc<LiveGame>,
 }
 
 #[derive(Debug)]
@@ -158,7 +159,7 @@ impl Shard {
         let record = GameRecord::decode(stored.record.as_slice())
             .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("game {game} is unreadable: {e}")))?;
         let live = LiveGame::from_record(record).map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
-        Ok(Some(Cached { live, version: stored.version }))
+        Ok(Some(Cached { live: Arc::new(live), version: stored.version }))
     }
 
     /// The game as last committed, read from the store. Reads never take
@@ -166,7 +167,7 @@ impl Shard {
     /// latest commit without holding up a command on the game.
     pub async fn current(&self, game: &GameId) -> Result<(LiveGame, u64), ServiceError> {
         let cached = self.load(game).await?.ok_or_else(|| not_found(game))?;
-        Ok((cached.live, cached.version))
+        Ok((Arc::unwrap_or_clone(cached.live), cached.version))
     }
 
     /// The game as `player` (or a spectator, for `None`) may see it.
@@ -332,8 +333,8 @@ impl Shard {
         if self.ownership.owns(game) {
             let slot = self.slot(game);
             let mut slot = slot.lock().await;
-            slot.cached = Some(Cached { live: live.clone(), version });
             self.after_commit(game, &live, bytes, due, now);
+            slot.cached = Some(Cached { live: Arc::new(live), version });
         }
         Ok(version)
     }
@@ -423,14 +424,16 @@ impl Shard {
                     if ended && !was_ended {
                         self.metrics.games_finished.inc();
                     }
-                    slot.cached = Some(Cached { live: applied.live.clone(), version });
+                    let Applied { live, refusal, .. } = *applied;
+                    let live = Arc::new(live);
+                    slot.cached = Some(Cached { live: live.clone(), version });
                     // Still under the game's lock, so watchers get events in order.
-                    self.after_commit(game, &applied.live, events, due, now);
+                    self.after_commit(game, &live, events, due, now);
                     drop(slot);
-                    if let Some(refusal) = applied.refusal {
+                    if let Some(refusal) = refusal {
                         return Err(refusal.into());
                     }
-                    return Ok(Done { version, live: applied.live });
+                    return Ok(Done { version, live });
                 }
                 Err(CommitError::VersionConflict { current }) => {
                     debug!(game = %game, expected = cached.version, current, "commit lost a race; reading again");

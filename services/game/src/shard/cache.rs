@@ -15,9 +15,11 @@ pub(super) struct Slot {
     pub(super) cached: Option<Cached>,
 }
 
+/// The game is shared, not copied, with the caller of a command and with
+/// whatever keeps it after the commit: a command copies it once, to change it.
 #[derive(Debug, Clone)]
 pub(super) struct Cached {
-    pub(super) live: LiveGame,
+    pub(super) live: Arc<LiveGame>,
     pub(super) version: u64,
 }
 
