@@ -167,12 +167,10 @@ fn route(players: &Mutex<Map>, message: &Message) {
 mod tests {
     use std::pin::Pin;
 
-    use axum::extract::ws::Utf8Bytes;
     use bytes::Bytes;
     use fogblast_bus::{BusError, ConsumerConfig, Delivery, Headers, NatsBus, NatsConfig, PublishAck};
     use fogblast_proto::notices::{player_notice, player_subject, PlayerNotice, SeekCancelled};
     use prost::Message as _;
-    use tokio::sync::mpsc;
 
     use super::*;
 
@@ -316,7 +314,7 @@ mod tests {
     }
 
     /// The reason of the next frame a socket gets, waiting for it a while.
-    async fn next_reason(frames: &mut mpsc::Receiver<Utf8Bytes>) -> String {
+    async fn next_reason(frames: &mut crate::conn::Outbox) -> String {
         let frame = tokio::time::timeout(Duration::from_secs(10), frames.recv())
             .await
             .expect("a frame in time")
@@ -326,7 +324,7 @@ mod tests {
         frame["reason"].as_str().unwrap().to_owned()
     }
 
-    fn nothing_more(frames: &mut mpsc::Receiver<Utf8Bytes>) -> bool {
+    fn nothing_more(frames: &mut crate::conn::Outbox) -> bool {
         frames.try_recv().is_err()
     }
 
