@@ -242,7 +242,11 @@ impl Session {
             Err(bad) => return self.error(bad.code, &bad.message, bad.id),
         };
         let order = match order(&request.frame) {
-            None => return self.handle(request, received).await,
+            // Boxed: awaited here, `handle`'s state (the largest of every
+            // command's, gRPC calls and all) would be part of the socket's
+            // own task for its whole life, idle or not, when only `hello`
+            // ever runs in it, once.
+            None => return Box::pin(self.handle(request, received)).await,
             Some(order) => order,
         };
         let id = request.id.clone();
