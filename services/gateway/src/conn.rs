@@ -2,15 +2,26 @@
 //! the queue of frames to send it, and a way to close it. Sending never
 //! waits: a client too slow to read its queue is closed rather than
 //! allowed to hold up a game's other watchers.
+//!
+//! The queue is a plain deque behind a lock, allocated as frames arrive
+//! and given back once a burst has been written, not a channel: a tokio
+//! channel allocates its first block of 32 frames when it is made, about
+//! 1.5 KiB with its bookkeeping, for every socket whether or not anything
+//! is ever sent to it (docs/performance.md).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::extract::ws::Utf8Bytes;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{watch, Notify};
 
 /// Frames queued per connection before it counts as too slow.
 pub const OUTBOX: usize = 1024;
+
+/// The queue's room kept once it is empty again; past it, the memory of a
+/// burst goes back to the allocator.
+const KEPT_ROOM: usize = 8;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -29,10 +40,19 @@ impl Close {
     pub const TOO_BIG: Close = Close { code: 1009, reason: "frame too large" };
 }
 
+#[derive(Debug, Default)]
+struct Queue {
+    frames: VecDeque<Utf8Bytes>,
+    /// Whether the connection's [`Outbox`] still reads.
+    gone: bool,
+}
+
 #[derive(Debug)]
 pub struct Conn {
     pub id: u64,
-    tx: mpsc::Sender<Utf8Bytes>,
+    queue: Mutex<Queue>,
+    /// Told when a frame is queued; the outbox waits on it.
+    queued: Notify,
     close: watch::Sender<Option<Close>>,
     /// The player's measured one-way lag, from WebSocket ping round trips.
     pub lag_ms: AtomicU64,
@@ -40,7 +60,19 @@ pub struct Conn {
     pub ip: Option<std::net::IpAddr>,
 }
 
-type Opened = (Arc<Conn>, mpsc::Receiver<Utf8Bytes>, watch::Receiver<Option<Close>>);
+/// The reading end of a connection's queue: the frames to write to the
+/// client, in the order sent. Once it is dropped, sending to the
+/// connection does nothing.
+#[derive(Debug)]
+pub struct Outbox {
+    conn: Arc<Conn>,
+}
+
+/// Nothing is queued now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Empty;
+
+type Opened = (Arc<Conn>, Outbox, watch::Receiver<Option<Close>>);
 
 impl Conn {
     /// A connection of unknown address (tests).
@@ -55,22 +87,34 @@ impl Conn {
     }
 
     fn opened(ip: Option<std::net::IpAddr>) -> Opened {
-        let (tx, rx) = mpsc::channel(OUTBOX);
         let (close, closed) = watch::channel(None);
-        let conn = Conn { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), tx, close, lag_ms: AtomicU64::new(0), ip };
-        (Arc::new(conn), rx, closed)
+        let conn = Arc::new(Conn {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            queue: Mutex::default(),
+            queued: Notify::new(),
+            close,
+            lag_ms: AtomicU64::new(0),
+            ip,
+        });
+        let outbox = Outbox { conn: conn.clone() };
+        (conn, outbox, closed)
     }
 
     /// Queues a frame; a connection whose queue is full is closed.
     pub fn send(&self, frame: Utf8Bytes) -> bool {
-        match self.tx.try_send(frame) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.close(Close::TOO_SLOW);
-                false
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        let mut queue = self.queue.lock().expect("queue lock");
+        if queue.gone {
+            return false;
         }
+        if queue.frames.len() >= OUTBOX {
+            drop(queue);
+            self.close(Close::TOO_SLOW);
+            return false;
+        }
+        queue.frames.push_back(frame);
+        drop(queue);
+        self.queued.notify_one();
+        true
     }
 
     pub fn close(&self, reason: Close) {
@@ -81,5 +125,80 @@ impl Conn {
             }
             first
         });
+    }
+}
+
+impl Outbox {
+    /// The next frame, waiting until one is queued. Cancel-safe: a frame
+    /// is taken only when it is returned.
+    pub async fn recv(&mut self) -> Option<Utf8Bytes> {
+        loop {
+            if let Ok(frame) = self.try_recv() {
+                return Some(frame);
+            }
+            self.conn.queued.notified().await;
+        }
+    }
+
+    /// The next frame if one is queued now.
+    pub fn try_recv(&mut self) -> Result<Utf8Bytes, Empty> {
+        let mut queue = self.conn.queue.lock().expect("queue lock");
+        let frame = queue.frames.pop_front().ok_or(Empty)?;
+        if queue.frames.is_empty() && queue.frames.capacity() > KEPT_ROOM {
+            queue.frames = VecDeque::new();
+        }
+        Ok(frame)
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        let mut queue = self.conn.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        queue.gone = true;
+        queue.frames = VecDeque::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn frame(text: &str) -> Utf8Bytes {
+        Utf8Bytes::from(text.to_owned())
+    }
+
+    #[tokio::test]
+    async fn frames_come_out_in_order_and_a_waiting_outbox_is_woken() {
+        let (conn, mut outbox, _closed) = Conn::new();
+        assert_eq!(outbox.try_recv(), Err(Empty));
+        assert!(conn.send(frame("a")));
+        assert!(conn.send(frame("b")));
+        assert_eq!(outbox.recv().await.as_deref(), Some("a"));
+        assert_eq!(outbox.try_recv().as_deref(), Ok("b"));
+        let waiting = tokio::spawn(async move { outbox.recv().await.map(|f| f.as_str().to_owned()) });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(conn.send(frame("c")));
+        let got = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("woken").unwrap();
+        assert_eq!(got.as_deref(), Some("c"));
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_closes_the_connection_and_a_gone_one_takes_nothing() {
+        let (conn, mut outbox, closed) = Conn::new();
+        for i in 0..OUTBOX {
+            assert!(conn.send(frame(&i.to_string())), "frame {i}");
+        }
+        assert!(!conn.send(frame("one too many")));
+        assert_eq!(*closed.borrow(), Some(Close::TOO_SLOW));
+        for i in 0..OUTBOX {
+            assert_eq!(outbox.try_recv().as_deref(), Ok(i.to_string().as_str()));
+        }
+        assert_eq!(outbox.try_recv(), Err(Empty));
+        assert!(conn.queue.lock().unwrap().frames.capacity() <= KEPT_ROOM, "a burst's room is given back");
+        drop(outbox);
+        assert!(!conn.send(frame("after")), "nobody reads any more");
+        assert!(conn.queue.lock().unwrap().frames.is_empty());
     }
 }

@@ -25,8 +25,12 @@ use crate::{archive_api, bot_api, frames, session, Gateway};
 #[path = "web.rs"]
 pub mod web;
 
-/// Bytes read from a client socket at a time.
-const READ_BUFFER: usize = 2 * 1024;
+/// Bytes read from a client socket at a time, and the read buffer every
+/// socket keeps between frames: a client's frames are a few dozen bytes
+/// (a move is about 80), so an idle socket holds 512 bytes, not 2 KiB. A
+/// larger frame, up to `max_frame_bytes`, still fits: the buffer grows for
+/// it and is read into 512 bytes at a time.
+const READ_BUFFER: usize = 512;
 
 pub fn routes(gateway: Arc<Gateway>) -> Router {
     let api = Router::new()
@@ -96,8 +100,8 @@ async fn upgrade(
         .max_message_size(max)
         // The library zeroes its whole read buffer (128 KiB by default) on
         // every read: most of a busy gateway's CPU time, and 128 KiB of
-        // memory per connection. Client frames are small; a larger one
-        // still fits, the buffer grows for it.
+        // memory per connection. Client frames are small (`READ_BUFFER`);
+        // a larger one still fits, the buffer grows for it.
         .read_buffer_size(READ_BUFFER)
         .on_failed_upgrade({
             let gateway = gateway.clone();

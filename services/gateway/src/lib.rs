@@ -174,7 +174,7 @@ pub async fn run(
             tasks.clone(),
             config.settings.presence_lease().as_millis() as u64,
         ),
-        players: players::Players::new(bus.clone(), metrics.clone()),
+        players: players::Players::start(bus.clone(), metrics.clone()).await,
         bus,
         limits: limits::IpLimits::new(
             config.settings.max_connections_per_ip,

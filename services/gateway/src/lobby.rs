@@ -242,7 +242,7 @@ mod tests {
         LobbyFrame { v, open: boards.to_vec(), id: None }
     }
 
-    fn read(frames: &mut tokio::sync::mpsc::Receiver<axum::extract::ws::Utf8Bytes>) -> Vec<serde_json::Value> {
+    fn read(frames: &mut crate::conn::Outbox) -> Vec<serde_json::Value> {
         std::iter::from_fn(|| frames.try_recv().ok()).map(|f| serde_json::from_str(f.as_str()).unwrap()).collect()
     }
 

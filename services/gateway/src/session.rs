@@ -233,8 +233,8 @@ impl Session {
 
     /// Starts the command in `text` in its lane. Only `hello` is carried
     /// out before the next frame is read: every later command depends on
-    /// who it names, and it waits only for the local bus client to
-    /// subscribe to the player's notices, never for another service.
+    /// who it names, and it waits for no other service (the gateway's
+    /// one subscription to players' notices is there from its start).
     async fn accept(&mut self, text: &str, lanes: &mut Lanes) {
         let received = Instant::now();
         let request = match fogblast_protocol::parse(text) {
@@ -242,7 +242,11 @@ impl Session {
             Err(bad) => return self.error(bad.code, &bad.message, bad.id),
         };
         let order = match order(&request.frame) {
-            None => return self.handle(request, received).await,
+            // Boxed: awaited here, `handle`'s state (the largest of every
+            // command's, gRPC calls and all) would be part of the socket's
+            // own task for its whole life, idle or not, when only `hello`
+            // ever runs in it, once.
+            None => return Box::pin(self.handle(request, received)).await,
             Some(order) => order,
         };
         let id = request.id.clone();
@@ -410,7 +414,7 @@ impl Session {
             None => self.gateway.signer.new_player(),
         };
         self.name = hello.name.unwrap_or_default();
-        self.gateway.players.add(&player, &self.conn).await;
+        self.gateway.players.add(&player, &self.conn);
         self.send(&ServerFrame::Welcome { player: player.as_str().to_owned(), token, id: id.cloned() });
         self.player = Some(player);
         Ok(())

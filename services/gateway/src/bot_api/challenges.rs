@@ -140,7 +140,7 @@ async fn hold(
     challenge: &Challenge,
     mut answers: futures::stream::BoxStream<'static, fogblast_bus::Message>,
     conn: &Arc<Conn>,
-    mut frames: tokio::sync::mpsc::Receiver<axum::extract::ws::Utf8Bytes>,
+    mut frames: crate::conn::Outbox,
     state: GameState,
 ) {
     let challenger = challenge.challenger.as_ref().map(|c| PlayerId::parse(&c.player_id));

@@ -62,7 +62,7 @@ impl EventStream<'_> {
     async fn run(
         &mut self,
         mut notices: futures::stream::BoxStream<'static, fogblast_bus::Message>,
-        mut frames: tokio::sync::mpsc::Receiver<axum::extract::ws::Utf8Bytes>,
+        mut frames: crate::conn::Outbox,
     ) {
         let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
         let mut draining = self.gateway.draining.clone();

@@ -47,7 +47,7 @@ async fn followed(
     state: &mut GameState,
     lines: &Lines,
     conn: &Arc<Conn>,
-    frames: &mut tokio::sync::mpsc::Receiver<axum::extract::ws::Utf8Bytes>,
+    frames: &mut crate::conn::Outbox,
 ) {
     if !lines.send(&lichess::game_full(state)).await || state.status() == Status::Ended {
         return;
