@@ -165,11 +165,10 @@ fn route(players: &Mutex<Map>, message: &Message) {
 
 #[cfg(test)]
 mod tests {
-    use std::pin::Pin;
-
     use bytes::Bytes;
     use fogblast_bus::{BusError, ConsumerConfig, Delivery, Headers, NatsBus, NatsConfig, PublishAck};
     use fogblast_proto::notices::{player_notice, player_subject, PlayerNotice, SeekCancelled};
+    use fogblast_testkit::{self as testkit, Scratch};
     use prost::Message as _;
 
     use super::*;
@@ -213,98 +212,32 @@ mod tests {
         subscribed: Mutex<Vec<String>>,
     }
 
-    // `EventBus` is an `async_trait`; written out by hand, since the
-    // gateway has no need of the macro itself.
-    type Boxed<'a, T> = Pin<Box<dyn std::future::Future<Output = Result<T, BusError>> + Send + 'a>>;
-
+    #[tonic::async_trait]
     impl EventBus for Counting {
-        fn publish_durable<'s, 'a, 'b, 'f>(
-            &'s self,
-            subject: &'a str,
-            message_id: &'b str,
+        async fn publish_durable(
+            &self,
+            subject: &str,
+            message_id: &str,
             headers: Headers,
             payload: Bytes,
-        ) -> Boxed<'f, PublishAck>
-        where
-            's: 'f,
-            'a: 'f,
-            'b: 'f,
-            Self: 'f,
-        {
-            self.inner.publish_durable(subject, message_id, headers, payload)
+        ) -> Result<PublishAck, BusError> {
+            self.inner.publish_durable(subject, message_id, headers, payload).await
         }
 
-        fn consume_durable<'s, 'f>(
-            &'s self,
+        async fn consume_durable(
+            &self,
             config: ConsumerConfig,
-        ) -> Boxed<'f, BoxStream<'static, Result<Box<dyn Delivery>, BusError>>>
-        where
-            's: 'f,
-            Self: 'f,
-        {
-            self.inner.consume_durable(config)
+        ) -> Result<BoxStream<'static, Result<Box<dyn Delivery>, BusError>>, BusError> {
+            self.inner.consume_durable(config).await
         }
 
-        fn publish<'s, 'a, 'f>(&'s self, subject: &'a str, headers: Headers, payload: Bytes) -> Boxed<'f, ()>
-        where
-            's: 'f,
-            'a: 'f,
-            Self: 'f,
-        {
-            self.inner.publish(subject, headers, payload)
+        async fn publish(&self, subject: &str, headers: Headers, payload: Bytes) -> Result<(), BusError> {
+            self.inner.publish(subject, headers, payload).await
         }
 
-        fn subscribe<'s, 'a, 'f>(&'s self, subject: &'a str) -> Boxed<'f, BoxStream<'static, Message>>
-        where
-            's: 'f,
-            'a: 'f,
-            Self: 'f,
-        {
+        async fn subscribe(&self, subject: &str) -> Result<BoxStream<'static, Message>, BusError> {
             self.subscribed.lock().unwrap().push(subject.to_owned());
-            self.inner.subscribe(subject)
-        }
-    }
-
-    fn nats_url() -> String {
-        std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".to_owned())
-    }
-
-    /// The test's own JetStream stream (the bus makes one when it
-    /// connects), deleted when dropped, also when the test fails. The
-    /// gateway has no JetStream client of its own, so the request is
-    /// written on the wire.
-    struct TestStream(String);
-
-    impl Drop for TestStream {
-        fn drop(&mut self) {
-            use std::io::{BufRead, BufReader, Write};
-            let url = nats_url();
-            let address = url.trim_start_matches("nats://");
-            let Ok(mut wire) = std::net::TcpStream::connect(address) else { return };
-            let _ = wire.set_read_timeout(Some(Duration::from_secs(5)));
-            let Ok(read) = wire.try_clone() else { return };
-            let mut lines = BufReader::new(read);
-            let name = &self.0;
-            let request = format!(
-                "CONNECT {{\"verbose\":false,\"pedantic\":false}}\r\nSUB _INBOX.{name} 1\r\n\
-                 PUB $JS.API.STREAM.DELETE.{name} _INBOX.{name} 0\r\n\r\n"
-            );
-            if wire.write_all(request.as_bytes()).is_err() {
-                return;
-            }
-            // Until the answer (or the timeout): the server's INFO, then MSG.
-            let mut line = String::new();
-            for _ in 0..16 {
-                line.clear();
-                match lines.read_line(&mut line) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) if line.starts_with("MSG") => return,
-                    Ok(_) if line.starts_with("PING") => {
-                        let _ = wire.write_all(b"PONG\r\n");
-                    }
-                    Ok(_) => {}
-                }
-            }
+            self.inner.subscribe(subject).await
         }
     }
 
@@ -335,24 +268,23 @@ mod tests {
     /// to `player.*`, whoever connected.
     #[tokio::test]
     async fn one_subscription_carries_every_players_notices_to_their_own_sockets() {
-        let unique = format!("{:08x}", rand::random::<u32>());
-        let stream = TestStream(format!("TEST_GATEWAY_PLAYERS_{}", unique.to_ascii_uppercase()));
+        let scratch = Scratch::new("gateway-players");
         let config = NatsConfig {
-            url: nats_url(),
-            stream: stream.0.clone(),
-            subject_prefix: format!("test_gateway_players_{unique}."),
-            max_bytes: 64 * 1024 * 1024,
+            url: testkit::nats_url(),
+            stream: scratch.stream.clone(),
+            subject_prefix: scratch.subject_prefix.clone(),
+            max_bytes: testkit::TEST_STREAM_MAX_BYTES,
             ..NatsConfig::default()
         };
-        let nats = NatsBus::connect(config)
-            .await
-            .unwrap_or_else(|e| panic!("this test needs NATS at {} (FOGBLAST_TEST_NATS_URL): {e}", nats_url()));
+        let nats = NatsBus::connect(config).await.unwrap_or_else(|e| {
+            panic!("this test needs NATS at {} (FOGBLAST_TEST_NATS_URL): {e}", testkit::nats_url())
+        });
         let bus = Arc::new(Counting { inner: nats.clone(), subscribed: Mutex::default() });
         let players = Players::start(bus.clone(), Arc::new(Metrics::new().unwrap())).await;
 
-        let alice = PlayerId::parse(&format!("alice{unique}")).unwrap();
-        let bob = PlayerId::parse(&format!("bob{unique}")).unwrap();
-        let carol = PlayerId::parse(&format!("carol{unique}")).unwrap();
+        let alice = PlayerId::parse("alice").unwrap();
+        let bob = PlayerId::parse("bob").unwrap();
+        let carol = PlayerId::parse("carol").unwrap();
         let (alice_tab, mut alice_tab_frames, _c1) = Conn::new();
         let (alice_phone, mut alice_phone_frames, _c2) = Conn::new();
         let (bob_tab, mut bob_frames, _c3) = Conn::new();

@@ -317,19 +317,26 @@ export class Player {
     return mine;
   }
 
-  /** Plays `uci` by dragging the piece onto its square with the mouse, and waits for the server's move frame. */
-  async drag(uci) {
-    const before = this.view().ply;
-    const center = async (sq) => {
-      const box = await this.square(sq).boundingBox();
-      return [box.x + box.width / 2, box.y + box.height / 2];
-    };
-    const [fx, fy] = await center(uci.slice(0, 2));
-    const [tx, ty] = await center(uci.slice(2, 4));
+  /** The middle of square `sq`'s box on screen: [x, y]. */
+  async centre(sq) {
+    const box = await this.square(sq).boundingBox();
+    return [box.x + box.width / 2, box.y + box.height / 2];
+  }
+
+  /** Drags the piece on `from` onto `to` with the mouse (nothing is waited for). */
+  async dragSquares(from, to) {
+    const [fx, fy] = await this.centre(from);
+    const [tx, ty] = await this.centre(to);
     await this.page.mouse.move(fx, fy);
     await this.page.mouse.down();
     await this.page.mouse.move(tx, ty, { steps: 12 });
     await this.page.mouse.up();
+  }
+
+  /** Plays `uci` by dragging the piece onto its square with the mouse, and waits for the server's move frame. */
+  async drag(uci) {
+    const before = this.view().ply;
+    await this.dragSquares(uci.slice(0, 2), uci.slice(2, 4));
     await this.waitFor(() => this.seatFrames().some((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame()), `the dragged move ${uci} (ply ${before}) to be played`);
     const mine = this.seatFrames().find((f) => f.t === 'move' && f.ply === before && f.game === this.currentGame());
     if (mine.uci !== uci) throw new Error(`${this.name}: dragged ${uci} but the server played ${mine.uci}`);

@@ -95,10 +95,7 @@ test('on a touch screen a finger held on a capture shows its blast; lifting play
 
     const cdp = await alice.context.newCDPSession(alice.page);
     const touch = (type, [x, y]) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: type === 'touchEnd' ? [] : [{ x, y }] });
-    const centre = async (sq) => {
-      const box = await alice.square(sq).boundingBox();
-      return [box.x + box.width / 2, box.y + box.height / 2];
-    };
+    const centre = (sq) => alice.centre(sq);
     const selected = () => alice.page.$$eval('[data-testid="board"] .square.selected', (els) => els.map((e) => e.dataset.square));
     const movesSent = () => alice.sent.filter((f) => f.t === 'move').length;
     const sentBefore = movesSent();

@@ -295,16 +295,7 @@ test('an offline Chess960 game: a 960 start, castling king onto rook, kept over 
       const castle = position.legal.find((m) => m.startsWith(king) && board[m.slice(2, 4)] === 'wr');
       if (castle) {
         // Castling is dragging the king onto its own rook.
-        const centre = async (sq) => {
-          const box = await p.square(sq).boundingBox();
-          return [box.x + box.width / 2, box.y + box.height / 2];
-        };
-        const [fx, fy] = await centre(castle.slice(0, 2));
-        const [tx, ty] = await centre(castle.slice(2, 4));
-        await p.page.mouse.move(fx, fy);
-        await p.page.mouse.down();
-        await p.page.mouse.move(tx, ty, { steps: 12 });
-        await p.page.mouse.up();
+        await p.dragSquares(castle.slice(0, 2), castle.slice(2, 4));
         await storedMoves(p, (moves) => moves > game.moves.length);
         castled = castle;
         castlePly = game.moves.length;

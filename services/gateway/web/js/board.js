@@ -489,9 +489,13 @@ export class Board {
       }
     });
     el.addEventListener('pointermove', (e) => {
+      // What the pointer is over matters only with a piece in hand (the
+      // blast preview, the drop target): the hit tests wait until then.
+      const from = this.drag ? this.drag.from : this.selected;
+      const over = from >= 0 ? this.pick(e.clientX, e.clientY, from) : -1;
       if (e.pointerType === 'mouse' || this.drag || this.aim) {
         el.dataset.input = 'pointer';
-        this.pointAt(this.pick(e.clientX, e.clientY, this.drag ? this.drag.from : this.selected));
+        this.pointAt(over);
       }
       const d = this.drag;
       if (!d || d.id !== e.pointerId) return;
@@ -511,7 +515,6 @@ export class Board {
       }
       if (d.moving) {
         d.ghost.style.transform = `translate(${e.clientX - d.size / 2}px, ${e.clientY - d.size / 2}px)`;
-        const over = this.pick(e.clientX, e.clientY, d.from);
         for (const s of this.el.querySelectorAll('.drag-over')) s.classList.remove('drag-over');
         if (over >= 0) this.squares[over].classList.add('drag-over');
       }
