@@ -143,15 +143,57 @@ pub enum Outcome {
     Unchanged,
 }
 
-/// Applies `command` at store time `now_ms`.
+/// What a command applied in place made, besides the changed game.
+#[derive(Debug)]
+pub struct Changes {
+    pub events: Vec<Event>,
+    /// As [`Applied::refusal`].
+    pub refusal: Option<CommandError>,
+    /// As [`Applied::rematch`].
+    pub rematch: bool,
+}
+
+/// The result of a command applied in place.
+#[derive(Debug)]
+pub enum InPlace {
+    /// The game was changed; commit it with these events.
+    Changed(Changes),
+    /// As [`Outcome::AlreadyPlayed`]: the game is as it was.
+    AlreadyPlayed,
+    /// As [`Outcome::Unchanged`]: the game is as it was.
+    Unchanged,
+}
+
+/// Applies `command` at store time `now_ms` to a copy of `live`.
 pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts) -> Result<Outcome, CommandError> {
-    let mut next = Next { live: live.clone(), events: Vec::new(), now_ms, refusal: None, rematch: false };
+    let mut live = live.clone();
+    Ok(match apply_in_place(&mut live, command, now_ms, timeouts)? {
+        InPlace::Changed(Changes { events, refusal, rematch }) => {
+            Outcome::Applied(Box::new(Applied { live, events, refusal, rematch }))
+        }
+        InPlace::AlreadyPlayed => Outcome::AlreadyPlayed,
+        InPlace::Unchanged => Outcome::Unchanged,
+    })
+}
+
+/// Applies `command` at store time `now_ms` to `live` itself, without a
+/// copy. Only a change is ever made to it: when the game is already played
+/// or nothing is due it is left as it was. A refusal may leave part of the
+/// command applied (a claim first marks the seats whose presence lapsed),
+/// so after one the caller must throw `live` away.
+pub fn apply_in_place(
+    live: &mut LiveGame,
+    command: Command,
+    now_ms: u64,
+    timeouts: &Timeouts,
+) -> Result<InPlace, CommandError> {
+    let mut next = Next { live, events: Vec::new(), now_ms, refusal: None, rematch: false };
     let changed = match command {
         Command::Join { player, name } => next.join(player, name)?,
         Command::Move { player, uci, ply, lag_ms, waited_ms } => {
             let color = next.seated_color(&player)?;
             match next.check_ply(color, &uci, ply)? {
-                PlyCheck::Resend => return Ok(Outcome::AlreadyPlayed),
+                PlyCheck::Resend => return Ok(InPlace::AlreadyPlayed),
                 PlyCheck::Fresh => next.play(color, &uci, u64::from(lag_ms), u64::from(waited_ms))?,
             }
         }
@@ -159,7 +201,7 @@ pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts
             let color = next.live.game.position().turn();
             if !next.live.is_computer(color) || ply as usize != next.live.ply() || next.live.status() != Status::Playing
             {
-                return Ok(Outcome::Unchanged);
+                return Ok(InPlace::Unchanged);
             }
             next.play(color, &uci, 0, 0)?
         }
@@ -178,14 +220,9 @@ pub fn apply(live: &LiveGame, command: Command, now_ms: u64, timeouts: &Timeouts
         Command::Tick => next.tick(timeouts),
     };
     if !changed {
-        return Ok(Outcome::Unchanged);
+        return Ok(InPlace::Unchanged);
     }
-    Ok(Outcome::Applied(Box::new(Applied {
-        live: next.live,
-        events: next.events,
-        refusal: next.refusal,
-        rematch: next.rematch,
-    })))
+    Ok(InPlace::Changed(Changes { events: next.events, refusal: next.refusal, rematch: next.rematch }))
 }
 
 enum PlyCheck {
@@ -193,15 +230,15 @@ enum PlyCheck {
     Resend,
 }
 
-struct Next {
-    live: LiveGame,
+struct Next<'a> {
+    live: &'a mut LiveGame,
     events: Vec<Event>,
     now_ms: u64,
     refusal: Option<CommandError>,
     rematch: bool,
 }
 
-impl Next {
+impl Next<'_> {
     fn record(&mut self) -> &mut GameRecord {
         &mut self.live.record
     }

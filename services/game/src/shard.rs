@@ -27,7 +27,7 @@ use tokio::sync::broadcast;
 use tracing::{debug, info, warn};
 
 use crate::audience::{self, Viewer};
-use crate::commands::{self, Applied, Command, Event, Outcome};
+use crate::commands::{self, Command, Event, InPlace};
 use crate::computer::EnginePool;
 use crate::config::GameConfig;
 use crate::create::{self, NewGame};
@@ -374,44 +374,52 @@ impl Shard {
                 return answer;
             }
             let now = self.store.now_ms().await.map_err(unavailable)?;
-            let outcome = commands::apply(&cached.live, command.clone(), now, &self.config.settings.timeouts);
+            let version = cached.version;
+            let was_ended = cached.live.status() == Status::Ended;
+            // The command changes the game in place, copying it only while
+            // something else still shares it. A held game that is not
+            // committed is read again, so it needs no copy kept; a game just
+            // read keeps it as read, for a refusal or a no-op to leave in
+            // the slot.
+            let as_read = (!held).then(|| Arc::clone(&cached.live));
+            let mut live = Arc::unwrap_or_clone(cached.live);
+            let outcome = commands::apply_in_place(&mut live, command.clone(), now, &self.config.settings.timeouts);
             // Only a commit checks the held copy against the store. A shard
             // whose view of membership lagged may have written the game
             // since, so a refusal or a no-op is decided again on a fresh read.
-            if held && !matches!(outcome, Ok(Outcome::Applied(_))) {
-                slot.cached = None;
-                continue;
-            }
-            let mut applied = match outcome {
-                Err(refused) => {
-                    slot.cached = Some(cached);
+            let mut changes = match (outcome, as_read) {
+                (Ok(InPlace::Changed(changes)), _) => changes,
+                (_, None) => {
+                    slot.cached = None;
+                    continue;
+                }
+                (Err(refused), Some(as_read)) => {
+                    slot.cached = Some(Cached { live: as_read, version });
                     return Err(refused.into());
                 }
-                Ok(Outcome::AlreadyPlayed | Outcome::Unchanged) => {
-                    let done = Done { version: cached.version, live: cached.live.clone() };
-                    slot.cached = Some(cached);
+                (Ok(InPlace::AlreadyPlayed | InPlace::Unchanged), Some(as_read)) => {
+                    let done = Done { version, live: as_read.clone() };
+                    slot.cached = Some(Cached { live: as_read, version });
                     self.store.confirm_durable().await.map_err(unavailable)?;
                     return Ok(done);
                 }
-                Ok(Outcome::Applied(applied)) => applied,
             };
             if !request_id.is_empty() {
-                let version = cached.version + applied.events.len() as u64;
-                let refusal = applied.refusal.as_ref().map(|refusal| ServiceError::from(refusal.clone()));
-                record_request(&mut applied.live.record, request_id, version, refusal.as_ref());
+                let recorded_version = version + changes.events.len() as u64;
+                let refusal = changes.refusal.as_ref().map(|refusal| ServiceError::from(refusal.clone()));
+                record_request(&mut live.record, request_id, recorded_version, refusal.as_ref());
             }
-            if applied.rematch {
-                self.create_rematch(&applied.live, now).await?;
+            if changes.rematch {
+                self.create_rematch(&live, now).await?;
             }
-            let was_ended = cached.live.status() == Status::Ended;
-            let ended = applied.live.status() == Status::Ended;
-            let events = self.encode_events(&applied.live, &applied.events, cached.version, now);
-            let due = commands::next_due(&applied.live, &self.config.settings.timeouts);
+            let ended = live.status() == Status::Ended;
+            let events = self.encode_events(&live, &changes.events, version, now);
+            let due = commands::next_due(&live, &self.config.settings.timeouts);
             let commit = Commit {
                 game: game.clone(),
-                expected_version: cached.version,
+                expected_version: version,
                 epoch,
-                record: applied.live.record.encode_to_vec(),
+                record: live.record.encode_to_vec(),
                 events: events.iter().map(|e| e.encode_to_vec()).collect(),
                 due_at_ms: due,
                 finished: ended && !was_ended,
@@ -419,24 +427,23 @@ impl Shard {
             };
             match self.store.commit(commit).await {
                 Ok(version) => {
-                    let moves = applied.events.iter().filter(|e| matches!(e, Event::Moved { .. })).count();
+                    let moves = changes.events.iter().filter(|e| matches!(e, Event::Moved { .. })).count();
                     self.metrics.moves.inc_by(moves as u64);
                     if ended && !was_ended {
                         self.metrics.games_finished.inc();
                     }
-                    let Applied { live, refusal, .. } = *applied;
                     let live = Arc::new(live);
                     slot.cached = Some(Cached { live: live.clone(), version });
                     // Still under the game's lock, so watchers get events in order.
                     self.after_commit(game, &live, events, due, now);
                     drop(slot);
-                    if let Some(refusal) = refusal {
+                    if let Some(refusal) = changes.refusal.take() {
                         return Err(refusal.into());
                     }
                     return Ok(Done { version, live });
                 }
                 Err(CommitError::VersionConflict { current }) => {
-                    debug!(game = %game, expected = cached.version, current, "commit lost a race; reading again");
+                    debug!(game = %game, expected = version, current, "commit lost a race; reading again");
                     self.metrics.commit_conflicts.inc();
                     slot.cached = None;
                 }
@@ -453,7 +460,7 @@ impl Shard {
                 }
                 Err(CommitError::Store(error)) => {
                     slot.cached = None;
-                    self.recover_events(game.clone(), cached.version);
+                    self.recover_events(game.clone(), version);
                     return Err(unavailable(error));
                 }
             }

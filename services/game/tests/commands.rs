@@ -3,7 +3,7 @@
 //! quota, a move that arrives after the flag, the timeouts that end games
 //! nobody plays, offers and presence, reported and by lease.
 
-use fogblast_game_service::commands::{apply, next_due, Command, Event, Outcome};
+use fogblast_game_service::commands::{apply, apply_in_place, next_due, Command, Event, InPlace, Outcome};
 use fogblast_game_service::create::{new_record, NewGame};
 use fogblast_game_service::refusal::CommandError;
 use fogblast_game_service::{LiveGame, Timeouts};
@@ -283,4 +283,62 @@ fn a_move_answers_the_opponents_draw_offer_and_offering_back_accepts() {
     let accept_by_offer = Command::Draw { player: id("b"), action: OfferAction::Offer };
     let drawn = applied(apply(&live, accept_by_offer, START, &timeouts()));
     assert_eq!((drawn.record.result.as_str(), drawn.record.reason()), ("1/2-1/2", EndReason::Agreement));
+}
+
+/// A command applied in place that comes to nothing must leave the game
+/// exactly as it was: the shard keeps that very game, uncommitted.
+#[test]
+fn a_command_applied_in_place_that_changes_nothing_leaves_the_game_as_it_was() {
+    let live = game(Variant::Atomic, Some((60_000, 2_000)));
+    let live = play(&live, "w", "e2e4", START + 1_000, 0);
+    let live = play(&live, "b", "e7e5", START + 2_000, 0);
+    let live = applied(present(&live, "b", START + 2_100, 5_000));
+    let same_lease = Command::Presence { player: id("b"), connected: true, lease_ms: 5_000 };
+    let nothing = [
+        // A resend of the move at ply 0.
+        (Command::Move { player: id("w"), uci: "e2e4".into(), ply: 0, lag_ms: 0, waited_ms: 0 }, START + 2_500),
+        // Nothing due yet.
+        (Command::Tick, START + 2_500),
+        // The same lease renewed at the same moment.
+        (same_lease, START + 2_100),
+        // No computer in this game.
+        (Command::ComputerMove { uci: "g1f3".into(), ply: 2 }, START + 2_500),
+        // The control: white reported gone does change the game.
+        (Command::Presence { player: id("w"), connected: false, lease_ms: 0 }, START + 2_600),
+    ];
+    let mut seen_unchanged = 0;
+    for (i, (command, at)) in nothing.into_iter().enumerate() {
+        let mut changed = live.clone();
+        let outcome = apply_in_place(&mut changed, command.clone(), at, &timeouts()).unwrap();
+        match outcome {
+            InPlace::Changed(_) => {
+                assert_eq!(i, 4, "{command:?} changed the game");
+                assert_ne!(changed.record, live.record);
+                continue;
+            }
+            InPlace::AlreadyPlayed | InPlace::Unchanged => seen_unchanged += 1,
+        }
+        assert_eq!(changed.record, live.record, "{command:?} left a change behind");
+        assert_eq!((changed.fen(), changed.ply()), (live.fen(), live.ply()), "{command:?} moved the position");
+    }
+    assert_eq!(seen_unchanged, 4);
+}
+
+/// Applying in place changes the game the way the copying form does.
+#[test]
+fn a_move_applied_in_place_makes_the_same_game_as_a_copy() {
+    let live = game(Variant::Atomic, Some((60_000, 2_000)));
+    let mut in_place = live.clone();
+    let mut copied = live;
+    for (ply, (player, uci)) in [("w", "e2e4"), ("b", "d7d5"), ("w", "e4d5")].into_iter().enumerate() {
+        let at = START + 1_000 * (ply as u64 + 1);
+        let command = Command::Move { player: id(player), uci: uci.into(), ply: ply as u32, lag_ms: 0, waited_ms: 0 };
+        let InPlace::Changed(changes) = apply_in_place(&mut in_place, command.clone(), at, &timeouts()).unwrap() else {
+            panic!("{uci} changed nothing");
+        };
+        copied = play(&copied, player, uci, at, 0);
+        assert_eq!(changes.events.len(), 1);
+        assert_eq!(in_place.record, copied.record);
+        assert_eq!(in_place.fen(), copied.fen());
+    }
 }
