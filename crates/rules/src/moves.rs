@@ -170,11 +170,27 @@ pub struct Uci {
     pub promotion: Option<Role>,
 }
 
+impl Uci {
+    /// The move as text, `e2e4` or `e7e8q`, made in one allocation of its
+    /// exact size (a move's text is made for every legal move a player is
+    /// sent).
+    pub fn text(&self) -> String {
+        let mut text = String::with_capacity(5);
+        text.push_str(self.from.name());
+        text.push_str(self.to.name());
+        if let Some(role) = self.promotion {
+            text.push(role.char());
+        }
+        text
+    }
+}
+
 impl fmt::Display for Uci {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.from, self.to)?;
+        f.write_str(self.from.name())?;
+        f.write_str(self.to.name())?;
         if let Some(role) = self.promotion {
-            write!(f, "{}", role.char())?;
+            f.write_str(role.char().encode_utf8(&mut [0; 4]))?;
         }
         Ok(())
     }

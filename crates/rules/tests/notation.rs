@@ -402,3 +402,21 @@ fn clocks_at_their_limit_stay_readable() {
     assert_eq!(next.fen(), "3k4/8/8/8/8/8/8/4K3 w - - 4294967295 4294967295");
     assert_eq!(Position::from_fen(&next.fen(), Variant::Standard), Ok(next));
 }
+
+#[test]
+fn every_square_and_move_is_named_by_its_file_and_rank() {
+    for square in Square::all() {
+        let spelled: String = [square.file().char(), square.rank().char()].into_iter().collect();
+        assert_eq!(square.name(), spelled);
+        assert_eq!(square.to_string(), spelled);
+        assert_eq!(spelled.parse::<Square>().unwrap(), square);
+        for promotion in [None, Some(Role::Queen), Some(Role::Knight)] {
+            let uci = Uci { from: square, to: Square::all().rev().nth(square.index()).unwrap(), promotion };
+            let text = uci.text();
+            assert_eq!(text, uci.to_string());
+            assert_eq!(text.len(), 4 + usize::from(promotion.is_some()));
+            assert_eq!(text.parse::<Uci>().unwrap(), uci);
+        }
+    }
+    assert_eq!(format!("{:>4}|", Square::all().next().unwrap()), "  a1|", "a square pads as text does");
+}

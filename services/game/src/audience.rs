@@ -74,11 +74,11 @@ fn legal_for(live: &LiveGame, position: &Position, viewer: Viewer) -> Vec<String
         return Vec::new();
     }
     let mode = castling_mode(live);
-    position.legal_moves().iter().map(|m| m.to_uci(mode).to_string()).collect()
+    position.legal_moves().iter().map(|m| m.to_uci(mode).text()).collect()
 }
 
 fn square_names(squares: Bitboard) -> Vec<String> {
-    squares.into_iter().map(|sq| sq.to_string()).collect()
+    squares.into_iter().map(|sq| sq.name().to_owned()).collect()
 }
 
 /// The whole game as `viewer` may see it, at version `version`.
@@ -145,18 +145,37 @@ pub fn snapshot(live: &LiveGame, version: u64, now_ms: u64, timeouts: &Timeouts)
 /// One event as each audience may see it. `live` is the game after the
 /// commit that made the event, `version` the event's own version.
 pub fn event_for_all(live: &LiveGame, event: &Event, version: u64, now_ms: u64, timeouts: &Timeouts) -> AudienceEvent {
-    let [white, black, spectators] = Viewer::ALL
-        .map(|viewer| Some(EventPayload { kind: Some(payload(live, event, version, viewer, now_ms, timeouts)) }));
+    // Without fog every audience sees the same board: written once.
+    let shared_fen = match event {
+        Event::Moved { after, .. } if live.variant() != Variant::Fog => Some(Fen::from_position(after).to_string()),
+        _ => None,
+    };
+    let [white, black, spectators] = Viewer::ALL.map(|viewer| {
+        let kind = payload(live, event, version, viewer, now_ms, timeouts, shared_fen.as_deref());
+        Some(EventPayload { kind: Some(kind) })
+    });
     AudienceEvent { white, black, spectators }
 }
 
-fn payload(live: &LiveGame, event: &Event, version: u64, viewer: Viewer, now_ms: u64, timeouts: &Timeouts) -> Kind {
+/// `shared_fen`: the board after a move when every audience sees all of it.
+fn payload(
+    live: &LiveGame,
+    event: &Event,
+    version: u64,
+    viewer: Viewer,
+    now_ms: u64,
+    timeouts: &Timeouts,
+    shared_fen: Option<&str>,
+) -> Kind {
     match event {
         Event::Moved { ply, uci, san, effects, after, clock } => {
             // The fog is judged on the variant alone: a move that ends the
             // game is still shown in fog, and the end event lifts it.
             let fog = live.variant() == Variant::Fog;
-            let (fen, visible) = board_view(after, viewer, fog);
+            let (fen, visible) = match shared_fen {
+                Some(fen) => (fen.to_owned(), Vec::new()),
+                None => board_view(after, viewer, fog),
+            };
             let sees_move = !fog || viewer == Viewer::Seat(effects.mover);
             let mut exploded = Vec::new();
             if !fog && effects.explosion.is_some() {
@@ -170,7 +189,7 @@ fn payload(live: &LiveGame, event: &Event, version: u64, viewer: Viewer, now_ms:
                     effects
                         .removed_pieces_of(color)
                         .filter(|&(sq, _)| !seen.contains(sq))
-                        .map(|(sq, _)| sq.to_string())
+                        .map(|(sq, _)| sq.name().to_owned())
                         .collect()
                 }
                 _ => Vec::new(),

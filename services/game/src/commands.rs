@@ -329,7 +329,7 @@ impl Next<'_> {
         }
         let san = position.san(m);
         let effects = self.live.game.play(m).map_err(|_| CommandError::IllegalMove { uci: uci.to_owned() })?;
-        let uci_text = m.to_uci(castling_mode(&self.live)).to_string();
+        let uci_text = m.to_uci(castling_mode(self.live)).text();
         let remaining = self.live.seat(color).remaining_ms;
         let now = self.now_ms;
         let record = self.record();

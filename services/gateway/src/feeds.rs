@@ -426,7 +426,8 @@ fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchE
     let sent = match event.kind {
         Some(watch_event::Kind::Event(audience_event)) => {
             here = gone_but_here(&audience_event, &state);
-            let frames = frames::event(feed.game.as_str(), version, &audience_event);
+            let ended = matches!(audience_event.spectators.as_ref().and_then(|p| p.kind.as_ref()), Some(Kind::End(_)));
+            let frames = frames::event(feed.game.as_str(), version, audience_event);
             let mut sent = 0;
             for subscriber in state.subscribers.values_mut() {
                 if version > subscriber.seen {
@@ -437,10 +438,7 @@ fn deliver(feeds: &Weak<Feeds>, feed: &Feed, event: fogblast_proto::game::WatchE
                     }
                 }
             }
-            let ended = |p: &Option<fogblast_proto::game::EventPayload>| {
-                matches!(p.as_ref().and_then(|p| p.kind.as_ref()), Some(Kind::End(_)))
-            };
-            state.ended |= ended(&audience_event.spectators);
+            state.ended |= ended;
             state.recent.push_back((version, frames));
             if state.recent.len() > RECENT {
                 state.recent.pop_front();

@@ -72,17 +72,18 @@ pub fn state(state: &GameState) -> StateFrame {
 
 /// The frames one event makes for white, black and spectators; `None` for
 /// an audience the event says nothing to.
-pub fn event(game: &str, version: u64, event: &AudienceEvent) -> [Option<Utf8Bytes>; 3] {
+pub fn event(game: &str, version: u64, event: AudienceEvent) -> [Option<Utf8Bytes>; 3] {
     let seats = [Audience::WhiteSeat, Audience::BlackSeat, Audience::Spectators];
-    let payloads = [&event.white, &event.black, &event.spectators];
+    let payloads = [event.white, event.black, event.spectators];
+    // Equal payloads render to equal bytes: render once.
+    let same_as: [Option<usize>; 3] =
+        std::array::from_fn(|i| (0..i).find(|&j| payloads[j] == payloads[i] && !is_presence(&payloads[i])));
     let mut frames: [Option<Utf8Bytes>; 3] = [None, None, None];
     for (i, (audience, payload)) in seats.into_iter().zip(payloads).enumerate() {
-        // Equal payloads render to equal bytes: render once.
-        if let Some(j) = (0..i).find(|&j| payloads[j] == payload && !is_presence(payload)) {
-            frames[i] = frames[j].clone();
-            continue;
-        }
-        frames[i] = payload_frame(game, version, payload.as_ref(), audience).map(|frame| text(&frame));
+        frames[i] = match same_as[i] {
+            Some(j) => frames[j].clone(),
+            None => payload_frame(game, version, payload, audience).map(|frame| text(&frame)),
+        };
     }
     frames
 }
@@ -91,8 +92,8 @@ fn is_presence(payload: &Option<EventPayload>) -> bool {
     matches!(payload.as_ref().and_then(|p| p.kind.as_ref()), Some(Kind::Presence(_)))
 }
 
-fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audience: Audience) -> Option<ServerFrame> {
-    let kind = payload?.kind.as_ref()?;
+fn payload_frame(game: &str, version: u64, payload: Option<EventPayload>, audience: Audience) -> Option<ServerFrame> {
+    let kind = payload?.kind?;
     let game = game.to_owned();
     let v = version;
     Some(match kind {
@@ -100,23 +101,23 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
             game,
             v,
             ply: m.ply,
-            uci: m.uci.clone(),
-            san: m.san.clone(),
-            fen: m.fen.clone(),
-            visible: m.visible.clone(),
-            exploded: m.exploded.clone(),
-            lost: m.lost.clone(),
             clock: clock(m.clock.as_ref()),
-            legal: m.legal.clone(),
+            uci: m.uci,
+            san: m.san,
+            fen: m.fen,
+            visible: m.visible,
+            exploded: m.exploded,
+            lost: m.lost,
+            legal: m.legal,
             first_move_in_ms: m.first_move_in_ms,
         })),
         Kind::End(end) => ServerFrame::End(Box::new(EndFrame {
             game,
             v,
-            result: end.result.clone(),
             reason: end.reason().into(),
-            moves: end.moves.clone(),
-            fen: end.fen.clone(),
+            result: end.result,
+            moves: end.moves,
+            fen: end.fen,
             clock: clock(end.clock.as_ref()),
         })),
         Kind::Offer(offer) => {
@@ -132,7 +133,7 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
             v,
             color: color(seat.color()),
             player: player(seat.player.as_ref()),
-            legal: seat.legal.clone(),
+            legal: seat.legal,
             first_move_in_ms: seat.first_move_in_ms,
         },
         Kind::Presence(presence) => {
@@ -151,12 +152,12 @@ fn payload_frame(game: &str, version: u64, payload: Option<&EventPayload>, audie
                 ServerFrame::OpponentBack { game, v }
             }
         }
-        Kind::State(game_state) => ServerFrame::State(Box::new(state(game_state))),
+        Kind::State(game_state) => ServerFrame::State(Box::new(state(&game_state))),
         Kind::Rematch(rematch) => ServerFrame::Rematch {
             game,
             v,
             by: color(rematch.by()),
-            new_game: Some(rematch.game_id.clone()).filter(|id| !id.is_empty()),
+            new_game: Some(rematch.game_id).filter(|id| !id.is_empty()),
             action: rematch.declined.then_some(RematchAction::Decline),
         },
     })
@@ -254,7 +255,7 @@ mod tests {
             spectators: payload(Kind::Move(hidden)),
         };
         let [white, black, spectators] =
-            event("g1", 5, &moved).map(|f| serde_json::from_str::<Value>(&f.unwrap()).unwrap());
+            event("g1", 5, moved.clone()).map(|f| serde_json::from_str::<Value>(&f.unwrap()).unwrap());
         assert_eq!(
             white,
             json!({"t": "move", "game": "g1", "v": 5, "ply": 2, "uci": "e4f5", "san": "exf5", "fen": "f", "clock": null})
@@ -271,19 +272,19 @@ mod tests {
         let gone =
             payload(Kind::Presence(PresenceEvent { color: Color::White as i32, gone: true, claim_in_ms: 30_000 }));
         let presence = AudienceEvent { white: gone.clone(), black: gone.clone(), spectators: gone };
-        let frames = event("g1", 6, &presence);
+        let frames = event("g1", 6, presence.clone());
         assert!(frames[0].is_none() && frames[2].is_none());
         assert_eq!(frames[1].as_deref(), Some(r#"{"t":"opponent_gone","game":"g1","v":6,"claim_in_ms":30000}"#));
 
         let offered =
             payload(Kind::Rematch(RematchEvent { by: Color::Black as i32, game_id: String::new(), declined: false }));
         let rematch = AudienceEvent { white: offered.clone(), black: offered.clone(), spectators: offered };
-        let frames = event("g1", 7, &rematch);
+        let frames = event("g1", 7, rematch.clone());
         assert_eq!(frames[2].as_deref(), Some(r#"{"t":"rematch","game":"g1","v":7,"by":"black"}"#));
         let declined =
             payload(Kind::Rematch(RematchEvent { by: Color::White as i32, game_id: String::new(), declined: true }));
         let rematch = AudienceEvent { white: declined.clone(), black: declined.clone(), spectators: declined };
-        let frames = event("g1", 8, &rematch);
+        let frames = event("g1", 8, rematch.clone());
         assert_eq!(frames[1].as_deref(), Some(r#"{"t":"rematch","game":"g1","v":8,"by":"white","action":"decline"}"#));
     }
 }
