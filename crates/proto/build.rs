@@ -21,6 +21,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // tonic-build finds protoc through this variable; a build script's
     // environment is its own.
     std::env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?);
-    tonic_build::configure().compile_protos(&protos, &[proto_dir])?;
+    // An encoded event is shared, not copied, by every stream that sends it.
+    tonic_build::configure()
+        .bytes([".fogblast.game.v1.EncodedWatchEvent.event"])
+        .compile_protos(&protos, &[proto_dir])?;
     Ok(())
 }

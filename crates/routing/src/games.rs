@@ -10,10 +10,13 @@
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    CommandResponse, CreateGameRequest, CreateGameResponse, GameCommand, GameState, GetStateRequest, JoinGameRequest,
-    JoinGameResponse, MakeMoveRequest, OfferRequest, PresenceRequest, RematchResponse, WatchEvent, WatchRequest,
+    CommandResponse, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameCommand, GameState, GetStateRequest,
+    JoinGameRequest, JoinGameResponse, MakeMoveRequest, OfferRequest, PresenceRequest, RematchResponse, WatchEvent,
+    WatchRequest,
 };
 use fogblast_proto::ids::GameId;
+use futures::stream::{BoxStream, StreamExt};
+use prost::Message;
 use rand::Rng;
 use tokio::time::Instant;
 use tonic::transport::Channel;
@@ -172,13 +175,36 @@ impl Router {
         .await
     }
 
-    /// Opens the game's event stream after `request.after_version`.
-    pub async fn watch(&self, request: WatchRequest) -> Result<Streaming<WatchEvent>, ServiceError> {
+    /// Opens the game's event stream after `request.after_version`: the
+    /// encoded stream, decoded here, or the plain one from a shard of a
+    /// release that has no encoded stream yet.
+    pub async fn watch(&self, request: WatchRequest) -> Result<WatchEvents, ServiceError> {
         let game = owner_of(&request.game_id)?;
         self.call_with(Some(&game), Retry::Read, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.watch(request).await }
+            let request = request.clone();
+            async move {
+                match client.watch_encoded(fogblast_telemetry::traced(request.clone())).await {
+                    Ok(response) => Ok(response.map(decoded)),
+                    Err(status) if status.code() == tonic::Code::Unimplemented => {
+                        let response = client.watch(fogblast_telemetry::traced(request)).await?;
+                        Ok(response.map(StreamExt::boxed))
+                    }
+                    Err(status) => Err(status),
+                }
+            }
         })
         .await
     }
+}
+
+/// A game's events as a watcher reads them.
+pub type WatchEvents = BoxStream<'static, Result<WatchEvent, tonic::Status>>;
+
+fn decoded(stream: Streaming<EncodedWatchEvent>) -> WatchEvents {
+    stream
+        .map(|event| {
+            let event = event?;
+            WatchEvent::decode(event.event).map_err(|e| tonic::Status::internal(format!("unreadable event: {e}")))
+        })
+        .boxed()
 }

@@ -17,7 +17,7 @@ use tonic::{Request, Response, Status};
 use crate::commands::Command;
 use crate::create;
 use crate::shard::Shard;
-use crate::watch_stream::{self, WatchStream};
+use crate::watch_stream::{self, EncodedStream, WatchStream};
 
 /// The longest UCI move: `e7e8q`.
 const MAX_UCI_LEN: usize = 5;
@@ -225,6 +225,16 @@ impl Game for GameService {
     }
 
     type WatchStream = WatchStream;
+    type WatchEncodedStream = EncodedStream;
+
+    async fn watch_encoded(&self, request: Request<WatchRequest>) -> Result<Response<EncodedStream>, Status> {
+        let request = request.into_inner();
+        self.timed("watch", async {
+            let game = game_id(&request.game_id)?;
+            watch_stream::watch_encoded(self.shard.clone(), game, request.after_version)
+        })
+        .await
+    }
 
     async fn watch(&self, request: Request<WatchRequest>) -> Result<Response<WatchStream>, Status> {
         let request = request.into_inner();

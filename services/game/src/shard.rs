@@ -14,6 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use fogblast_bus::EventBus;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{
@@ -46,6 +47,7 @@ use cache::{Cached, GameCache, Slot};
 use public_stream::PublicStream;
 use sweep::InFlight;
 use timers::Timers;
+pub use watchers::Committed;
 use watchers::Watchers;
 
 /// Attempts at a command when other writers keep getting there first.
@@ -77,6 +79,11 @@ fn record_request(record: &mut GameRecord, id: &str, version: u64, refusal: Opti
         let excess = record.requests.len() - RECORDED_REQUESTS;
         record.requests.drain(..excess);
     }
+}
+
+/// Each event encoded once, for the store and for every watcher.
+fn committed(events: &[WatchEvent]) -> Vec<Committed> {
+    events.iter().map(|e| Committed { version: e.version, encoded: Bytes::from(e.encode_to_vec()) }).collect()
 }
 
 /// The refusal a recorded command met after its commit, if any.
@@ -311,14 +318,15 @@ impl Shard {
         now: u64,
     ) -> Result<u64, ServiceError> {
         let events = [Event::Reset];
-        let bytes = self.encode_events(&live, &events, 0, now);
+        let events = self.encode_events(&live, &events, 0, now);
+        let encoded = committed(&events);
         let due = commands::next_due(&live, &self.config.settings.timeouts);
         let commit = Commit {
             game: game.clone(),
             expected_version: 0,
             epoch,
             record: live.record.encode_to_vec(),
-            events: bytes.iter().map(|e| e.encode_to_vec()).collect(),
+            events: encoded.iter().map(|e| e.encoded.to_vec()).collect(),
             due_at_ms: due,
             finished: false,
             expire_after: None,
@@ -333,7 +341,7 @@ impl Shard {
         if self.ownership.owns(game) {
             let slot = self.slot(game);
             let mut slot = slot.lock().await;
-            self.after_commit(game, &live, bytes, due, now);
+            self.after_commit(game, &live, &events, encoded, due, now);
             slot.cached = Some(Cached { live: Arc::new(live), version });
         }
         Ok(version)
@@ -414,13 +422,14 @@ impl Shard {
             }
             let ended = live.status() == Status::Ended;
             let events = self.encode_events(&live, &changes.events, version, now);
+            let encoded = committed(&events);
             let due = commands::next_due(&live, &self.config.settings.timeouts);
             let commit = Commit {
                 game: game.clone(),
                 expected_version: version,
                 epoch,
                 record: live.record.encode_to_vec(),
-                events: events.iter().map(|e| e.encode_to_vec()).collect(),
+                events: encoded.iter().map(|e| e.encoded.to_vec()).collect(),
                 due_at_ms: due,
                 finished: ended && !was_ended,
                 expire_after: ended.then(|| Duration::from_millis(self.config.settings.finished_ttl_ms)),
@@ -435,7 +444,7 @@ impl Shard {
                     let live = Arc::new(live);
                     slot.cached = Some(Cached { live: live.clone(), version });
                     // Still under the game's lock, so watchers get events in order.
-                    self.after_commit(game, &live, events, due, now);
+                    self.after_commit(game, &live, &events, encoded, due, now);
                     drop(slot);
                     if let Some(refusal) = changes.refusal.take() {
                         return Err(refusal.into());
@@ -502,12 +511,13 @@ impl Shard {
         self: &Arc<Self>,
         game: &GameId,
         live: &LiveGame,
-        events: Vec<WatchEvent>,
+        events: &[WatchEvent],
+        encoded: Vec<Committed>,
         due: Option<u64>,
         now: u64,
     ) {
-        self.stream_public(game, &live.record, &events, now);
-        self.watchers.send(game, events);
+        self.stream_public(game, &live.record, events, now);
+        self.watchers.send(game, encoded);
         if let Some(due) = due {
             self.arm_timer(game.clone(), due.saturating_sub(now));
         }
@@ -541,8 +551,12 @@ impl Shard {
                     Err(_) => continue,
                 };
                 if shard.watchers.watched(&game) {
-                    let decoded = events.iter().filter_map(|(_, bytes)| WatchEvent::decode(bytes.as_slice()).ok());
-                    shard.watchers.send(&game, decoded);
+                    // Only what a watcher can read.
+                    let readable = events
+                        .into_iter()
+                        .filter(|(_, bytes)| WatchEvent::decode(bytes.as_slice()).is_ok())
+                        .map(|(version, bytes)| Committed { version, encoded: Bytes::from(bytes) });
+                    shard.watchers.send(&game, readable);
                 }
                 return;
             }
@@ -550,7 +564,7 @@ impl Shard {
     }
 
     /// A receiver of the game's live events, created on first use.
-    pub fn subscribe(&self, game: &GameId) -> broadcast::Receiver<Arc<WatchEvent>> {
+    pub fn subscribe(&self, game: &GameId) -> broadcast::Receiver<Committed> {
         self.watchers.subscribe(game)
     }
 }

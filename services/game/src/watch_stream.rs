@@ -10,22 +10,29 @@
 //! A stream quiet for a second sends a heartbeat, so its watcher can tell a
 //! quiet game from a frozen shard or a connection cut without a reset.
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::game::{watch_event, Heartbeat, Snapshot, WatchEvent};
+use fogblast_proto::game::{watch_event, EncodedWatchEvent, Heartbeat, Snapshot, WatchEvent};
 use fogblast_proto::ids::GameId;
 use fogblast_store::EventsAfter;
+use futures::{Stream, StreamExt};
 use prost::Message;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
 use crate::audience;
-use crate::shard::{unavailable, Shard};
+use crate::shard::{unavailable, Committed, Shard};
 
-pub type WatchStream = ReceiverStream<Result<WatchEvent, Status>>;
+/// The stream of encoded events, as the shard sends it.
+pub type EncodedStream = ReceiverStream<Result<EncodedWatchEvent, Status>>;
+
+/// The same events decoded, for callers of the plain `Watch`.
+pub type WatchStream = Pin<Box<dyn Stream<Item = Result<WatchEvent, Status>> + Send>>;
 
 /// How often a stream checks that this shard still owns its game, and,
 /// while membership is unsettled, that the store holds nothing it missed.
@@ -33,7 +40,16 @@ const RECHECK: Duration = Duration::from_millis(250);
 /// A stream that sent nothing for this long sends a heartbeat.
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
 
+/// The decoded form of [`watch_encoded`].
 pub fn watch(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<WatchStream, ServiceError> {
+    let encoded = watch_encoded(shard, game, after_version)?;
+    Ok(Box::pin(encoded.map(|event| {
+        let event = event?;
+        WatchEvent::decode(event.event).map_err(|e| Status::internal(format!("unreadable event: {e}")))
+    })))
+}
+
+pub fn watch_encoded(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<EncodedStream, ServiceError> {
     shard.ownership.check(&game)?;
     let (tx, rx) = mpsc::channel(64);
     // Subscribe before reading the history, so nothing falls in between.
@@ -50,14 +66,18 @@ pub fn watch(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<Watc
     Ok(ReceiverStream::new(rx))
 }
 
-type Sender = mpsc::Sender<Result<WatchEvent, Status>>;
+type Sender = mpsc::Sender<Result<EncodedWatchEvent, Status>>;
+
+fn encoded(event: &WatchEvent) -> EncodedWatchEvent {
+    EncodedWatchEvent { event: Bytes::from(event.encode_to_vec()) }
+}
 
 /// Ends with `Ok` when the watcher hung up.
 async fn follow(
     shard: &Arc<Shard>,
     game: &GameId,
     after_version: u64,
-    mut live: broadcast::Receiver<Arc<WatchEvent>>,
+    mut live: broadcast::Receiver<Committed>,
     mut changes: tokio::sync::watch::Receiver<Arc<Vec<fogblast_store::Member>>>,
     tx: &Sender,
 ) -> Result<(), ServiceError> {
@@ -81,7 +101,7 @@ async fn follow(
                 Ok(event) if event.version <= last => {}
                 Ok(event) if event.version == last + 1 => {
                     last = event.version;
-                    if tx.send(Ok((*event).clone())).await.is_err() {
+                    if tx.send(Ok(EncodedWatchEvent { event: event.encoded })).await.is_err() {
                         return Ok(());
                     }
                 }
@@ -112,7 +132,7 @@ async fn follow(
                 // Quiet since the last tick: say the stream is alive.
                 if last == sent {
                     let beat = WatchEvent { version: last, kind: Some(watch_event::Kind::Heartbeat(Heartbeat {})) };
-                    if tx.send(Ok(beat)).await.is_err() {
+                    if tx.send(Ok(encoded(&beat))).await.is_err() {
                         return Ok(());
                     }
                 }
@@ -132,10 +152,11 @@ async fn catch_up(shard: &Arc<Shard>, game: &GameId, last: &mut u64, tx: &Sender
                 if version <= *last {
                     continue;
                 }
-                let event = WatchEvent::decode(bytes.as_slice())
+                // Checked, then sent as stored.
+                WatchEvent::decode(bytes.as_slice())
                     .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("unreadable event {version}: {e}")))?;
                 *last = version;
-                if tx.send(Ok(event)).await.is_err() {
+                if tx.send(Ok(EncodedWatchEvent { event: Bytes::from(bytes) })).await.is_err() {
                     return Ok(false);
                 }
             }
@@ -147,7 +168,8 @@ async fn catch_up(shard: &Arc<Shard>, game: &GameId, last: &mut u64, tx: &Sender
             let [white, black, spectators] = audience::snapshot(&live, version, now, &shard.config.settings.timeouts);
             let snapshot = Snapshot { white: Some(white), black: Some(black), spectators: Some(spectators) };
             *last = version;
-            Ok(tx.send(Ok(WatchEvent { version, kind: Some(watch_event::Kind::Snapshot(snapshot)) })).await.is_ok())
+            let event = WatchEvent { version, kind: Some(watch_event::Kind::Snapshot(snapshot)) };
+            Ok(tx.send(Ok(encoded(&event))).await.is_ok())
         }
     }
 }

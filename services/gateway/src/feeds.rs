@@ -20,6 +20,7 @@ use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::{watch_event, Audience, AudienceEvent, Color, GameState, PresenceRequest, WatchRequest};
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_protocol::ServerFrame;
+use futures::StreamExt;
 use tokio::task::JoinHandle;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, warn};
@@ -387,13 +388,13 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
         let mut heard = tokio::time::Instant::now();
         loop {
             tokio::select! {
-                message = stream.message() => match message {
-                    Ok(Some(event)) => {
+                message = stream.next() => match message {
+                    Some(Ok(event)) => {
                         heard = tokio::time::Instant::now();
                         deliver(&feeds, &feed, event);
                     }
-                    Ok(None) => break,
-                    Err(status) => {
+                    None => break,
+                    Some(Err(status)) => {
                         debug!(game = %feed.game, code = ?status.code(), "watch ended; resuming");
                         break;
                     }
@@ -496,8 +497,8 @@ mod tests {
 
     use fogblast_proto::game::game_server::{Game, GameServer};
     use fogblast_proto::game::{
-        CommandResponse, CreateGameRequest, CreateGameResponse, GameCommand, GetStateRequest, JoinGameRequest,
-        JoinGameResponse, MakeMoveRequest, OfferRequest, RematchResponse, WatchEvent,
+        CommandResponse, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameCommand, GetStateRequest,
+        JoinGameRequest, JoinGameResponse, MakeMoveRequest, OfferRequest, RematchResponse, WatchEvent,
     };
     use fogblast_proto::ids::ShardId;
     use fogblast_routing::Membership;
@@ -508,7 +509,8 @@ mod tests {
 
     /// A shard whose Watch streams stay open and silent (as a frozen
     /// shard's, or a connection cut without a reset), counting how often
-    /// they are opened.
+    /// they are opened. It is of a release before the encoded stream, so
+    /// these tests also show the feed's fallback to the plain one.
     #[derive(Default)]
     struct SilentShard {
         watches: Arc<AtomicUsize>,
@@ -569,6 +571,12 @@ mod tests {
                 );
             }
             Ok(Response::new(futures::stream::pending()))
+        }
+        // A shard of an earlier release, without the encoded stream: the
+        // feed falls back to the plain one.
+        type WatchEncodedStream = futures::stream::Pending<Result<EncodedWatchEvent, Status>>;
+        async fn watch_encoded(&self, _: Request<WatchRequest>) -> Result<Response<Self::WatchEncodedStream>, Status> {
+            no()
         }
     }
 

@@ -3,32 +3,40 @@
 //! use and dropped once nobody listens.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use fogblast_proto::game::WatchEvent;
+use bytes::Bytes;
 use fogblast_proto::ids::GameId;
 use tokio::sync::broadcast;
 
 /// Live events buffered per game for slow watchers before they re-read the store.
 const WATCH_BUFFER: usize = 256;
 
+/// A committed event as every watcher is sent it: the bytes of its
+/// `WatchEvent`, encoded once and shared.
+#[derive(Clone, Debug)]
+pub struct Committed {
+    pub version: u64,
+    pub encoded: Bytes,
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Watchers {
-    channels: Mutex<HashMap<GameId, broadcast::Sender<Arc<WatchEvent>>>>,
+    channels: Mutex<HashMap<GameId, broadcast::Sender<Committed>>>,
 }
 
 impl Watchers {
     /// A receiver of the game's live events.
-    pub(super) fn subscribe(&self, game: &GameId) -> broadcast::Receiver<Arc<WatchEvent>> {
+    pub(super) fn subscribe(&self, game: &GameId) -> broadcast::Receiver<Committed> {
         let mut channels = self.channels.lock().expect("watchers lock");
         channels.entry(game.clone()).or_insert_with(|| broadcast::channel(WATCH_BUFFER).0).subscribe()
     }
 
     /// Hands `events` to whoever watches `game`, in order.
-    pub(super) fn send(&self, game: &GameId, events: impl IntoIterator<Item = WatchEvent>) {
+    pub(super) fn send(&self, game: &GameId, events: impl IntoIterator<Item = Committed>) {
         if let Some(sender) = self.channels.lock().expect("watchers lock").get(game) {
             for event in events {
-                let _ = sender.send(Arc::new(event));
+                let _ = sender.send(event);
             }
         }
     }
