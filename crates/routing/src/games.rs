@@ -200,6 +200,7 @@ impl Router {
 /// A game's events as a watcher reads them.
 pub type WatchEvents = BoxStream<'static, Result<WatchEvent, tonic::Status>>;
 
+#[allow(clippy::result_large_err)] // the item type tonic gives every stream
 fn decoded(stream: Streaming<EncodedWatchEvent>) -> WatchEvents {
     stream
         .map(|event| {

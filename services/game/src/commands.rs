@@ -284,7 +284,7 @@ impl Next<'_> {
         if ply < played {
             let initial_turn = self.live.game.initial().turn();
             let mover = if ply.is_multiple_of(2) { initial_turn } else { !initial_turn };
-            let same = self.live.record.moves.get(ply).is_some_and(|m| same_uci(m, uci, &self.live, ply));
+            let same = self.live.record.moves.get(ply).is_some_and(|m| same_uci(m, uci, self.live, ply));
             if mover == color && same {
                 return Ok(PlyCheck::Resend);
             }

@@ -41,6 +41,7 @@ const RECHECK: Duration = Duration::from_millis(250);
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// The decoded form of [`watch_encoded`].
+#[allow(clippy::result_large_err)] // the item type tonic gives every stream
 pub fn watch(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<WatchStream, ServiceError> {
     let encoded = watch_encoded(shard, game, after_version)?;
     Ok(Box::pin(encoded.map(|event| {
