@@ -1,19 +1,25 @@
 //! Texel tuning of the atomic evaluation, from the engine's own games.
 //!
 //! `generate` plays games against itself at a fixed node budget a move, from
-//! random openings, and writes one line per quiet position: its FEN and the
-//! game's result for White (1, 0.5 or 0).
+//! random openings, and writes one line per quiet position: its FEN, the
+//! game's result for White (1, 0.5 or 0) and the search's score for White in
+//! centipawns. `--skip N` leaves out the first N plies after the opening,
+//! whose positions come from random moves rather than the engine's play.
 //!
 //!     cargo run --release -p fogblast-engine --example texel -- generate \
-//!         --games 2000 --nodes 3000 --seed 1 --out /tmp/atomic.data
+//!         --games 2000 --nodes 3000 --seed 1 --skip 0 --out /tmp/atomic.data
 //!
 //! `tune` fits the evaluation's atomic weights to those results: it scales
 //! evaluations into expected scores with a logistic curve (its constant
 //! fitted first), then moves one weight at a time while the mean squared
-//! error falls, with steps shrinking to one centipawn.
+//! error falls, with steps shrinking to one centipawn. The target is the
+//! result, or with `--lambda L` below 1 the blend `L × result + (1 − L) ×
+//! expected score of the search's score` (a line without a score counts its
+//! result only). The pawn anchors the scale and stays at 100; the terms in
+//! [`HELD`] stay where they are.
 //!
 //!     cargo run --release -p fogblast-engine --example texel -- tune \
-//!         --data /tmp/atomic.data --passes 12
+//!         --data /tmp/atomic.data --passes 12 --lambda 1
 //!
 //! It prints the tuned weights as a Rust array for `ATOMIC_WEIGHTS`.
 
@@ -24,6 +30,12 @@ use std::sync::atomic::AtomicBool;
 use fogblast_engine::{evaluate_with, term, Limits, Searcher, Weights, ATOMIC_WEIGHTS};
 use fogblast_rules::{Color, Position, Variant};
 
+/// Terms the tuner leaves alone: the pawn-structure terms, at zero since
+/// tuning them (round 2 in docs/engine.md) did not play better, and the
+/// hand-set piece advance, measured in matches instead.
+const HELD: [usize; 5] =
+    [term::PASSED_PAWN, term::DOUBLED_PAWN, term::ROOK_OPEN_FILE, term::KINGS_CLOSE, term::PIECE_ADVANCE];
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
@@ -33,11 +45,17 @@ fn main() {
             number("--games", 1000),
             number("--nodes", 3000),
             number("--seed", 1),
+            number("--skip", 0),
             &flag("--out").unwrap_or_else(|| "atomic.data".to_owned()),
         ),
-        Some("tune") => tune(&flag("--data").unwrap_or_else(|| "atomic.data".to_owned()), number("--passes", 12)),
+        Some("tune") => tune(
+            &flag("--data").unwrap_or_else(|| "atomic.data".to_owned()),
+            number("--passes", 12),
+            flag("--lambda").map_or(1.0, |v| v.parse().expect("a number from 0 to 1")),
+        ),
         _ => eprintln!(
-            "usage: texel generate [--games N] [--nodes N] [--seed N] [--out FILE] | tune [--data FILE] [--passes N]"
+            "usage: texel generate [--games N] [--nodes N] [--seed N] [--skip N] [--out FILE] \
+             | tune [--data FILE] [--passes N] [--lambda L]"
         ),
     }
 }
@@ -54,7 +72,7 @@ impl Rng {
     }
 }
 
-fn generate(games: u64, nodes: u64, seed: u64, out: &str) {
+fn generate(games: u64, nodes: u64, seed: u64, skip: u64, out: &str) {
     let mut file = BufWriter::new(std::fs::File::create(out).expect("output file"));
     let mut rng = Rng(seed);
     let stop = AtomicBool::new(false);
@@ -78,7 +96,7 @@ fn generate(games: u64, nodes: u64, seed: u64, out: &str) {
         }
         let mut history: Vec<u64> = Vec::new();
         let mut seen: HashMap<u64, u32> = HashMap::new();
-        let mut quiet: Vec<String> = Vec::new();
+        let mut quiet: Vec<(String, i32)> = Vec::new();
         let result = loop {
             if let Some(outcome) = pos.outcome() {
                 break match outcome.winner() {
@@ -98,14 +116,20 @@ fn generate(games: u64, nodes: u64, seed: u64, out: &str) {
             let Some(best) = report.best else { break 0.5 };
             // Positions whose best move is quiet, out of check and short of a
             // forced result: the static evaluation should explain them.
-            if !pos.is_check() && !best.is_capture() && best.promotion().is_none() && report.score.abs() < 2_000 {
-                quiet.push(pos.fen());
+            if history.len() as u64 >= skip
+                && !pos.is_check()
+                && !best.is_capture()
+                && best.promotion().is_none()
+                && report.score.abs() < 2_000
+            {
+                let white = if pos.turn() == Color::White { report.score } else { -report.score };
+                quiet.push((pos.fen(), white));
             }
             history.push(key);
             pos.play_unchecked(best);
         };
-        for fen in quiet {
-            writeln!(file, "{fen};{result}").expect("write");
+        for (fen, score) in quiet {
+            writeln!(file, "{fen};{result};{score}").expect("write");
             written += 1;
         }
         if (game + 1) % 100 == 0 {
@@ -116,44 +140,54 @@ fn generate(games: u64, nodes: u64, seed: u64, out: &str) {
     eprintln!("{written} positions");
 }
 
-fn load(path: &str) -> Vec<(Position, f64)> {
+/// Expected score for White of an evaluation for White.
+fn expected(white: f64, k: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-k * white / 400.0))
+}
+
+/// Positions with the game's result for White and, when the line has one,
+/// the search's score for White.
+fn load(path: &str) -> Vec<(Position, f64, Option<f64>)> {
     let file = BufReader::new(std::fs::File::open(path).expect("data file"));
     file.lines()
         .map_while(Result::ok)
         .filter_map(|line| {
-            let (fen, result) = line.split_once(';')?;
-            Some((Position::from_fen(fen, Variant::Atomic).ok()?, result.trim().parse().ok()?))
+            let mut fields = line.split(';');
+            let pos = Position::from_fen(fields.next()?, Variant::Atomic).ok()?;
+            let result = fields.next()?.trim().parse().ok()?;
+            let score = fields.next().and_then(|s| s.trim().parse().ok());
+            Some((pos, result, score))
         })
         .collect()
 }
 
 /// Mean squared error of the predicted scores (White's view) against the
-/// results.
+/// targets.
 fn error(data: &[(Position, f64)], w: &Weights, k: f64) -> f64 {
     let sum: f64 = data
         .iter()
         .map(|(pos, result)| {
             let eval = evaluate_with(pos, w);
             let white = if pos.turn() == Color::White { eval } else { -eval };
-            let expected = 1.0 / (1.0 + 10f64.powf(-k * f64::from(white) / 400.0));
-            (result - expected).powi(2)
+            (result - expected(f64::from(white), k)).powi(2)
         })
         .sum();
     sum / data.len() as f64
 }
 
-fn tune(path: &str, passes: u64) {
-    let data = load(path);
-    eprintln!("{} positions", data.len());
+fn tune(path: &str, passes: u64, lambda: f64) {
+    let loaded = load(path);
+    eprintln!("{} positions", loaded.len());
+    let results: Vec<(Position, f64)> = loaded.iter().map(|(pos, result, _)| (*pos, *result)).collect();
     let mut w = ATOMIC_WEIGHTS;
     // The logistic constant that fits the current weights best.
     let mut k = 1.0;
-    let mut best = error(&data, &w, k);
+    let mut best = error(&results, &w, k);
     for step in [0.5, 0.1, 0.02] {
         loop {
             let mut moved = false;
             for candidate in [k - step, k + step] {
-                let e = error(&data, &w, candidate);
+                let e = error(&results, &w, candidate);
                 if candidate > 0.0 && e < best {
                     best = e;
                     k = candidate;
@@ -165,10 +199,20 @@ fn tune(path: &str, passes: u64) {
             }
         }
     }
-    eprintln!("K {k:.2}, error {best:.6}");
+    eprintln!("K {k:.2}, error against the results {best:.6}");
+    // The targets: results, blended with the search's scores at the same K.
+    let data: Vec<(Position, f64)> = loaded
+        .into_iter()
+        .map(|(pos, result, score)| {
+            let target = score.map_or(result, |s| lambda * result + (1.0 - lambda) * expected(s, k));
+            (pos, target)
+        })
+        .collect();
+    best = error(&data, &w, k);
+    eprintln!("lambda {lambda}, error against the targets {best:.6}");
     let mut steps: Vec<i32> = w.iter().map(|&v| (v.abs() / 8).max(2)).collect();
     // The pawn anchors the scale.
-    let fixed = [term::PAWN];
+    let fixed: Vec<usize> = std::iter::once(term::PAWN).chain(HELD).collect();
     for pass in 0..passes {
         let mut improved = false;
         for i in 0..term::COUNT {
@@ -206,4 +250,7 @@ fn tune(path: &str, passes: u64) {
         println!("// {name}: {old} -> {new}");
     }
     println!("{w:?}");
+    if lambda < 1.0 {
+        eprintln!("error against the results {:.6}", error(&results, &w, k));
+    }
 }
