@@ -50,6 +50,8 @@ pub fn watch(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<Watc
     })))
 }
 
+/// Every event of `game` after `after_version`, then each new one, each as
+/// the bytes it was committed with.
 pub fn watch_encoded(shard: Arc<Shard>, game: GameId, after_version: u64) -> Result<EncodedStream, ServiceError> {
     shard.ownership.check(&game)?;
     let (tx, rx) = mpsc::channel(64);
