@@ -95,11 +95,7 @@ struct Options {
 
 impl Options {
     fn castling_mode(&self) -> CastlingMode {
-        if self.chess960 {
-            CastlingMode::Chess960
-        } else {
-            CastlingMode::Standard
-        }
+        CastlingMode::for_game(self.chess960)
     }
 }
 

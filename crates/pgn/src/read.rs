@@ -198,7 +198,7 @@ impl Games<'_> {
                     .map_err(|_| (tag.offset, PgnErrorKind::ResultTag(tag.value.clone())))?,
             ),
         };
-        let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+        let mode = CastlingMode::for_game(chess960);
 
         let mut pos = initial;
         let mut moves = Vec::new();

@@ -58,6 +58,17 @@ pub enum CastlingMode {
     Chess960,
 }
 
+impl CastlingMode {
+    /// How a game writes castling: king-takes-rook in Chess960.
+    pub const fn for_game(chess960: bool) -> CastlingMode {
+        if chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        }
+    }
+}
+
 /// A move in a position. Castling is stored as the king and the rook it
 /// castles with, which describes standard and Chess960 castling alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -126,11 +126,7 @@ struct GameSpec {
 
 impl GameSpec {
     fn castling_mode(&self) -> CastlingMode {
-        if self.chess960 {
-            CastlingMode::Chess960
-        } else {
-            CastlingMode::Standard
-        }
+        CastlingMode::for_game(self.chess960)
     }
 }
 

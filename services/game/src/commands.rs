@@ -709,11 +709,7 @@ pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
 }
 
 pub(crate) fn castling_mode(live: &LiveGame) -> CastlingMode {
-    if live.record.chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    }
+    CastlingMode::for_game(live.record.chess960)
 }
 
 /// Whether a resent move names the one stored at `ply`, however the client

@@ -29,11 +29,24 @@ after(async () => {
   await server?.stop();
 });
 
-/** The engine the page runs, loaded here too to know the legal moves of each position. */
-async function loadEngine(bytes) {
+/** The engine the page runs, fetched from `url` and loaded here too to know the legal moves of each position. */
+async function loadEngine(url) {
+  const bytes = new Uint8Array(await (await fetch(`${url}/assets/offline/fogblast.wasm`)).arrayBuffer());
   const source = readFileSync(join(REPO, 'crates/wasm/js/fogblast-wasm.js'), 'utf8');
   const module = await import(`data:text/javascript,${encodeURIComponent(source)}`);
   return module.loadEngine(bytes, () => performance.now());
+}
+
+/** Starts an offline game as white against the easy computer, from the home page's form. */
+async function startOffline(p, variant, { chess960 = false } = {}) {
+  await p.choose('computer-variant', variant);
+  await p.choose('computer-color', 'white');
+  await p.choose('computer-level', 'easy');
+  await p.el('computer-offline').check();
+  if (chess960) await p.el('computer-chess960').check();
+  await p.el('computer-start').click();
+  await p.el('game').waitFor();
+  await p.board().waitFor();
 }
 
 /** The offline game the page keeps in localStorage. */
@@ -92,8 +105,7 @@ test('an offline game against the computer: no network, reload, undo, to the end
     await p.page.evaluate(() => navigator.serviceWorker.ready);
     await p.page.reload();
     await p.page.waitForFunction(() => navigator.serviceWorker.controller !== null);
-    const wasm = new Uint8Array(await (await fetch(`${server.url}/assets/offline/fogblast.wasm`)).arrayBuffer());
-    const engine = await loadEngine(wasm);
+    const engine = await loadEngine(server.url);
 
     // The network goes: the server stops and the browser is offline.
     await server.stop();
@@ -108,13 +120,7 @@ test('an offline game against the computer: no network, reload, undo, to the end
     await p.el('home').waitFor();
     await p.shot('offline-home');
 
-    await p.choose('computer-variant', 'atomic');
-    await p.choose('computer-color', 'white');
-    await p.choose('computer-level', 'easy');
-    await p.el('computer-offline').check();
-    await p.el('computer-start').click();
-    await p.el('game').waitFor();
-    await p.board().waitFor();
+    await startOffline(p, 'atomic');
     // The player is "You", not "You (you)"; the computer is named.
     await p.page.waitForFunction(() => [...document.querySelectorAll('.player-name')].some((e) => e.textContent.trim()));
     const names = (await p.page.locator('.player-name').allTextContents()).map((t) => t.trim()).filter(Boolean);
@@ -203,15 +209,8 @@ test('an offline fog-of-war game shows only what the player sees, and the fog li
   const p = await Player.open(browser, 'offline-fog', local.url);
   players.push(p);
   await withShots('offline-fog', () => [p], local, async () => {
-    const wasm = new Uint8Array(await (await fetch(`${local.url}/assets/offline/fogblast.wasm`)).arrayBuffer());
-    const engine = await loadEngine(wasm);
-    await p.choose('computer-variant', 'fog');
-    await p.choose('computer-color', 'white');
-    await p.choose('computer-level', 'easy');
-    await p.el('computer-offline').check();
-    await p.el('computer-start').click();
-    await p.el('game').waitFor();
-    await p.board().waitFor();
+    const engine = await loadEngine(local.url);
+    await startOffline(p, 'fog');
     // The server plays no part: stop it.
     await local.stop();
 
@@ -262,16 +261,8 @@ test('an offline Chess960 game: a 960 start, castling king onto rook, kept over 
   });
   await withShots('offline-960', () => [p], local, async () => {
     await p.page.reload();
-    const wasm = new Uint8Array(await (await fetch(`${local.url}/assets/offline/fogblast.wasm`)).arrayBuffer());
-    const engine = await loadEngine(wasm);
-    await p.choose('computer-variant', 'standard');
-    await p.choose('computer-color', 'white');
-    await p.choose('computer-level', 'easy');
-    await p.el('computer-offline').check();
-    await p.el('computer-chess960').check();
-    await p.el('computer-start').click();
-    await p.el('game').waitFor();
-    await p.board().waitFor();
+    const engine = await loadEngine(local.url);
+    await startOffline(p, 'standard', { chess960: true });
     await local.stop();
 
     const started = await storedGame(p);
