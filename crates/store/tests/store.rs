@@ -541,8 +541,9 @@ async fn a_redis_cluster_spreads_games_and_outlives_a_killed_primary() {
     let page = store.due_games(u64::MAX, 20, 10).await.unwrap();
     assert_eq!(page, due[20..30].to_vec());
 
-    // Replication on loopback takes well under this.
-    sleep_ms(300).await;
+    // Every commit above answered once its primary took it; a replica may
+    // not hold it yet, and a primary killed then takes it along.
+    cluster.wait_replicated().await;
     cluster.kill(primaries[0]);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     for game in &games {
@@ -589,7 +590,7 @@ async fn a_busy_redis_cluster_connection_follows_a_failover() {
     for game in &games {
         store.commit(commit(game, 0, epoch, "r", &["e"])).await.unwrap();
     }
-    sleep_ms(300).await;
+    cluster.wait_replicated().await;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut writers = Vec::new();
     for game in games.clone() {

@@ -109,6 +109,16 @@ impl RedisCluster {
         redis::cmd("DBSIZE").query_async(&mut conn).await.expect("DBSIZE")
     }
 
+    /// Waits until every replica has acknowledged all its primary has
+    /// written so far: replication is asynchronous, and a primary killed
+    /// before that takes its last writes with it.
+    pub async fn wait_replicated(&self) {
+        for port in self.primaries().await {
+            wait_until(&format!("the replica of {port} to catch up"), || async move { replicas_caught_up(port).await })
+                .await;
+        }
+    }
+
     /// Kills the node on `port` with SIGKILL: it stops without a word, and
     /// its replica takes over once the others time it out.
     pub fn kill(&mut self, port: u16) {
@@ -173,6 +183,35 @@ async fn cluster_ready(port: u16) -> bool {
         return false;
     };
     replication.contains("role:master") || replication.contains("master_link_status:up")
+}
+
+/// Whether the primary on `port` has a replica online that acknowledged
+/// its whole replication stream (replicas acknowledge once a second).
+async fn replicas_caught_up(port: u16) -> bool {
+    let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else { return false };
+    let Ok(mut conn) = client.get_multiplexed_async_connection().await else { return false };
+    let Ok(replication) = redis::cmd("INFO").arg("replication").query_async::<String>(&mut conn).await else {
+        return false;
+    };
+    let field = |line: &str, name: &str| -> Option<u64> {
+        line.split(',').find_map(|pair| pair.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+    };
+    let Some(written) =
+        replication.lines().find_map(|line| line.trim().strip_prefix("master_repl_offset:")?.parse::<u64>().ok())
+    else {
+        return false;
+    };
+    let replicas: Vec<&str> = replication
+        .lines()
+        .filter(|line| {
+            line.starts_with("slave") && line.split_once(':').is_some_and(|(name, _)| name[5..].parse::<u32>().is_ok())
+        })
+        .collect();
+    !replicas.is_empty()
+        && replicas.iter().all(|line| {
+            let line = line.split_once(':').map_or("", |(_, rest)| rest.trim());
+            line.contains("state=online") && field(line, "offset").is_some_and(|acked| acked >= written)
+        })
 }
 
 async fn wait_until<F, Fut>(what: &str, mut check: F)
