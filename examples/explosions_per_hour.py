@@ -39,7 +39,7 @@ def report(counts):
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nats", default="nats://127.0.0.1:4222")
-    parser.add_argument("--stream", default="FOGBLAST_GAMES")
+    parser.add_argument("--stream", default="FOGBLAST_GAMES_PUBLIC", help="the public events' stream")
     parser.add_argument("--subject-prefix", default="", help="the deployment's subject prefix, with its trailing dot")
     parser.add_argument("--since-hours", type=float, default=24.0)
     parser.add_argument("--idle-exit-s", type=float, default=0, help="stop once nothing arrived for this long (0: never)")

@@ -99,7 +99,7 @@ async fn outside_consumers_read_the_public_stream_and_fog_stays_hidden() {
         "--nats",
         &crate::support::nats_url(),
         "--stream",
-        &cluster.names.stream,
+        &fogblast_bus::public_stream(&cluster.names.stream),
         "--subject-prefix",
         &cluster.names.subject_prefix,
         "--since-hours",

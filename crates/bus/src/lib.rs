@@ -1,9 +1,10 @@
 //! The event bus between services. Two kinds of traffic cross it:
 //!
-//! - **Durable streams** (`games.finished.<variant>`): a message is stored
-//!   before `publish_durable` returns, a message id makes a resend a no-op,
-//!   and each durable consumer gets every message until it acknowledges it,
-//!   redelivered after `ack_wait` if it never does.
+//! - **Durable streams** (`games.finished.<variant>` in the site's stream,
+//!   `games.public.>` in the public events' stream beside it): a message is
+//!   stored before `publish_durable` returns, a message id makes a resend a
+//!   no-op, and each durable consumer (of one stream) gets every message
+//!   until it acknowledges it, redelivered after `ack_wait` if it never does.
 //! - **Plain subjects** (`player.<id>`): fire-and-forget notifications to
 //!   whoever is subscribed now.
 //!
@@ -24,7 +25,7 @@ mod nats;
 mod subject;
 
 pub use memory::MemoryBus;
-pub use nats::{NatsBus, NatsConfig};
+pub use nats::{public_stream, NatsBus, NatsConfig};
 
 /// A failure of the bus: unreachable, timed out, or refusing. The NATS
 /// client's error, when there is one, is kept as the source, so a log or a

@@ -1,6 +1,8 @@
-//! The production bus: durable traffic on a NATS JetStream stream, plain
-//! traffic on NATS core subjects. A subject prefix and stream name make one
-//! NATS server host several isolated buses (tests, staging next to prod).
+//! The production bus: durable traffic on two NATS JetStream streams (the
+//! site's own for finished games, and the public game events beside it),
+//! plain traffic on NATS core subjects. A subject prefix and stream name
+//! make one NATS server host several isolated buses (tests, staging next to
+//! prod).
 
 use std::time::Duration;
 
@@ -10,7 +12,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
 
-use crate::subject::{DURABLE_SUBJECTS, MSG_ID_HEADER};
+use crate::subject::{Stream, DURABLE_SUBJECTS, MSG_ID_HEADER};
 use crate::{BusError, ConsumerConfig, Delivery, EventBus, Headers, Message, PublishAck};
 
 /// How many messages one pull request asks for. Small, because whatever a
@@ -37,6 +39,21 @@ pub struct NatsConfig {
     /// The stream drops its oldest messages past this size in bytes; zero
     /// sets no bound.
     pub max_bytes: u64,
+    /// How long the public events' stream ([`public_stream`]) remembers
+    /// message ids: long enough for a shard taking a game over to publish
+    /// its last events again, short enough that the ids of every move do
+    /// not fill the server's memory.
+    pub public_duplicate_window: Duration,
+    /// The public stream's age bound; `None`: the same as `max_age`.
+    pub public_max_age: Option<Duration>,
+    /// The public stream's size bound; `None`: the same as `max_bytes`.
+    pub public_max_bytes: Option<u64>,
+}
+
+/// The name of the stream of the public game events beside the site's
+/// stream `stream`.
+pub fn public_stream(stream: &str) -> String {
+    format!("{stream}_PUBLIC")
 }
 
 impl Default for NatsConfig {
@@ -56,6 +73,14 @@ impl Default for NatsConfig {
             // and bounds the server's disk.
             max_age: Duration::from_secs(7 * 24 * 60 * 60),
             max_bytes: 10 * 1024 * 1024 * 1024,
+            // A shard takes a dead one's games over within seconds, and
+            // publishes a game's last events again with the game's next
+            // commit: ten minutes covers a long think. At 1,000 moves a
+            // second that is 1.2 million ids (two a move), against 173
+            // million for a day.
+            public_duplicate_window: Duration::from_secs(10 * 60),
+            public_max_age: None,
+            public_max_bytes: None,
         }
     }
 }
@@ -66,6 +91,7 @@ pub struct NatsBus {
     client: async_nats::Client,
     jetstream: jetstream::Context,
     stream: String,
+    public_stream: String,
     prefix: String,
 }
 
@@ -103,42 +129,40 @@ fn from_header_map(map: Option<&HeaderMap>) -> (Headers, Option<String>) {
 }
 
 impl NatsBus {
-    /// Connects and creates the stream, or updates it to `config`.
+    /// Connects and creates the two streams, or updates them to `config`.
     pub async fn connect(config: NatsConfig) -> Result<NatsBus, BusError> {
         let client =
             async_nats::connect(&config.url).await.map_err(|e| error(&format!("connecting to {}", config.url), e))?;
         let jetstream = jetstream::new(client.clone());
-        let prefix = config.subject_prefix;
-        let stream_config = stream::Config {
-            name: config.stream.clone(),
-            subjects: vec![format!("{prefix}{DURABLE_SUBJECTS}")],
-            storage: stream::StorageType::File,
-            // JetStream refuses a duplicate window longer than the age.
-            duplicate_window: if config.max_age.is_zero() {
-                config.duplicate_window
-            } else {
-                config.duplicate_window.min(config.max_age)
-            },
-            max_age: config.max_age,
-            max_bytes: if config.max_bytes == 0 { -1 } else { i64::try_from(config.max_bytes).unwrap_or(i64::MAX) },
-            ..Default::default()
-        };
-        // A server busy creating other streams' stores can refuse one for a
-        // moment ("error creating store for stream"): a service starting
-        // then tries again rather than exit.
-        let mut attempt = 1;
-        loop {
-            match jetstream.create_or_update_stream(stream_config.clone()).await {
-                Ok(_) => break,
-                Err(e) if attempt < STREAM_SETUP_ATTEMPTS => {
-                    tracing::warn!(stream = %config.stream, attempt, error = %e, "stream not set up; trying again");
-                    tokio::time::sleep(Duration::from_millis(200) * attempt).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(error(&format!("setting up stream {}", config.stream), e)),
-            }
-        }
-        Ok(NatsBus { client, jetstream, stream: config.stream, prefix })
+        let prefix = config.subject_prefix.clone();
+        let public_stream = public_stream(&config.stream);
+        // The site's stream first: one set up when it held every durable
+        // subject gives the public ones up before the public stream takes them.
+        set_up_stream(
+            &jetstream,
+            stream_config(
+                &config.stream,
+                &prefix,
+                Stream::Site,
+                config.duplicate_window,
+                config.max_age,
+                config.max_bytes,
+            ),
+        )
+        .await?;
+        set_up_stream(
+            &jetstream,
+            stream_config(
+                &public_stream,
+                &prefix,
+                Stream::Public,
+                config.public_duplicate_window,
+                config.public_max_age.unwrap_or(config.max_age),
+                config.public_max_bytes.unwrap_or(config.max_bytes),
+            ),
+        )
+        .await?;
+        Ok(NatsBus { client, jetstream, stream: config.stream, public_stream, prefix })
     }
 
     fn wire_subject(&self, subject: &str) -> String {
@@ -154,6 +178,46 @@ impl NatsBus {
         let message =
             Message { subject: self.local_subject(&message.subject), headers, payload: message.payload.clone() };
         (message, id)
+    }
+}
+
+/// A stream's settings: file storage, the given bounds, and a duplicate
+/// window no longer than its age (JetStream refuses a longer one).
+fn stream_config(
+    name: &str,
+    prefix: &str,
+    stream: Stream,
+    duplicate_window: Duration,
+    max_age: Duration,
+    max_bytes: u64,
+) -> stream::Config {
+    stream::Config {
+        name: name.to_owned(),
+        subjects: vec![format!("{prefix}{}", stream.subjects())],
+        storage: stream::StorageType::File,
+        duplicate_window: if max_age.is_zero() { duplicate_window } else { duplicate_window.min(max_age) },
+        max_age,
+        max_bytes: if max_bytes == 0 { -1 } else { i64::try_from(max_bytes).unwrap_or(i64::MAX) },
+        ..Default::default()
+    }
+}
+
+/// Creates the stream, or updates it to `config`.
+async fn set_up_stream(jetstream: &jetstream::Context, config: stream::Config) -> Result<(), BusError> {
+    // A server busy creating other streams' stores can refuse one for a
+    // moment ("error creating store for stream"): a service starting
+    // then tries again rather than exit.
+    let mut attempt = 1;
+    loop {
+        match jetstream.create_or_update_stream(config.clone()).await {
+            Ok(_) => return Ok(()),
+            Err(e) if attempt < STREAM_SETUP_ATTEMPTS => {
+                tracing::warn!(stream = %config.name, attempt, error = %e, "stream not set up; trying again");
+                tokio::time::sleep(Duration::from_millis(200) * attempt).await;
+                attempt += 1;
+            }
+            Err(e) => return Err(error(&format!("setting up stream {}", config.name), e)),
+        }
     }
 }
 
@@ -189,6 +253,16 @@ impl EventBus for NatsBus {
         config: ConsumerConfig,
     ) -> Result<BoxStream<'static, Result<Box<dyn Delivery>, BusError>>, BusError> {
         let context = format!("consumer {}", config.name);
+        let stream = match Stream::covering(&config.filter) {
+            Some(Stream::Site) => &self.stream,
+            Some(Stream::Public) => &self.public_stream,
+            None => {
+                return Err(BusError::new(format!(
+                    "a durable consumer reads one stream: {:?} is not within one of {DURABLE_SUBJECTS}",
+                    config.filter
+                )))
+            }
+        };
         // Create-or-update: a restarted service picks up the durable's
         // position, and a changed ack_wait takes effect.
         let consumer = self
@@ -201,7 +275,7 @@ impl EventBus for NatsBus {
                     ack_wait: config.ack_wait,
                     ..Default::default()
                 },
-                &self.stream,
+                stream,
             )
             .await
             .map_err(|e| error(&context, e))?;

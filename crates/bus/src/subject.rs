@@ -7,9 +7,45 @@
 
 use crate::BusError;
 
-/// The subjects the durable stream holds; publishing elsewhere is refused
-/// (on NATS no stream would answer, so the in-process bus refuses too).
-pub(crate) const DURABLE_SUBJECTS: &str = "games.>";
+/// The durable streams. Publishing outside them is refused (on NATS no
+/// stream would answer, so the in-process bus refuses too), and a durable
+/// consumer reads one of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stream {
+    /// The site's own: finished games, which the rating service must get
+    /// every one of.
+    Site,
+    /// The public game events (docs/events.md): a message or two for every
+    /// move, so kept apart, with bounds and a duplicate window of their own,
+    /// where their volume can never push out a finished game not yet rated.
+    Public,
+}
+
+impl Stream {
+    pub(crate) const ALL: [Stream; 2] = [Stream::Site, Stream::Public];
+
+    /// The subjects the stream holds.
+    pub(crate) fn subjects(self) -> &'static str {
+        match self {
+            Stream::Site => "games.finished.>",
+            Stream::Public => "games.public.>",
+        }
+    }
+
+    /// The stream holding `subject` (no wildcards).
+    pub(crate) fn holding(subject: &str) -> Option<Stream> {
+        Stream::ALL.into_iter().find(|stream| matches(stream.subjects(), subject))
+    }
+
+    /// The stream a consumer with `filter` reads: the one holding every
+    /// subject the filter matches.
+    pub(crate) fn covering(filter: &str) -> Option<Stream> {
+        Stream::ALL.into_iter().find(|stream| covers(stream.subjects(), filter))
+    }
+}
+
+/// The durable subjects, for messages that name them.
+pub(crate) const DURABLE_SUBJECTS: &str = "games.finished.> and games.public.>";
 
 /// The header JetStream deduplicates by. The bus owns it: it is set from the
 /// `message_id` argument and surfaced through `Delivery::message_id`, never
@@ -26,6 +62,22 @@ pub(crate) fn matches(pattern: &str, subject: &str) -> bool {
             (Some(">"), Some(_)) => return true,
             (Some("*"), Some(_)) => {}
             (Some(p), Some(s)) if p == s => {}
+            (None, None) => return true,
+            _ => return false,
+        }
+    }
+}
+
+/// Whether every subject `filter` matches is matched by `pattern` (both
+/// may have wildcards).
+pub(crate) fn covers(pattern: &str, filter: &str) -> bool {
+    let mut pattern = pattern.split('.');
+    let mut filter = filter.split('.');
+    loop {
+        match (pattern.next(), filter.next()) {
+            (Some(">"), Some(_)) => return true,
+            (Some("*"), Some(token)) if token != ">" => {}
+            (Some(p), Some(f)) if p == f && p != "*" && p != ">" => {}
             (None, None) => return true,
             _ => return false,
         }
@@ -81,6 +133,31 @@ mod tests {
         assert!(!matches("games.>", "games"));
         assert!(!matches("games.finished.>", "games.started.atomic"));
         assert!(matches(">", "a.b.c"));
+    }
+
+    #[test]
+    fn a_filter_is_covered_only_by_a_pattern_matching_all_it_matches() {
+        assert!(covers("games.finished.>", "games.finished.>"));
+        assert!(covers("games.finished.>", "games.finished.atomic"));
+        assert!(covers("games.finished.>", "games.finished.*.x"));
+        assert!(covers("games.public.>", "games.public.json.*.move"));
+        assert!(!covers("games.finished.>", "games.>"));
+        assert!(!covers("games.finished.>", "games.*.atomic"));
+        assert!(!covers("games.finished.>", "games.finished"));
+        assert!(covers("games.*", "games.finished"));
+        assert!(!covers("games.*", "games.>"));
+        assert!(!covers("games.finished", "games.*"));
+    }
+
+    #[test]
+    fn each_durable_subject_lives_in_one_stream() {
+        assert_eq!(Stream::holding("games.finished.atomic"), Some(Stream::Site));
+        assert_eq!(Stream::holding("games.public.pb.fog.move"), Some(Stream::Public));
+        assert_eq!(Stream::holding("games.started.atomic"), None);
+        assert_eq!(Stream::holding("player.1"), None);
+        assert_eq!(Stream::covering("games.finished.>"), Some(Stream::Site));
+        assert_eq!(Stream::covering("games.public.json.atomic.*"), Some(Stream::Public));
+        assert_eq!(Stream::covering("games.>"), None, "a filter across both streams");
     }
 
     #[test]

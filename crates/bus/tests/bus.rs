@@ -80,7 +80,7 @@ async fn durable_message_arrives_with_headers(bus: &dyn EventBus) {
         .expect("publish_durable");
     assert!(!ack.duplicate);
 
-    let mut deliveries = bus.consume_durable(consumer("archiver", "games.>")).await.expect("consume");
+    let mut deliveries = bus.consume_durable(consumer("archiver", "games.finished.>")).await.expect("consume");
     let delivery = next_delivery(&mut deliveries).await;
     assert_eq!(delivery.message().subject, "games.finished.atomic");
     assert_eq!(delivery.message().payload, Bytes::from_static(b"record"));
@@ -104,7 +104,7 @@ async fn same_id_is_stored_and_delivered_once(bus: &dyn EventBus) {
         bus.publish_durable("games.finished.atomic", "game-3", Vec::new(), Bytes::new()).await.expect("publish");
     assert!(!other.duplicate && other.sequence > acks[0].sequence);
 
-    let mut deliveries = bus.consume_durable(consumer("archiver", "games.>")).await.expect("consume");
+    let mut deliveries = bus.consume_durable(consumer("archiver", "games.finished.>")).await.expect("consume");
     let first = next_delivery(&mut deliveries).await;
     assert_eq!((first.message_id(), text(&first.message().payload).as_str()), (Some("game-2"), "attempt-0"));
     first.ack().await.expect("ack");
@@ -117,7 +117,7 @@ async fn same_id_is_stored_and_delivered_once(bus: &dyn EventBus) {
 async fn unacked_delivery_comes_back_acked_does_not(bus: &dyn EventBus) {
     publish(bus, "games.finished.atomic", "acked", "a").await;
     publish(bus, "games.finished.atomic", "forgotten", "b").await;
-    let mut deliveries = bus.consume_durable(consumer("ratings", "games.>")).await.expect("consume");
+    let mut deliveries = bus.consume_durable(consumer("ratings", "games.finished.>")).await.expect("consume");
     let acked = next_delivery(&mut deliveries).await;
     let forgotten = next_delivery(&mut deliveries).await;
     assert_eq!((acked.message_id(), forgotten.message_id()), (Some("acked"), Some("forgotten")));
@@ -135,7 +135,7 @@ async fn restarted_consumer_resumes_after_acked_messages(bus: &dyn EventBus) {
     for n in 1..=3 {
         publish(bus, "games.finished.atomic", &format!("m{n}"), "").await;
     }
-    let mut crashed = bus.consume_durable(consumer("worker", "games.>")).await.expect("consume");
+    let mut crashed = bus.consume_durable(consumer("worker", "games.finished.>")).await.expect("consume");
     for expected in ["m1", "m2"] {
         let delivery = next_delivery(&mut crashed).await;
         assert_eq!(delivery.message_id(), Some(expected));
@@ -146,7 +146,7 @@ async fn restarted_consumer_resumes_after_acked_messages(bus: &dyn EventBus) {
 
     // Whatever the crashed instance had pulled but not acked comes back
     // after ack_wait, so order is not guaranteed; the set is.
-    let mut restarted = bus.consume_durable(consumer("worker", "games.>")).await.expect("consume");
+    let mut restarted = bus.consume_durable(consumer("worker", "games.finished.>")).await.expect("consume");
     let mut seen = Vec::new();
     while seen.len() < 2 {
         let delivery = next_delivery(&mut restarted).await;
@@ -159,8 +159,8 @@ async fn restarted_consumer_resumes_after_acked_messages(bus: &dyn EventBus) {
 }
 
 async fn same_name_streams_share_the_work(bus: &dyn EventBus) {
-    let first = bus.consume_durable(consumer("shared", "games.>")).await.expect("consume");
-    let second = bus.consume_durable(consumer("shared", "games.>")).await.expect("consume");
+    let first = bus.consume_durable(consumer("shared", "games.finished.>")).await.expect("consume");
+    let second = bus.consume_durable(consumer("shared", "games.finished.>")).await.expect("consume");
     for n in 0..20 {
         publish(bus, "games.finished.atomic", &format!("g{n:02}"), "").await;
     }
@@ -181,7 +181,7 @@ async fn same_name_streams_share_the_work(bus: &dyn EventBus) {
 async fn each_durable_name_gets_every_message(bus: &dyn EventBus) {
     publish(bus, "games.finished.fog", "game-4", "").await;
     for name in ["archiver", "ratings"] {
-        let mut deliveries = bus.consume_durable(consumer(name, "games.>")).await.expect("consume");
+        let mut deliveries = bus.consume_durable(consumer(name, "games.finished.>")).await.expect("consume");
         let delivery = next_delivery(&mut deliveries).await;
         assert_eq!(delivery.message_id(), Some("game-4"), "consumer {name}");
         delivery.ack().await.expect("ack");
@@ -189,10 +189,9 @@ async fn each_durable_name_gets_every_message(bus: &dyn EventBus) {
 }
 
 async fn filter_selects_subjects(bus: &dyn EventBus) {
-    publish(bus, "games.started.atomic", "s1", "").await;
-    publish(bus, "games.finished", "no-variant", "").await;
-    publish(bus, "games.finishedx.atomic", "lookalike", "").await;
+    publish(bus, "games.public.json.atomic.move", "p1", "").await;
     publish(bus, "games.finished.atomic", "f1", "").await;
+    publish(bus, "games.public.pb.fog.move", "p2", "").await;
     publish(bus, "games.finished.fog.blitz", "f2", "").await;
 
     let mut deliveries = bus.consume_durable(consumer("finished", "games.finished.>")).await.expect("consume");
@@ -204,6 +203,12 @@ async fn filter_selects_subjects(bus: &dyn EventBus) {
     }
     assert_eq!(seen, ["games.finished.atomic", "games.finished.fog.blitz"]);
     assert_no_delivery(&mut deliveries).await;
+
+    let mut public = bus.consume_durable(consumer("public", "games.public.*.fog.*")).await.expect("consume");
+    let delivery = next_delivery(&mut public).await;
+    assert_eq!(delivery.message().subject, "games.public.pb.fog.move");
+    delivery.ack().await.expect("ack");
+    assert_no_delivery(&mut public).await;
 }
 
 async fn plain_publish_reaches_matching_subscribers(bus: &dyn EventBus) {
@@ -251,9 +256,18 @@ async fn durable_publish_is_seen_by_plain_subscribers(bus: &dyn EventBus) {
     assert_eq!(message.headers, headers);
 }
 
-async fn durable_publish_outside_the_stream_fails(bus: &dyn EventBus) {
-    let result = timeout(ARRIVE, bus.publish_durable("player.1", "x", Vec::new(), Bytes::new())).await;
-    assert!(result.expect("an error, not a hang").is_err());
+async fn durable_publish_outside_the_streams_fails(bus: &dyn EventBus) {
+    for subject in ["player.1", "games.started.atomic", "games.finished", "games.finishedx.atomic", "games.public"] {
+        let result = timeout(ARRIVE, bus.publish_durable(subject, "x", Vec::new(), Bytes::new())).await;
+        assert!(result.expect("an error, not a hang").is_err(), "{subject} is in no stream");
+    }
+}
+
+async fn a_consumer_reads_one_stream(bus: &dyn EventBus) {
+    for filter in ["games.>", "games.*.atomic", ">"] {
+        let result = timeout(ARRIVE, bus.consume_durable(consumer("across", filter))).await;
+        assert!(result.expect("an error, not a hang").is_err(), "{filter} spans both streams");
+    }
 }
 
 /// A bus on its own stream and prefix, deleted afterwards whether the
@@ -284,7 +298,9 @@ where
     let outcome = tokio::spawn(behaviour(bus)).await;
 
     let client = async_nats::connect(&url).await.expect("connect for cleanup");
-    async_nats::jetstream::new(client).delete_stream(&stream).await.expect("delete test stream");
+    let jetstream = async_nats::jetstream::new(client);
+    jetstream.delete_stream(&stream).await.expect("delete test stream");
+    jetstream.delete_stream(fogblast_bus::public_stream(&stream)).await.expect("delete test public stream");
     if let Err(panicked) = outcome {
         std::panic::resume_unwind(panicked.into_panic());
     }
@@ -322,7 +338,8 @@ on_both_adapters!(
     plain_publish_reaches_matching_subscribers,
     subscribe_sees_only_later_messages,
     durable_publish_is_seen_by_plain_subscribers,
-    durable_publish_outside_the_stream_fails,
+    durable_publish_outside_the_streams_fails,
+    a_consumer_reads_one_stream,
 );
 
 /// The stream is set up with the retention asked for, so finished games
@@ -343,10 +360,71 @@ async fn the_stream_keeps_what_its_retention_allows() {
         ..NatsConfig::default()
     };
     let stream = config.stream.clone();
+    let public = fogblast_bus::public_stream(&stream);
     let _bus = timeout(ARRIVE, NatsBus::connect(config)).await.expect("in time").expect("connected");
     let jetstream = async_nats::jetstream::new(async_nats::connect(&url).await.expect("connect"));
     let info = jetstream.get_stream(&stream).await.expect("the stream").cached_info().clone();
+    let public_info = jetstream.get_stream(&public).await.expect("the public stream").cached_info().clone();
     jetstream.delete_stream(&stream).await.expect("delete test stream");
+    jetstream.delete_stream(&public).await.expect("delete test public stream");
     assert_eq!((info.config.max_age, info.config.max_bytes), (Duration::from_secs(90), 1 << 20));
     assert_eq!(info.config.duplicate_window, Duration::from_secs(90), "no longer than the age");
+    assert_eq!(info.config.subjects, [format!("test_{tag}.games.finished.>")]);
+    // The public stream has the site's bounds unless told otherwise, and a
+    // duplicate window of its own, no longer than its age.
+    assert_eq!((public_info.config.max_age, public_info.config.max_bytes), (Duration::from_secs(90), 1 << 20));
+    assert_eq!(public_info.config.duplicate_window, Duration::from_secs(90));
+    assert_eq!(public_info.config.subjects, [format!("test_{tag}.games.public.>")]);
+    assert!(defaults.public_duplicate_window < Duration::from_secs(3600), "{:?}", defaults.public_duplicate_window);
+}
+
+/// The public events live in a stream of their own. A site's stream
+/// shared with them filled with a move event or two for every move: at
+/// its bound the oldest messages left, finished games not yet rated among
+/// them, so a rating service away for a while lost games for good. Here
+/// two megabytes of move events come while nothing reads, each stream
+/// bounded at one, and the finished game is still there.
+#[tokio::test]
+async fn public_events_never_push_a_finished_game_out() {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
+    let tag = format!("{}_{nanos}_apart", std::process::id());
+    let url = std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
+    let config = NatsConfig {
+        url: url.clone(),
+        stream: format!("FOGBLAST_TEST_{tag}"),
+        subject_prefix: format!("test_{tag}."),
+        max_bytes: 1 << 20,
+        public_duplicate_window: Duration::from_secs(30),
+        public_max_bytes: Some(1 << 20),
+        ..NatsConfig::default()
+    };
+    let (stream, public) = (config.stream.clone(), fogblast_bus::public_stream(&config.stream));
+    let bus = timeout(ARRIVE, NatsBus::connect(config)).await.expect("in time").expect("connected");
+    let checks = tokio::spawn(async move {
+        publish(&bus, "games.finished.atomic", "game-1", "the record").await;
+        let event = "x".repeat(1024);
+        for batch in 0..20 {
+            let ids: Vec<String> = (0..100).map(|n| format!("game-2/{}/move/json", batch * 100 + n)).collect();
+            let sends = ids.iter().map(|id| {
+                bus.publish_durable("games.public.json.atomic.move", id, Vec::new(), Bytes::from(event.clone()))
+            });
+            for ack in futures::future::join_all(sends).await {
+                ack.expect("a public event stored");
+            }
+        }
+        let mut deliveries = bus.consume_durable(consumer("ratings", "games.finished.>")).await.expect("consume");
+        let delivery = timeout(ARRIVE, deliveries.next()).await.ok().flatten().map(|d| d.expect("a delivery"));
+        let delivery = delivery.expect("the finished game is still in the site's stream");
+        assert_eq!((delivery.message_id(), text(&delivery.message().payload).as_str()), (Some("game-1"), "the record"));
+    });
+    let outcome = checks.await;
+    let jetstream = async_nats::jetstream::new(async_nats::connect(&url).await.expect("connect"));
+    jetstream.delete_stream(&stream).await.expect("delete test stream");
+    let mut public_stream = jetstream.get_stream(&public).await.expect("the public stream");
+    let state = public_stream.info().await.expect("its state").state.clone();
+    jetstream.delete_stream(&public).await.expect("delete test public stream");
+    if let Err(panicked) = outcome {
+        std::panic::resume_unwind(panicked.into_panic());
+    }
+    assert!(state.bytes <= 1 << 20 && state.messages < 2_000, "the public stream kept its own bound: {state:?}");
 }

@@ -38,7 +38,8 @@ async fn publisher_context_travels(bus: &dyn EventBus) {
     )
     .await;
 
-    let consumer = ConsumerConfig { name: "tracer".into(), filter: "games.>".into(), ack_wait: Duration::from_secs(5) };
+    let consumer =
+        ConsumerConfig { name: "tracer".into(), filter: "games.finished.>".into(), ack_wait: Duration::from_secs(5) };
     let mut deliveries = bus.consume_durable(consumer).await.expect("consume");
     let delivery = timeout(ARRIVE, deliveries.next()).await.expect("a delivery").expect("stream").expect("delivery");
     let headers = &delivery.message().headers;
@@ -88,7 +89,9 @@ async fn both_adapters_carry_the_publishers_trace() {
         .unwrap_or_else(|e| panic!("this test needs NATS with JetStream at {url}: {e}"));
     let outcome = tokio::spawn(async move { publisher_context_travels(&bus).await }).await;
     let client = async_nats::connect(&url).await.expect("connect for cleanup");
-    async_nats::jetstream::new(client).delete_stream(&stream).await.expect("delete test stream");
+    let jetstream = async_nats::jetstream::new(client);
+    jetstream.delete_stream(&stream).await.expect("delete test stream");
+    jetstream.delete_stream(fogblast_bus::public_stream(&stream)).await.expect("delete test public stream");
     if let Err(panicked) = outcome {
         std::panic::resume_unwind(panicked.into_panic());
     }

@@ -186,10 +186,13 @@ pub async fn delete_keys(pattern: &str) {
     }
 }
 
-/// Deletes a JetStream stream; nothing when there is none.
+/// Deletes a site's JetStream stream and its public events' stream beside
+/// it; nothing when there are none.
 pub async fn delete_stream(stream: &str) {
     if let Ok(client) = async_nats::connect(nats_url()).await {
-        let _ = async_nats::jetstream::new(client).delete_stream(stream).await;
+        let jetstream = async_nats::jetstream::new(client);
+        let _ = jetstream.delete_stream(stream).await;
+        let _ = jetstream.delete_stream(fogblast_bus::public_stream(stream)).await;
     }
 }
 

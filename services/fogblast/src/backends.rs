@@ -46,6 +46,17 @@ pub struct BackendArgs {
     /// The stream's bound in bytes; past it the oldest finished games leave (0: no bound).
     #[arg(long, env = "FOGBLAST_NATS_MAX_BYTES", default_value_t = 10 * 1024 * 1024 * 1024)]
     pub nats_max_bytes: u64,
+    /// The public game events (docs/events.md) are kept in a stream of their own beside the site's, named with
+    /// `_PUBLIC` after it: this many hours [default: as --nats-max-age-h].
+    #[arg(long, env = "FOGBLAST_NATS_PUBLIC_MAX_AGE_H")]
+    pub nats_public_max_age_h: Option<u64>,
+    /// The public events' stream's bound in bytes [default: as --nats-max-bytes].
+    #[arg(long, env = "FOGBLAST_NATS_PUBLIC_MAX_BYTES")]
+    pub nats_public_max_bytes: Option<u64>,
+    /// How long the public events' stream remembers an event's id, so that one published again by a shard taking
+    /// its game over is dropped (every move's ids are held in the NATS server's memory that long).
+    #[arg(long, env = "FOGBLAST_NATS_PUBLIC_DUPLICATE_WINDOW_S", default_value_t = 600)]
+    pub nats_public_duplicate_window_s: u64,
 }
 
 /// The subject prefix as the bus wants it: empty, or ending in `.`.
@@ -96,6 +107,11 @@ pub async fn bus(args: &BackendArgs) -> anyhow::Result<Arc<dyn EventBus>> {
                 subject_prefix,
                 max_age: std::time::Duration::from_secs(args.nats_max_age_h.saturating_mul(3600)),
                 max_bytes: args.nats_max_bytes,
+                public_duplicate_window: std::time::Duration::from_secs(args.nats_public_duplicate_window_s),
+                public_max_age: args
+                    .nats_public_max_age_h
+                    .map(|h| std::time::Duration::from_secs(h.saturating_mul(3600))),
+                public_max_bytes: args.nats_public_max_bytes,
                 ..NatsConfig::default()
             };
             Arc::new(NatsBus::connect(config).await.with_context(|| format!("connecting to {url}"))?)

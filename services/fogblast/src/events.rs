@@ -35,7 +35,8 @@ pub struct TailArgs {
     /// The NATS server.
     #[arg(long, env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
     pub nats_url: String,
-    /// The JetStream stream the game service publishes to.
+    /// The deployment's JetStream stream (`--nats-stream` of its services); the public events are in the stream
+    /// beside it, named with `_PUBLIC` after it.
     #[arg(long, env = "FOGBLAST_NATS_STREAM", default_value = "FOGBLAST_GAMES")]
     pub nats_stream: String,
     /// The deployment's subject prefix (`--nats-subject-prefix` of its services).
@@ -104,8 +105,8 @@ async fn tail(args: TailArgs) -> anyhow::Result<()> {
     let client =
         async_nats::connect(&args.nats_url).await.with_context(|| format!("connecting to {}", args.nats_url))?;
     let jetstream = async_nats::jetstream::new(client);
-    let stream =
-        jetstream.get_stream(&args.nats_stream).await.with_context(|| format!("stream {}", args.nats_stream))?;
+    let public = fogblast_bus::public_stream(&args.nats_stream);
+    let stream = jetstream.get_stream(&public).await.with_context(|| format!("stream {public}"))?;
     let filter_subject = format!("{}{}", args.nats_subject_prefix, public_events::filter(encoding, variant));
     let consumer = stream
         .create_consumer(OrderedConfig { filter_subject, deliver_policy, ..Default::default() })

@@ -631,7 +631,9 @@ async fn clean_up(backends: &Backends) -> anyhow::Result<()> {
 
 async fn delete_stream(backends: &Backends) -> anyhow::Result<()> {
     let nats = async_nats::connect(backends.nats_url.as_str()).await?;
-    let _ = async_nats::jetstream::new(nats).delete_stream(&backends.stream).await;
+    let jetstream = async_nats::jetstream::new(nats);
+    let _ = jetstream.delete_stream(&backends.stream).await;
+    let _ = jetstream.delete_stream(fogblast_bus::public_stream(&backends.stream)).await;
     Ok(())
 }
 

@@ -48,7 +48,9 @@ async fn bench(args: &RatingBenchArgs) -> anyhow::Result<()> {
     sqlx::query(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).execute(&mut admin).await?;
     let nats = nats_config(args, &tag);
     if let Ok(client) = async_nats::connect(&nats.url).await {
-        let _ = async_nats::jetstream::new(client).delete_stream(&nats.stream).await;
+        let jetstream = async_nats::jetstream::new(client);
+        let _ = jetstream.delete_stream(&nats.stream).await;
+        let _ = jetstream.delete_stream(fogblast_bus::public_stream(&nats.stream)).await;
     }
     result
 }

@@ -248,10 +248,10 @@ impl Cluster {
         }
         if let Some((url, stream)) = &self.nats {
             let client = async_nats::connect(url.as_str()).await.with_context(|| format!("connecting to {url}"))?;
-            async_nats::jetstream::new(client)
-                .delete_stream(stream)
-                .await
-                .with_context(|| format!("deleting stream {stream}"))?;
+            let jetstream = async_nats::jetstream::new(client);
+            for stream in [stream.clone(), fogblast_bus::public_stream(stream)] {
+                jetstream.delete_stream(&stream).await.with_context(|| format!("deleting stream {stream}"))?;
+            }
         }
         Ok(())
     }
