@@ -69,6 +69,16 @@ impl Game {
         Ok(effects)
     }
 
+    /// Plays `m`, known to be legal in a game not over: the checks of
+    /// [`Game::play`] each generate the legal moves again.
+    fn play_known_legal(&mut self, m: Move) -> MoveEffects {
+        let effects = self.position.effects_of(m);
+        self.position.play_unchecked(m);
+        self.moves.push(m);
+        self.keys.push(self.position.zobrist_hash());
+        effects
+    }
+
     /// Plays a move given as UCI text (castling as `e1g1` or king takes rook).
     pub fn play_uci(&mut self, text: &str) -> Result<MoveEffects, GameError> {
         let uci: Uci = text.parse()?;
@@ -76,7 +86,8 @@ impl Game {
             return Err(GameError::Finished(outcome));
         }
         let m = self.position.parse_uci(&uci).ok_or_else(|| GameError::UnknownMove(text.to_owned()))?;
-        self.play(m)
+        // Found among the legal moves, and the game is not over.
+        Ok(self.play_known_legal(m))
     }
 
     /// Takes back the last `plies` moves (all of them if there are fewer).
@@ -108,5 +119,40 @@ impl Game {
     /// The moves in UCI, space separated.
     pub fn uci_moves(&self, mode: CastlingMode) -> String {
         self.moves.iter().map(|m| m.to_uci(mode).to_string()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Variant;
+
+    /// A move given as UCI takes the checked-once path; a move given as a
+    /// `Move` is checked in full. Both must leave the same game behind,
+    /// with the same effects, ply by ply, to the end of the game.
+    #[test]
+    fn a_move_by_uci_plays_exactly_as_the_move_itself() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut plies = 0;
+        for variant in Variant::ALL {
+            for _ in 0..20 {
+                let mut by_uci = Game::new(Position::new(variant));
+                let mut by_move = by_uci.clone();
+                while by_move.outcome().is_none() && by_move.ply() < 300 {
+                    let legal = by_move.position().legal_moves();
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                    let m = legal[(seed >> 33) as usize % legal.len()];
+                    let text = m.to_uci(CastlingMode::Standard).to_string();
+                    assert_eq!(by_uci.play_uci(&text), by_move.play(m), "{variant:?} {text}");
+                    assert_eq!(by_uci, by_move);
+                    plies += 1;
+                }
+                if let Some(outcome) = by_move.outcome() {
+                    let any = by_move.initial().legal_moves()[0].to_uci(CastlingMode::Standard).to_string();
+                    assert_eq!(by_uci.play_uci(&any), Err(GameError::Finished(outcome)));
+                }
+            }
+        }
+        assert!(plies > 3_000, "{plies} plies played");
     }
 }

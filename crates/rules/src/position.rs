@@ -271,7 +271,7 @@ impl Position {
         Ok((next, effects))
     }
 
-    fn effects_of(&self, m: Move) -> MoveEffects {
+    pub(crate) fn effects_of(&self, m: Move) -> MoveEffects {
         let us = self.turn;
         let mut effects = MoveEffects {
             mover: us,

@@ -163,7 +163,7 @@ impl Shard {
     /// stream takes both.
     async fn publish_until_done(&self, event: &GameEvent) {
         let protobuf = Bytes::from(event.encode_to_vec());
-        let json = Bytes::from(public_events::to_json(event).to_string());
+        let json = Bytes::from(public_events::to_json_bytes(event));
         let mut wait = Duration::from_millis(100);
         loop {
             let (a, b) = futures::join!(
