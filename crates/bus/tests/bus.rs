@@ -428,3 +428,45 @@ async fn public_events_never_push_a_finished_game_out() {
     }
     assert!(state.bytes <= 1 << 20 && state.messages < 2_000, "the public stream kept its own bound: {state:?}");
 }
+
+/// A site whose stream still holds every durable subject (`games.>`, as
+/// before the public events had a stream of their own) starts: the site's
+/// stream gives the public subjects up, keeps what it held, and the public
+/// stream is made beside it.
+#[tokio::test]
+async fn a_stream_that_held_every_subject_is_narrowed_on_start() {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
+    let tag = format!("{}_{nanos}_upgrade", std::process::id());
+    let url = std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
+    let (stream, prefix) = (format!("FOGBLAST_TEST_{tag}"), format!("test_{tag}."));
+    let public = fogblast_bus::public_stream(&stream);
+    let jetstream = async_nats::jetstream::new(async_nats::connect(&url).await.expect("connect"));
+    jetstream
+        .create_stream(async_nats::jetstream::stream::Config {
+            name: stream.clone(),
+            subjects: vec![format!("{prefix}games.>")],
+            max_bytes: 1 << 20,
+            ..Default::default()
+        })
+        .await
+        .expect("the old stream");
+    let old = jetstream.publish(format!("{prefix}games.finished.atomic"), "kept".into()).await.expect("published");
+    old.await.expect("stored");
+    let config = NatsConfig {
+        url: url.clone(),
+        stream: stream.clone(),
+        subject_prefix: prefix.clone(),
+        max_bytes: 1 << 20,
+        ..NatsConfig::default()
+    };
+    let connected = timeout(ARRIVE, NatsBus::connect(config)).await.expect("in time");
+    let site = jetstream.get_stream(&stream).await.map(|s| s.cached_info().clone());
+    let made = jetstream.get_stream(&public).await.map(|s| s.cached_info().clone());
+    let _ = jetstream.delete_stream(&stream).await;
+    let _ = jetstream.delete_stream(&public).await;
+    connected.expect("the bus starts on the old stream");
+    let site = site.expect("the site's stream");
+    assert_eq!(site.config.subjects, [format!("{prefix}games.finished.>")]);
+    assert_eq!(site.state.messages, 1, "what it held is kept");
+    assert_eq!(made.expect("the public stream").config.subjects, [format!("{prefix}games.public.>")]);
+}
