@@ -2,7 +2,8 @@
 //! table, quiescence over captures (every atomic capture is an explosion),
 //! null-move pruning, futility, late-move and history pruning, late-move
 //! reductions, check and singular extensions, and a correction history of
-//! the static evaluation by pawn structure.
+//! the static evaluation by pawn structure. In atomic chess a node whose
+//! side to move can blow up the enemy king is scored as that win at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -138,6 +139,11 @@ pub struct Searcher {
     /// How far searches found the static evaluation off, by side to move
     /// and pawn structure, in 1/[`CORRECTION_GRAIN`] centipawns.
     correction: Vec<i32>,
+    /// Searching at full strength (no evaluation noise, nothing
+    /// overlooked): the Hard level and UCI. The king-explosion shortcut
+    /// ([`Searcher::can_explode_king`]) is taken only then, so Easy and
+    /// Medium search exactly as they were calibrated.
+    full_strength: bool,
 }
 
 impl Searcher {
@@ -161,6 +167,7 @@ impl Searcher {
             reductions: reduction_table(),
             excluded: [None; MAX_PLY + 1],
             correction: vec![0; 2 * CORRECTION_SIZE],
+            full_strength: true,
         }
     }
 
@@ -189,6 +196,7 @@ impl Searcher {
         self.noise = limits.eval_noise.max(0);
         self.seed = limits.seed;
         self.overlook = limits.overlook;
+        self.full_strength = self.noise == 0 && self.overlook.is_none();
         self.node_limit = limits.nodes.unwrap_or(u64::MAX);
         self.tt.new_search();
         self.order.new_search();
@@ -353,6 +361,15 @@ impl Searcher {
         ply <= 1 && !self.overlook.is_none() && moves.iter().any(|&m| !self.overlooks(pos, ply, key, m))
     }
 
+    /// Whether the side to move can blow up the enemy king at once (atomic,
+    /// at full strength only).
+    #[inline]
+    fn can_explode_king(&self, pos: &Position) -> bool {
+        self.full_strength
+            && pos.variant() == fogblast_rules::Variant::Atomic
+            && explosion_threat(pos.board(), pos.turn())
+    }
+
     fn leaf_eval(&self, pos: &Position, key: u64) -> i32 {
         let eval = evaluate(pos);
         if self.noise == 0 {
@@ -385,6 +402,12 @@ impl Searcher {
         }
         if ply > 0 && (pos.halfmoves() >= 100 || self.is_repetition(pos.halfmoves())) {
             return 0;
+        }
+        // Atomic: a capture that blows up the enemy king is always legal and
+        // wins, so the node is decided without generating a move. Most such
+        // nodes answer a move that left an explosion threat standing.
+        if ply > 0 && self.can_explode_king(pos) {
+            return MATE - ply as i32 - 1;
         }
         let in_check = pos.is_check();
         if depth <= 0 && !in_check || ply >= MAX_PLY - 1 {
@@ -657,6 +680,9 @@ impl Searcher {
         }
         if pos.board().king_of(pos.turn()).is_none() {
             return -MATE + ply as i32;
+        }
+        if self.can_explode_king(pos) {
+            return MATE - ply as i32 - 1;
         }
         let in_check = pos.is_check();
         // In atomic chess an explosion threat at our king is as urgent as a
