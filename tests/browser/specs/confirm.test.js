@@ -70,7 +70,9 @@ test('a rematch offer can be declined', { timeout: 90_000 }, async () => {
     await bob.el('decline-rematch').click();
     await prompt.waitFor({ state: 'hidden' });
     // Alice hears it: her offer no longer stands and she may make another.
-    await alice.page.getByText('your opponent declined the rematch').waitFor();
+    // The status line says so (the screen readers' live region may say it
+    // too, at the same moment).
+    await alice.el('status').filter({ hasText: 'your opponent declined the rematch' }).waitFor();
     const aliceRematch = alice.el('rematch');
     await aliceRematch.waitFor({ state: 'visible' });
     assert.equal(await aliceRematch.isDisabled(), false);
