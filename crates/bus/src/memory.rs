@@ -15,7 +15,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 
-use crate::subject::{self, Stream, DURABLE_SUBJECTS, MSG_ID_HEADER};
+use crate::subject::{self, Stream, MSG_ID_HEADER};
 use crate::{BusError, ConsumerConfig, Delivery, EventBus, Headers, Message, PublishAck};
 
 /// Messages a plain subscriber may fall behind by before it loses some:
@@ -177,11 +177,7 @@ impl EventBus for MemoryBus {
         payload: Bytes,
     ) -> Result<PublishAck, BusError> {
         subject::validate(subject, false)?;
-        if Stream::holding(subject).is_none() {
-            return Err(BusError::new(format!(
-                "no durable stream holds subject {subject:?} (only {DURABLE_SUBJECTS})"
-            )));
-        }
+        Stream::for_message(subject)?;
         if message_id.is_empty() {
             return Err(BusError::new("a durable message needs a message id"));
         }
@@ -213,12 +209,7 @@ impl EventBus for MemoryBus {
         config: ConsumerConfig,
     ) -> Result<BoxStream<'static, Result<Box<dyn Delivery>, BusError>>, BusError> {
         subject::validate(&config.filter, true)?;
-        if Stream::covering(&config.filter).is_none() {
-            return Err(BusError::new(format!(
-                "a durable consumer reads one stream: {:?} is not within one of {DURABLE_SUBJECTS}",
-                config.filter
-            )));
-        }
+        Stream::for_consumer(&config.filter)?;
         let name_ok =
             !config.name.is_empty() && !config.name.contains(|c: char| c.is_whitespace() || ".*>".contains(c));
         if !name_ok {

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
 
-use crate::subject::{Stream, DURABLE_SUBJECTS, MSG_ID_HEADER};
+use crate::subject::{Stream, MSG_ID_HEADER};
 use crate::{BusError, ConsumerConfig, Delivery, EventBus, Headers, Message, PublishAck};
 
 /// How many messages one pull request asks for. Small, because whatever a
@@ -253,15 +253,9 @@ impl EventBus for NatsBus {
         config: ConsumerConfig,
     ) -> Result<BoxStream<'static, Result<Box<dyn Delivery>, BusError>>, BusError> {
         let context = format!("consumer {}", config.name);
-        let stream = match Stream::covering(&config.filter) {
-            Some(Stream::Site) => &self.stream,
-            Some(Stream::Public) => &self.public_stream,
-            None => {
-                return Err(BusError::new(format!(
-                    "a durable consumer reads one stream: {:?} is not within one of {DURABLE_SUBJECTS}",
-                    config.filter
-                )))
-            }
+        let stream = match Stream::for_consumer(&config.filter)? {
+            Stream::Site => &self.stream,
+            Stream::Public => &self.public_stream,
         };
         // Create-or-update: a restarted service picks up the durable's
         // position, and a changed ack_wait takes effect.

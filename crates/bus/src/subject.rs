@@ -32,20 +32,33 @@ impl Stream {
         }
     }
 
-    /// The stream holding `subject` (no wildcards).
-    pub(crate) fn holding(subject: &str) -> Option<Stream> {
-        Stream::ALL.into_iter().find(|stream| matches(stream.subjects(), subject))
-    }
-
-    /// The stream a consumer with `filter` reads: the one holding every
-    /// subject the filter matches.
+    /// The stream holding every subject `filter` matches: a subject's own
+    /// stream, or the one a consumer with that filter reads.
     pub(crate) fn covering(filter: &str) -> Option<Stream> {
         Stream::ALL.into_iter().find(|stream| covers(stream.subjects(), filter))
     }
-}
 
-/// The durable subjects, for messages that name them.
-pub(crate) const DURABLE_SUBJECTS: &str = "games.finished.> and games.public.>";
+    /// The stream holding `subject`, or why a durable message cannot go there.
+    pub(crate) fn for_message(subject: &str) -> Result<Stream, BusError> {
+        Stream::covering(subject).ok_or_else(|| {
+            BusError::new(format!("no durable stream holds subject {subject:?} (only {})", Stream::listed()))
+        })
+    }
+
+    /// The stream a consumer of `filter` reads, or why no durable consumer can.
+    pub(crate) fn for_consumer(filter: &str) -> Result<Stream, BusError> {
+        Stream::covering(filter).ok_or_else(|| {
+            BusError::new(format!(
+                "a durable consumer reads one stream: {filter:?} is not within one of {}",
+                Stream::listed()
+            ))
+        })
+    }
+
+    fn listed() -> String {
+        Stream::ALL.map(Stream::subjects).join(" and ")
+    }
+}
 
 /// The header JetStream deduplicates by. The bus owns it: it is set from the
 /// `message_id` argument and surfaced through `Delivery::message_id`, never
@@ -54,18 +67,8 @@ pub(crate) const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
 /// Whether `subject` (no wildcards) is matched by `pattern`.
 pub(crate) fn matches(pattern: &str, subject: &str) -> bool {
-    let mut pattern = pattern.split('.');
-    let mut subject = subject.split('.');
-    loop {
-        match (pattern.next(), subject.next()) {
-            // `>` needs at least one token to swallow, hence the `Some` subject.
-            (Some(">"), Some(_)) => return true,
-            (Some("*"), Some(_)) => {}
-            (Some(p), Some(s)) if p == s => {}
-            (None, None) => return true,
-            _ => return false,
-        }
-    }
+    // A subject without wildcards is a filter matching itself alone.
+    covers(pattern, subject)
 }
 
 /// Whether every subject `filter` matches is matched by `pattern` (both
@@ -75,6 +78,7 @@ pub(crate) fn covers(pattern: &str, filter: &str) -> bool {
     let mut filter = filter.split('.');
     loop {
         match (pattern.next(), filter.next()) {
+            // `>` needs at least one token to swallow, hence the `Some`.
             (Some(">"), Some(_)) => return true,
             (Some("*"), Some(token)) if token != ">" => {}
             (Some(p), Some(f)) if p == f && p != "*" && p != ">" => {}
@@ -151,10 +155,10 @@ mod tests {
 
     #[test]
     fn each_durable_subject_lives_in_one_stream() {
-        assert_eq!(Stream::holding("games.finished.atomic"), Some(Stream::Site));
-        assert_eq!(Stream::holding("games.public.pb.fog.move"), Some(Stream::Public));
-        assert_eq!(Stream::holding("games.started.atomic"), None);
-        assert_eq!(Stream::holding("player.1"), None);
+        assert_eq!(Stream::covering("games.finished.atomic"), Some(Stream::Site));
+        assert_eq!(Stream::covering("games.public.pb.fog.move"), Some(Stream::Public));
+        assert_eq!(Stream::covering("games.started.atomic"), None);
+        assert_eq!(Stream::covering("player.1"), None);
         assert_eq!(Stream::covering("games.finished.>"), Some(Stream::Site));
         assert_eq!(Stream::covering("games.public.json.atomic.*"), Some(Stream::Public));
         assert_eq!(Stream::covering("games.>"), None, "a filter across both streams");

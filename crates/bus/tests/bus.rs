@@ -270,6 +270,34 @@ async fn a_consumer_reads_one_stream(bus: &dyn EventBus) {
     }
 }
 
+/// A scratch bus's settings: a stream and subject prefix of the test's
+/// own (`what` names the test in them), on the test NATS server.
+fn scratch(what: &str) -> NatsConfig {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
+    let tag = format!("{}_{nanos}_{}_{what}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    NatsConfig {
+        url: std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into()),
+        stream: format!("FOGBLAST_TEST_{tag}"),
+        subject_prefix: format!("test_{tag}."),
+        ..NatsConfig::default()
+    }
+}
+
+/// The JetStream API of the test NATS server.
+async fn jetstream(url: &str) -> async_nats::jetstream::Context {
+    async_nats::jetstream::new(async_nats::connect(url).await.expect("connect to the test NATS"))
+}
+
+/// Deletes a scratch bus's two streams, where they were made (what is
+/// left over, `test-leftovers` finds).
+async fn delete_streams(config: &NatsConfig) {
+    let jetstream = jetstream(&config.url).await;
+    for stream in [config.stream.clone(), fogblast_bus::public_stream(&config.stream)] {
+        let _ = jetstream.delete_stream(&stream).await;
+    }
+}
+
 /// A bus on its own stream and prefix, deleted afterwards whether the
 /// behaviour passed or not.
 async fn on_nats<F, Fut>(behaviour: F)
@@ -277,19 +305,8 @@ where
     F: FnOnce(NatsBus) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
-    let tag = format!("{}_{nanos}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-    let url = std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
-    let config = NatsConfig {
-        url: url.clone(),
-        stream: format!("FOGBLAST_TEST_{tag}"),
-        subject_prefix: format!("test_{tag}."),
-        duplicate_window: Duration::from_secs(60),
-        max_bytes: 64 << 20,
-        ..NatsConfig::default()
-    };
-    let stream = config.stream.clone();
+    let config = NatsConfig { duplicate_window: Duration::from_secs(60), max_bytes: 64 << 20, ..scratch("suite") };
+    let (url, cleanup) = (config.url.clone(), config.clone());
     let bus = timeout(ARRIVE, NatsBus::connect(config))
         .await
         .expect("connecting to NATS timed out")
@@ -297,10 +314,7 @@ where
 
     let outcome = tokio::spawn(behaviour(bus)).await;
 
-    let client = async_nats::connect(&url).await.expect("connect for cleanup");
-    let jetstream = async_nats::jetstream::new(client);
-    jetstream.delete_stream(&stream).await.expect("delete test stream");
-    jetstream.delete_stream(fogblast_bus::public_stream(&stream)).await.expect("delete test public stream");
+    delete_streams(&cleanup).await;
     if let Err(panicked) = outcome {
         std::panic::resume_unwind(panicked.into_panic());
     }
@@ -348,33 +362,22 @@ on_both_adapters!(
 async fn the_stream_keeps_what_its_retention_allows() {
     let defaults = NatsConfig::default();
     assert!(defaults.max_age > Duration::ZERO && defaults.max_bytes > 0, "bounded by default");
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
-    let tag = format!("{}_{nanos}_retention", std::process::id());
-    let url = std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
-    let config = NatsConfig {
-        url: url.clone(),
-        stream: format!("FOGBLAST_TEST_{tag}"),
-        subject_prefix: format!("test_{tag}."),
-        max_age: Duration::from_secs(90),
-        max_bytes: 1 << 20,
-        ..NatsConfig::default()
-    };
-    let stream = config.stream.clone();
-    let public = fogblast_bus::public_stream(&stream);
-    let _bus = timeout(ARRIVE, NatsBus::connect(config)).await.expect("in time").expect("connected");
-    let jetstream = async_nats::jetstream::new(async_nats::connect(&url).await.expect("connect"));
+    let config = NatsConfig { max_age: Duration::from_secs(90), max_bytes: 1 << 20, ..scratch("retention") };
+    let (stream, public, prefix) =
+        (config.stream.clone(), fogblast_bus::public_stream(&config.stream), config.subject_prefix.clone());
+    let _bus = timeout(ARRIVE, NatsBus::connect(config.clone())).await.expect("in time").expect("connected");
+    let jetstream = jetstream(&config.url).await;
     let info = jetstream.get_stream(&stream).await.expect("the stream").cached_info().clone();
     let public_info = jetstream.get_stream(&public).await.expect("the public stream").cached_info().clone();
-    jetstream.delete_stream(&stream).await.expect("delete test stream");
-    jetstream.delete_stream(&public).await.expect("delete test public stream");
+    delete_streams(&config).await;
     assert_eq!((info.config.max_age, info.config.max_bytes), (Duration::from_secs(90), 1 << 20));
     assert_eq!(info.config.duplicate_window, Duration::from_secs(90), "no longer than the age");
-    assert_eq!(info.config.subjects, [format!("test_{tag}.games.finished.>")]);
+    assert_eq!(info.config.subjects, [format!("{prefix}games.finished.>")]);
     // The public stream has the site's bounds unless told otherwise, and a
     // duplicate window of its own, no longer than its age.
     assert_eq!((public_info.config.max_age, public_info.config.max_bytes), (Duration::from_secs(90), 1 << 20));
     assert_eq!(public_info.config.duplicate_window, Duration::from_secs(90));
-    assert_eq!(public_info.config.subjects, [format!("test_{tag}.games.public.>")]);
+    assert_eq!(public_info.config.subjects, [format!("{prefix}games.public.>")]);
     assert!(defaults.public_duplicate_window < Duration::from_secs(3600), "{:?}", defaults.public_duplicate_window);
 }
 
@@ -386,19 +389,13 @@ async fn the_stream_keeps_what_its_retention_allows() {
 /// bounded at one, and the finished game is still there.
 #[tokio::test]
 async fn public_events_never_push_a_finished_game_out() {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
-    let tag = format!("{}_{nanos}_apart", std::process::id());
-    let url = std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
     let config = NatsConfig {
-        url: url.clone(),
-        stream: format!("FOGBLAST_TEST_{tag}"),
-        subject_prefix: format!("test_{tag}."),
         max_bytes: 1 << 20,
         public_duplicate_window: Duration::from_secs(30),
         public_max_bytes: Some(1 << 20),
-        ..NatsConfig::default()
+        ..scratch("apart")
     };
-    let (stream, public) = (config.stream.clone(), fogblast_bus::public_stream(&config.stream));
+    let (cleanup, public) = (config.clone(), fogblast_bus::public_stream(&config.stream));
     let bus = timeout(ARRIVE, NatsBus::connect(config)).await.expect("in time").expect("connected");
     let checks = tokio::spawn(async move {
         publish(&bus, "games.finished.atomic", "game-1", "the record").await;
@@ -418,11 +415,9 @@ async fn public_events_never_push_a_finished_game_out() {
         assert_eq!((delivery.message_id(), text(&delivery.message().payload).as_str()), (Some("game-1"), "the record"));
     });
     let outcome = checks.await;
-    let jetstream = async_nats::jetstream::new(async_nats::connect(&url).await.expect("connect"));
-    jetstream.delete_stream(&stream).await.expect("delete test stream");
-    let mut public_stream = jetstream.get_stream(&public).await.expect("the public stream");
+    let mut public_stream = jetstream(&cleanup.url).await.get_stream(&public).await.expect("the public stream");
     let state = public_stream.info().await.expect("its state").state.clone();
-    jetstream.delete_stream(&public).await.expect("delete test public stream");
+    delete_streams(&cleanup).await;
     if let Err(panicked) = outcome {
         std::panic::resume_unwind(panicked.into_panic());
     }
@@ -435,12 +430,10 @@ async fn public_events_never_push_a_finished_game_out() {
 /// stream is made beside it.
 #[tokio::test]
 async fn a_stream_that_held_every_subject_is_narrowed_on_start() {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
-    let tag = format!("{}_{nanos}_upgrade", std::process::id());
-    let url = std::env::var("FOGBLAST_TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
-    let (stream, prefix) = (format!("FOGBLAST_TEST_{tag}"), format!("test_{tag}."));
+    let config = NatsConfig { max_bytes: 1 << 20, ..scratch("upgrade") };
+    let (stream, prefix) = (config.stream.clone(), config.subject_prefix.clone());
     let public = fogblast_bus::public_stream(&stream);
-    let jetstream = async_nats::jetstream::new(async_nats::connect(&url).await.expect("connect"));
+    let jetstream = jetstream(&config.url).await;
     jetstream
         .create_stream(async_nats::jetstream::stream::Config {
             name: stream.clone(),
@@ -452,18 +445,10 @@ async fn a_stream_that_held_every_subject_is_narrowed_on_start() {
         .expect("the old stream");
     let old = jetstream.publish(format!("{prefix}games.finished.atomic"), "kept".into()).await.expect("published");
     old.await.expect("stored");
-    let config = NatsConfig {
-        url: url.clone(),
-        stream: stream.clone(),
-        subject_prefix: prefix.clone(),
-        max_bytes: 1 << 20,
-        ..NatsConfig::default()
-    };
-    let connected = timeout(ARRIVE, NatsBus::connect(config)).await.expect("in time");
+    let connected = timeout(ARRIVE, NatsBus::connect(config.clone())).await.expect("in time");
     let site = jetstream.get_stream(&stream).await.map(|s| s.cached_info().clone());
     let made = jetstream.get_stream(&public).await.map(|s| s.cached_info().clone());
-    let _ = jetstream.delete_stream(&stream).await;
-    let _ = jetstream.delete_stream(&public).await;
+    delete_streams(&config).await;
     connected.expect("the bus starts on the old stream");
     let site = site.expect("the site's stream");
     assert_eq!(site.config.subjects, [format!("{prefix}games.finished.>")]);

@@ -139,11 +139,6 @@ pub struct Searcher {
     /// How far searches found the static evaluation off, by side to move
     /// and pawn structure, in 1/[`CORRECTION_GRAIN`] centipawns.
     correction: Vec<i32>,
-    /// Searching at full strength (no evaluation noise, nothing
-    /// overlooked): the Hard level and UCI. The king-explosion shortcut
-    /// ([`Searcher::can_explode_king`]) is taken only then, so Easy and
-    /// Medium search exactly as they were calibrated.
-    full_strength: bool,
 }
 
 impl Searcher {
@@ -167,7 +162,6 @@ impl Searcher {
             reductions: reduction_table(),
             excluded: [None; MAX_PLY + 1],
             correction: vec![0; 2 * CORRECTION_SIZE],
-            full_strength: true,
         }
     }
 
@@ -196,7 +190,6 @@ impl Searcher {
         self.noise = limits.eval_noise.max(0);
         self.seed = limits.seed;
         self.overlook = limits.overlook;
-        self.full_strength = self.noise == 0 && self.overlook.is_none();
         self.node_limit = limits.nodes.unwrap_or(u64::MAX);
         self.tt.new_search();
         self.order.new_search();
@@ -361,11 +354,14 @@ impl Searcher {
         ply <= 1 && !self.overlook.is_none() && moves.iter().any(|&m| !self.overlooks(pos, ply, key, m))
     }
 
-    /// Whether the side to move can blow up the enemy king at once (atomic,
-    /// at full strength only).
+    /// Whether the side to move can blow up the enemy king at once (atomic),
+    /// asked only at full strength (no evaluation noise, nothing overlooked:
+    /// Hard and UCI), so Easy and Medium search exactly as they were
+    /// calibrated.
     #[inline]
     fn can_explode_king(&self, pos: &Position) -> bool {
-        self.full_strength
+        self.noise == 0
+            && self.overlook.is_none()
             && pos.variant() == fogblast_rules::Variant::Atomic
             && explosion_threat(pos.board(), pos.turn())
     }

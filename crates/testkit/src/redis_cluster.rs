@@ -193,25 +193,23 @@ async fn replicas_caught_up(port: u16) -> bool {
     let Ok(replication) = redis::cmd("INFO").arg("replication").query_async::<String>(&mut conn).await else {
         return false;
     };
-    let field = |line: &str, name: &str| -> Option<u64> {
-        line.split(',').find_map(|pair| pair.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
-    };
-    let Some(written) =
-        replication.lines().find_map(|line| line.trim().strip_prefix("master_repl_offset:")?.parse::<u64>().ok())
-    else {
-        return false;
-    };
-    let replicas: Vec<&str> = replication
-        .lines()
-        .filter(|line| {
-            line.starts_with("slave") && line.split_once(':').is_some_and(|(name, _)| name[5..].parse::<u32>().is_ok())
-        })
-        .collect();
+    let mut written = None;
+    let mut replicas = Vec::new();
+    for line in replication.lines().map(str::trim) {
+        if let Some(offset) = line.strip_prefix("master_repl_offset:") {
+            written = offset.parse::<u64>().ok();
+        }
+        // `slave<N>:ip=...,port=...,state=online,offset=...,lag=...`
+        if let Some((name, fields)) = line.split_once(':') {
+            if name.strip_prefix("slave").is_some_and(|n| n.parse::<u32>().is_ok()) {
+                let acked = fields.split(',').find_map(|field| field.strip_prefix("offset=")?.parse::<u64>().ok());
+                replicas.push((fields.contains("state=online"), acked));
+            }
+        }
+    }
+    let Some(written) = written else { return false };
     !replicas.is_empty()
-        && replicas.iter().all(|line| {
-            let line = line.split_once(':').map_or("", |(_, rest)| rest.trim());
-            line.contains("state=online") && field(line, "offset").is_some_and(|acked| acked >= written)
-        })
+        && replicas.iter().all(|&(online, acked)| online && acked.is_some_and(|acked| acked >= written))
 }
 
 async fn wait_until<F, Fut>(what: &str, mut check: F)
