@@ -20,6 +20,7 @@ mod eval;
 pub mod fog;
 mod level;
 mod newcomer;
+pub mod nnue;
 mod ordering;
 mod search;
 mod time;

@@ -13,6 +13,7 @@ use fogblast_rules::{Move, MoveList, Position};
 
 use crate::clock::Instant;
 use crate::eval::{evaluate, explosion_threat};
+use crate::nnue::{self, Accumulator, Network};
 use crate::ordering::explosion_gain;
 use crate::ordering::{order_moves, MoveOrder};
 use crate::time::{Clock, TimeBudget};
@@ -139,6 +140,10 @@ pub struct Searcher {
     /// How far searches found the static evaluation off, by side to move
     /// and pawn structure, in 1/[`CORRECTION_GRAIN`] centipawns.
     correction: Vec<i32>,
+    /// The network that evaluates this search's positions, if one does.
+    net: Option<&'static Network>,
+    /// The network's sums for the position at each ply of the current path.
+    sums: Box<[Accumulator]>,
 }
 
 impl Searcher {
@@ -162,6 +167,8 @@ impl Searcher {
             reductions: reduction_table(),
             excluded: [None; MAX_PLY + 1],
             correction: vec![0; 2 * CORRECTION_SIZE],
+            net: None,
+            sums: Vec::new().into_boxed_slice(),
         }
     }
 
@@ -193,6 +200,18 @@ impl Searcher {
         self.node_limit = limits.nodes.unwrap_or(u64::MAX);
         self.tt.new_search();
         self.order.new_search();
+        // The network plays full-strength atomic chess; the weaker levels'
+        // noise and overlooking were calibrated on the hand-written
+        // evaluation.
+        self.net = (root.variant() == fogblast_rules::Variant::Atomic && self.noise == 0 && self.overlook.is_none())
+            .then(nnue::atomic);
+        if let Some(net) = self.net {
+            let root_sums = Accumulator::new(net, root.board());
+            if self.sums.is_empty() {
+                self.sums = vec![root_sums; MAX_PLY + 2].into_boxed_slice();
+            }
+            self.sums[0] = root_sums;
+        }
         let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, root.ply()));
         let movetime = limits.movetime;
         // A fixed time a move (no clock) is there to be spent: iterations
@@ -366,8 +385,22 @@ impl Searcher {
             && explosion_threat(pos.board(), pos.turn())
     }
 
-    fn leaf_eval(&self, pos: &Position, key: u64) -> i32 {
-        let eval = evaluate(pos);
+    /// Brings the network's sums from `pos` at `ply` to its `child`.
+    #[inline]
+    fn follow(&mut self, ply: usize, pos: &Position, child: &Position) {
+        if let Some(net) = self.net {
+            let mut sums = self.sums[ply];
+            sums.update(net, pos.board(), child.board());
+            self.sums[ply + 1] = sums;
+        }
+    }
+
+    fn leaf_eval(&self, pos: &Position, ply: usize, key: u64) -> i32 {
+        let eval = match self.net {
+            Some(net) if net.residual => evaluate(pos) + net.evaluate(&self.sums[ply], pos.turn()),
+            Some(net) => net.evaluate(&self.sums[ply], pos.turn()),
+            None => evaluate(pos),
+        };
         if self.noise == 0 {
             return eval;
         }
@@ -442,7 +475,7 @@ impl Searcher {
         let threatened = atomic && !in_check && explosion_threat(pos.board(), !pos.turn());
         let urgent = in_check || threatened;
         let correction_slot = correction_index(pos);
-        let raw_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, key) };
+        let raw_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, ply, key) };
         let static_eval = if in_check {
             -INFINITY
         } else {
@@ -477,6 +510,9 @@ impl Searcher {
                 let passed_key = passed.zobrist_hash();
                 self.keys.push(passed_key);
                 self.path[ply] = None;
+                if self.net.is_some() {
+                    self.sums[ply + 1] = self.sums[ply];
+                }
                 let reduction = 3 + depth / 4 + ((static_eval - beta) / 200).min(2);
                 let score = -self.negamax(&passed, depth - 1 - reduction, ply + 1, -beta, -beta + 1, passed_key, stop);
                 self.keys.pop();
@@ -578,6 +614,7 @@ impl Searcher {
             }
             self.keys.push(child_key);
             self.path[ply] = Some(m);
+            self.follow(ply, pos, &child);
             let new_depth = depth - 1 + extension;
             let score = if index == 0 {
                 -self.negamax(&child, new_depth, ply + 1, -beta, -alpha, child_key, stop)
@@ -698,7 +735,7 @@ impl Searcher {
         } else {
             // Standing pat stands in for the quiet moves (and for stalemate,
             // which the main search finds).
-            let stand_pat = self.leaf_eval(pos, key);
+            let stand_pat = self.leaf_eval(pos, ply, key);
             if stand_pat >= beta || ply >= MAX_PLY - 1 {
                 return stand_pat;
             }
@@ -723,6 +760,7 @@ impl Searcher {
             child.play_unchecked(m);
             let child_key = child.zobrist_hash();
             self.path[ply] = Some(m);
+            self.follow(ply, pos, &child);
             let score = -self.quiesce(&child, ply + 1, qply + 1, -beta, -alpha, child_key, stop);
             if self.aborted {
                 return 0;
