@@ -851,3 +851,51 @@ pub(crate) fn splitmix(x: u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
+
+#[cfg(test)]
+mod tests {
+    use fogblast_rules::Variant;
+
+    use super::*;
+
+    fn searched(variant: Variant, eval_noise: i32) -> Searcher {
+        let mut searcher = Searcher::new(1);
+        let limits = Limits { depth: Some(2), eval_noise, ..Limits::default() };
+        searcher.search(&Position::new(variant), &[], &limits, &AtomicBool::new(false), &mut |_| {});
+        searcher
+    }
+
+    #[test]
+    fn only_full_strength_atomic_searches_use_the_network() {
+        assert!(searched(Variant::Atomic, 0).net.is_some());
+        assert!(searched(Variant::Atomic, 40).net.is_none());
+        assert!(searched(Variant::Standard, 0).net.is_none());
+    }
+
+    #[test]
+    fn leaf_evaluations_along_a_path_use_that_paths_sums() {
+        let mut searcher = searched(Variant::Atomic, 0);
+        let net = nnue::atomic();
+        let mut seed = 5;
+        for _ in 0..10 {
+            let mut pos = Position::new(Variant::Atomic);
+            searcher.sums[0] = Accumulator::new(net, pos.board());
+            for ply in 0..MAX_PLY {
+                let moves = pos.legal_moves();
+                if moves.is_empty() || pos.outcome().is_some() {
+                    break;
+                }
+                seed = splitmix(seed);
+                let mut child = pos;
+                child.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
+                searcher.follow(ply, &pos, &child);
+                let scratch = Accumulator::new(net, child.board());
+                assert_eq!(searcher.sums[ply + 1], scratch);
+                let hand_written = if net.residual { evaluate(&child) } else { 0 };
+                let expected = hand_written + net.evaluate(&scratch, child.turn());
+                assert_eq!(searcher.leaf_eval(&child, ply + 1, child.zobrist_hash()), expected);
+                pos = child;
+            }
+        }
+    }
+}
