@@ -1,6 +1,7 @@
 //! Fogblast's computer player for atomic and standard chess: iterative
 //! deepening principal variation search over `fogblast-rules`, with an
-//! evaluation that knows explosions, and three playing levels. The
+//! evaluation that knows explosions (corrected at full strength in atomic
+//! chess by a small trained network, [`nnue`]), and three playing levels. The
 //! fog-of-war player ([`fog`]) is told only what its side observed and
 //! never a position: see [`best_fog_move`].
 //!
