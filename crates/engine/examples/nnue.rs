@@ -25,6 +25,10 @@ use fogblast_engine::evaluate;
 use fogblast_engine::nnue::{feature, Network, HIDDEN, INPUTS, QA, QB, SCALE};
 use fogblast_rules::{Color, Position, Variant};
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 /// The largest weight magnitude, so that quantised sums stay within i16 and
 /// the output products within i32.
 const CLIP: f32 = 1.98;
@@ -128,7 +132,7 @@ impl Float {
     }
 
     fn sums(&self, features: &[u16]) -> [f32; HIDDEN] {
-        let mut acc: [f32; HIDDEN] = self.b1.clone().try_into().expect("hidden biases");
+        let mut acc: [f32; HIDDEN] = std::array::from_fn(|j| self.b1[j]);
         for &f in features {
             let row = &self.w1[f as usize * HIDDEN..][..HIDDEN];
             acc.iter_mut().zip(row).for_each(|(a, w)| *a += w);
@@ -180,23 +184,6 @@ impl Float {
             output_weights: std::array::from_fn(|j| q(self.w2[j], QB)),
             output_bias: (self.b2 * (QA * QB) as f32).round() as i32,
         }
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
     }
 }
 

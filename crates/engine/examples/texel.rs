@@ -30,6 +30,10 @@ use std::sync::atomic::AtomicBool;
 use fogblast_engine::{evaluate_with, term, Limits, Searcher, Weights, ATOMIC_WEIGHTS};
 use fogblast_rules::{Color, Position, Variant};
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 /// Terms the tuner leaves alone: the pawn-structure terms, at zero since
 /// tuning them (round 2 in docs/engine.md) did not play better, and the
 /// hand-set piece advance, measured in matches instead.
@@ -57,18 +61,6 @@ fn main() {
             "usage: texel generate [--games N] [--nodes N] [--seed N] [--skip N] [--out FILE] \
              | tune [--data FILE] [--passes N] [--lambda L]"
         ),
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 }
 

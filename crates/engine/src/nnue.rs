@@ -88,11 +88,10 @@ impl Network {
             return Err(NetworkError::Length(bytes.len(), Self::file_len()));
         }
         let mut values = bytes[16..].chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]]));
-        let mut row = || -> [i16; HIDDEN] { std::array::from_fn(|_| values.next().expect("length checked")) };
-        let input_weights = (0..INPUTS).map(|_| row()).collect();
-        let input_bias = row();
-        let (first, second) = (row(), row());
-        let output_weights = std::array::from_fn(|i| if i < HIDDEN { first[i] } else { second[i - HIDDEN] });
+        let mut next = || values.next().expect("length checked");
+        let input_weights = (0..INPUTS).map(|_| std::array::from_fn(|_| next())).collect();
+        let input_bias = std::array::from_fn(|_| next());
+        let output_weights = std::array::from_fn(|_| next());
         let output_bias = word(Self::file_len() - 4) as i32;
         Ok(Network { residual: word(12) & RESIDUAL != 0, input_weights, input_bias, output_weights, output_bias })
     }
@@ -119,8 +118,8 @@ impl Network {
         for (side, weights) in [(us, near), (them, far)] {
             for (&a, &w) in side.iter().zip(weights) {
                 let v = i32::from(a).clamp(0, QA);
-                // v × w fits an i16 product's range; the sum stays below
-                // 2 × HIDDEN × QA² × 127.
+                // The trainer keeps |w| ≤ 127, so the sum stays within
+                // 2 × HIDDEN × QA² × 127, about 1.06 × 10⁹.
                 sum += v * w as i32 * v;
             }
         }
@@ -145,6 +144,9 @@ pub struct Accumulator {
 }
 
 impl Accumulator {
+    /// Sums of nothing, to be overwritten.
+    pub const ZERO: Accumulator = Accumulator { sides: [[0; HIDDEN]; 2] };
+
     /// The sums for `board`, added up from scratch.
     pub fn new(net: &Network, board: &Board) -> Accumulator {
         let mut acc = Accumulator { sides: [net.input_bias; 2] };

@@ -168,7 +168,7 @@ impl Searcher {
             excluded: [None; MAX_PLY + 1],
             correction: vec![0; 2 * CORRECTION_SIZE],
             net: None,
-            sums: Vec::new().into_boxed_slice(),
+            sums: vec![Accumulator::ZERO; MAX_PLY + 2].into_boxed_slice(),
         }
     }
 
@@ -206,11 +206,7 @@ impl Searcher {
         self.net = (root.variant() == fogblast_rules::Variant::Atomic && self.noise == 0 && self.overlook.is_none())
             .then(nnue::atomic);
         if let Some(net) = self.net {
-            let root_sums = Accumulator::new(net, root.board());
-            if self.sums.is_empty() {
-                self.sums = vec![root_sums; MAX_PLY + 2].into_boxed_slice();
-            }
-            self.sums[0] = root_sums;
+            self.sums[0] = Accumulator::new(net, root.board());
         }
         let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, root.ply()));
         let movetime = limits.movetime;
