@@ -23,6 +23,7 @@ mod failover;
 mod fog_computer;
 mod frozen_matchmaker;
 mod fuzz;
+mod hostile;
 mod identity;
 mod loadtest;
 mod lobby;

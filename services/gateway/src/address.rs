@@ -28,6 +28,11 @@ impl AddressPolicy {
         self.trusted_proxies.iter().any(|net| net.contains(&ip))
     }
 
+    /// Whether `peer` is one of the proxies whose `X-Forwarded-For` is believed.
+    pub fn is_trusted_proxy(&self, peer: IpAddr) -> bool {
+        self.trusted(canonical(peer))
+    }
+
     /// The client's address: the nearest address, walking back from the
     /// peer through `X-Forwarded-For`, that is not a trusted proxy.
     pub fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {

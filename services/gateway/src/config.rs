@@ -97,6 +97,9 @@ pub struct GatewaySettings {
     /// Shards are asked to fail over for at most this long before a command is answered `unavailable`.
     #[arg(long = "route-timeout-ms", env = "FOGBLAST_GATEWAY_ROUTE_TIMEOUT_MS", default_value_t = 8_000)]
     pub route_timeout_ms: u64,
+    /// Games one WebSocket may follow at once (its own and those it watches; games that ended are let go first to make room); past that `watch` is refused with `rate_limited`. Each costs the gateway a Watch stream and the shard a task.
+    #[arg(long = "max-games-per-socket", env = "FOGBLAST_GATEWAY_MAX_GAMES_PER_SOCKET", default_value_t = 32)]
+    pub max_games_per_socket: usize,
     /// Commands one connection may have waiting for an answer; past that they are refused with `rate_limited`.
     #[arg(long = "max-in-flight", env = "FOGBLAST_GATEWAY_MAX_IN_FLIGHT", default_value_t = 16)]
     pub max_in_flight: usize,
@@ -115,6 +118,15 @@ pub struct GatewaySettings {
     /// A connection that sends nothing (not even a ping) for this long is closed.
     #[arg(long = "idle-timeout-ms", env = "FOGBLAST_GATEWAY_IDLE_TIMEOUT_MS", default_value_t = 60_000)]
     pub idle_timeout_ms: u64,
+    /// A message the client has not taken in this long closes its connection as too slow to read (a client that stops reading holds the gateway's write, its queue and its address's connection slot until then).
+    #[arg(long = "write-timeout-ms", env = "FOGBLAST_GATEWAY_WRITE_TIMEOUT_MS", default_value_t = 10_000)]
+    pub write_timeout_ms: u64,
+    /// An HTTP request's headers must arrive within this long of the connection opening or of the request before it; a connection that sends none (or too slowly) in that time is closed.
+    #[arg(long = "header-read-timeout-ms", env = "FOGBLAST_GATEWAY_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_read_timeout_ms: u64,
+    /// TCP connections one peer address may hold open at once, of any kind and counted when accepted, before any HTTP is read; trusted proxies are not counted. At least `max-connections-per-ip` + 32, to leave room for page loads beside a client's WebSockets.
+    #[arg(long = "max-sockets-per-ip", env = "FOGBLAST_GATEWAY_MAX_SOCKETS_PER_IP", default_value_t = 96)]
+    pub max_sockets_per_ip: u32,
     /// On SIGTERM, how long clients get to leave before the gateway exits.
     #[arg(long = "drain-ms", env = "FOGBLAST_GATEWAY_DRAIN_MS", default_value_t = 10_000)]
     pub drain_ms: u64,
@@ -141,6 +153,20 @@ impl GatewaySettings {
 
     pub fn rating_timeout(&self) -> Duration {
         Duration::from_millis(self.rating_timeout_ms)
+    }
+
+    pub fn write_timeout(&self) -> Duration {
+        Duration::from_millis(self.write_timeout_ms)
+    }
+
+    /// The accept-time cap per address: never below the WebSocket cap plus
+    /// room for a page load, so raising one for a classroom raises both.
+    pub fn sockets_per_ip(&self) -> u32 {
+        self.max_sockets_per_ip.max(self.max_connections_per_ip.saturating_add(32))
+    }
+
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_millis(self.header_read_timeout_ms)
     }
 }
 

@@ -10,7 +10,7 @@
 //! is ever sent to it (docs/performance.md).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::ws::Utf8Bytes;
@@ -18,6 +18,12 @@ use tokio::sync::{watch, Notify};
 
 /// Frames queued per connection before it counts as too slow.
 pub const OUTBOX: usize = 1024;
+
+/// Bytes queued per connection before it counts as too slow, whatever the
+/// number of frames: a lobby answer can be 100 KB, and 1,024 of them held
+/// for a client that does not read would be 100 MB. A frame larger than
+/// this on its own still goes to a connection with nothing queued.
+pub const OUTBOX_BYTES: usize = 1 << 20;
 
 /// The queue's room kept once it is empty again; past it, the memory of a
 /// burst goes back to the allocator.
@@ -43,6 +49,8 @@ impl Close {
 #[derive(Debug, Default)]
 struct Queue {
     frames: VecDeque<Utf8Bytes>,
+    /// The bytes of `frames`.
+    bytes: usize,
     /// Whether the connection's [`Outbox`] still reads.
     gone: bool,
 }
@@ -58,6 +66,8 @@ pub struct Conn {
     pub lag_ms: AtomicU64,
     /// The client's address as the per-address limits count it.
     pub ip: Option<std::net::IpAddr>,
+    /// Games whose feeds this connection is subscribed to.
+    pub following: AtomicUsize,
 }
 
 /// The reading end of a connection's queue: the frames to write to the
@@ -95,6 +105,7 @@ impl Conn {
             close,
             lag_ms: AtomicU64::new(0),
             ip,
+            following: AtomicUsize::new(0),
         });
         let outbox = Outbox { conn: conn.clone() };
         (conn, outbox, closed)
@@ -106,11 +117,14 @@ impl Conn {
         if queue.gone {
             return false;
         }
-        if queue.frames.len() >= OUTBOX {
+        let too_many = queue.frames.len() >= OUTBOX;
+        let too_big = !queue.frames.is_empty() && queue.bytes + frame.len() > OUTBOX_BYTES;
+        if too_many || too_big {
             drop(queue);
             self.close(Close::TOO_SLOW);
             return false;
         }
+        queue.bytes += frame.len();
         queue.frames.push_back(frame);
         drop(queue);
         self.queued.notify_one();
@@ -144,6 +158,7 @@ impl Outbox {
     pub fn try_recv(&mut self) -> Result<Utf8Bytes, Empty> {
         let mut queue = self.conn.queue.lock().expect("queue lock");
         let frame = queue.frames.pop_front().ok_or(Empty)?;
+        queue.bytes -= frame.len();
         if queue.frames.is_empty() && queue.frames.capacity() > KEPT_ROOM {
             queue.frames = VecDeque::new();
         }
@@ -156,6 +171,7 @@ impl Drop for Outbox {
         let mut queue = self.conn.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         queue.gone = true;
         queue.frames = VecDeque::new();
+        queue.bytes = 0;
     }
 }
 
@@ -200,5 +216,24 @@ mod tests {
         drop(outbox);
         assert!(!conn.send(frame("after")), "nobody reads any more");
         assert!(conn.queue.lock().unwrap().frames.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_queue_of_large_frames_closes_the_connection_by_its_bytes() {
+        let (conn, mut outbox, closed) = Conn::new();
+        let lobby = "x".repeat(100_000);
+        let fits = OUTBOX_BYTES / lobby.len();
+        for i in 0..fits {
+            assert!(conn.send(frame(&lobby)), "frame {i}");
+        }
+        assert_eq!(*closed.borrow(), None);
+        assert!(!conn.send(frame(&lobby)), "past the bytes allowed, long before the frames allowed");
+        assert_eq!(*closed.borrow(), Some(Close::TOO_SLOW));
+        while outbox.try_recv().is_ok() {}
+        assert_eq!(conn.queue.lock().unwrap().bytes, 0);
+
+        let (conn, _outbox, closed) = Conn::new();
+        assert!(conn.send(frame(&"y".repeat(OUTBOX_BYTES + 1))), "a large frame alone still goes");
+        assert_eq!(*closed.borrow(), None);
     }
 }

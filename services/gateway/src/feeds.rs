@@ -12,6 +12,7 @@
 //! without a word leaves its players gone once their leases lapse.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
 use axum::extract::ws::Utf8Bytes;
@@ -59,6 +60,14 @@ impl Seat {
             Seat::Spectator => 2,
         }
     }
+}
+
+/// What taking a subscriber off a feed left behind.
+struct Detached {
+    /// The feed has no subscribers left.
+    emptied: bool,
+    /// The seated player it was the last socket of.
+    last_of_player: Option<PlayerId>,
 }
 
 struct Subscriber {
@@ -153,7 +162,10 @@ impl Feeds {
         let first_for_player = seated_player.as_ref().is_some_and(|p| {
             !state.subscribers.values().any(|s| s.seat != Seat::Spectator && s.player.as_ref() == Some(p))
         });
-        state.subscribers.insert(conn.id, Subscriber { conn: conn.clone(), seat, player: seated_player.clone(), seen });
+        let subscriber = Subscriber { conn: conn.clone(), seat, player: seated_player.clone(), seen };
+        if state.subscribers.insert(conn.id, subscriber).is_none() {
+            conn.following.fetch_add(1, Ordering::Relaxed);
+        }
         if !running {
             state.last = seen;
             let feeds = self.me.clone();
@@ -203,7 +215,7 @@ impl Feeds {
 
     /// Live games against the computer in which a socket here from `ip`
     /// holds a seat, `except` one.
-    pub fn computer_games_from(&self, ip: std::net::IpAddr, except: Option<&GameId>) -> usize {
+    pub fn computer_games_from(&self, ip: std::net::IpAddr, except: Option<&GameId>) -> Vec<GameId> {
         let feeds = self.feeds.lock().expect("feeds lock");
         feeds
             .values()
@@ -214,7 +226,14 @@ impl Feeds {
                     && !state.ended
                     && state.subscribers.values().any(|s| s.seat != Seat::Spectator && s.conn.ip == Some(ip))
             })
-            .count()
+            .map(|feed| feed.game.clone())
+            .collect()
+    }
+
+    /// Whether this gateway's feed of `game` has seen it end.
+    pub fn ended(&self, game: &GameId) -> bool {
+        let feeds = self.feeds.lock().expect("feeds lock");
+        feeds.get(game).is_some_and(|feed| feed.state.lock().expect("feed lock").ended)
     }
 
     /// The game is gone from the game service (a finished game's record
@@ -230,6 +249,7 @@ impl Feeds {
         let message = format!("game {} is no longer live; finished games are in the archive", feed.game);
         let frame = frames::text(&ServerFrame::error(ErrorCode::NotFound, message, None));
         for conn in subscribers {
+            conn.following.fetch_sub(1, Ordering::Relaxed);
             conn.send(frame.clone());
         }
         let mut feeds = self.feeds.lock().expect("feeds lock");
@@ -247,6 +267,22 @@ impl Feeds {
         feeds.get(game).is_some_and(|feed| feed.state.lock().expect("feed lock").subscribers.contains_key(&conn.id))
     }
 
+    /// Stops sending `conn` the games it follows that have ended (it had
+    /// their end already), making room under the cap of games a socket
+    /// follows.
+    pub fn unsubscribe_ended(&self, conn: &Conn) {
+        let feeds: Vec<Arc<Feed>> = self.feeds.lock().expect("feeds lock").values().cloned().collect();
+        for feed in feeds {
+            let ended = {
+                let state = feed.state.lock().expect("feed lock");
+                state.ended && state.subscribers.contains_key(&conn.id)
+            };
+            if ended {
+                self.remove(&feed, conn.id);
+            }
+        }
+    }
+
     /// Stops sending any game to `conn` (it closed).
     pub fn unsubscribe_all(&self, conn: &Conn) {
         let feeds: Vec<Arc<Feed>> = self.feeds.lock().expect("feeds lock").values().cloned().collect();
@@ -256,27 +292,45 @@ impl Feeds {
     }
 
     fn remove(&self, feed: &Arc<Feed>, conn: u64) {
+        let Some(detached) = self.detach(feed, conn) else { return };
+        if detached.emptied {
+            self.forget_if_unused(feed);
+        }
+        if let Some(player) = detached.last_of_player {
+            self.report_presence(&feed.game, &player, false);
+        }
+    }
+
+    /// Takes `conn` off `feed`, stopping the feed's stream when it was the
+    /// last subscriber.
+    fn detach(&self, feed: &Arc<Feed>, conn: u64) -> Option<Detached> {
         let mut state = feed.state.lock().expect("feed lock");
-        let Some(gone) = state.subscribers.remove(&conn) else { return };
+        let gone = state.subscribers.remove(&conn)?;
+        gone.conn.following.fetch_sub(1, Ordering::Relaxed);
         let last_for_player =
             gone.player.as_ref().is_some_and(|p| !state.subscribers.values().any(|s| s.player.as_ref() == Some(p)));
-        if state.subscribers.is_empty() {
+        let emptied = state.subscribers.is_empty();
+        if emptied {
             if let Some(task) = state.task.take() {
                 task.abort();
             }
-            drop(state);
-            let mut feeds = self.feeds.lock().expect("feeds lock");
-            // Only if no one subscribed again in between.
-            if feed.state.lock().expect("feed lock").subscribers.is_empty() {
-                feeds.remove(&feed.game);
-            }
-            self.metrics.game_feeds.set(feeds.len() as i64);
-        } else {
-            drop(state);
         }
-        if let (true, Some(player)) = (last_for_player, gone.player) {
-            self.report_presence(&feed.game, &player, false);
+        Some(Detached { emptied, last_of_player: gone.player.filter(|_| last_for_player) })
+    }
+
+    /// Drops `feed` from the map if it is still the game's feed there and
+    /// no one subscribed again in between. By identity, not by key: the
+    /// game may have a newer feed by now (this one went, and a later
+    /// subscriber made another), which must not be dropped with
+    /// subscribers on it, its stream running unseen for good.
+    fn forget_if_unused(&self, feed: &Arc<Feed>) {
+        let mut feeds = self.feeds.lock().expect("feeds lock");
+        if feeds.get(&feed.game).is_some_and(|f| Arc::ptr_eq(f, feed))
+            && feed.state.lock().expect("feed lock").subscribers.is_empty()
+        {
+            feeds.remove(&feed.game);
         }
+        self.metrics.game_feeds.set(feeds.len() as i64);
     }
 
     /// Every seated player on a socket here, with their game.
@@ -643,13 +697,38 @@ mod tests {
         feeds.subscribe(&games[2], &watching, Seat::Spectator, None, 0);
         feeds.note(&games[3], &GameState { black: Some(human), ..live.clone() });
         feeds.subscribe(&games[3], &seated, Seat::White, Some(player.clone()), 0);
-        assert_eq!(feeds.computer_games_from(ip, None), 2, "seats against the computer only");
-        assert_eq!(feeds.computer_games_from(ip, Some(&games[0])), 1);
-        assert_eq!(feeds.computer_games_from("192.0.2.8".parse().unwrap(), None), 0);
+        assert_eq!(feeds.computer_games_from(ip, None).len(), 2, "seats against the computer only");
+        assert_eq!(feeds.computer_games_from(ip, Some(&games[0])).len(), 1);
+        assert!(feeds.computer_games_from("192.0.2.8".parse().unwrap(), None).is_empty());
         feeds.note(&games[1], &GameState { status: fogblast_proto::game::Status::Ended as i32, ..live.clone() });
-        assert_eq!(feeds.computer_games_from(ip, None), 1, "an ended game is not counted");
+        assert_eq!(feeds.computer_games_from(ip, None).len(), 1, "an ended game is not counted");
         feeds.unsubscribe_all(&seated);
-        assert_eq!(feeds.computer_games_from(ip, None), 0);
+        assert!(feeds.computer_games_from(ip, None).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_socket_leaving_an_old_feed_late_leaves_the_games_newer_feed_alone() {
+        let feeds = feeds().await;
+        let game = GameId::parse("g-race").unwrap();
+        let (first, _first_rx, _first_closed) = Conn::new();
+        feeds.subscribe(&game, &first, Seat::Spectator, None, 0);
+        assert_eq!(first.following.load(Ordering::Relaxed), 1);
+        let old = feeds.feeds.lock().unwrap().get(&game).cloned().expect("the game's feed");
+        // The first socket closes: it is taken off the feed, and before the
+        // feed is dropped from the map the feed goes (its game expired) and
+        // a second socket starts the game's next feed.
+        let detached = feeds.detach(&old, first.id).expect("it was subscribed");
+        assert!(detached.emptied);
+        feeds.gone(&old);
+        let (second, _second_rx, _second_closed) = Conn::new();
+        feeds.subscribe(&game, &second, Seat::Spectator, None, 0);
+        // Now the first socket's removal drops the feed it emptied.
+        feeds.forget_if_unused(&old);
+        assert!(feeds.follows(&game, &second), "the newer feed is still the game's, not orphaned");
+        assert_eq!((first.following.load(Ordering::Relaxed), second.following.load(Ordering::Relaxed)), (0, 1));
+        feeds.unsubscribe_all(&second);
+        assert_eq!(second.following.load(Ordering::Relaxed), 0);
+        assert!(feeds.feeds.lock().unwrap().is_empty(), "no feed is left behind");
     }
 
     #[tokio::test]

@@ -9,12 +9,11 @@
 //! The service is a library: the `fogblast gateway` command, `fogblast up`
 //! and the tests all start it through [`run`].
 
+use std::collections::HashSet;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use fogblast_bus::EventBus;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::ids::GameId;
@@ -24,9 +23,11 @@ use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 use tracing::{info, warn};
 
+mod accept;
 mod address;
 mod archive_api;
 mod bot_api;
+mod computer_games;
 mod config;
 mod conn;
 mod deadline;
@@ -82,6 +83,10 @@ pub struct Gateway {
     /// Every session and presence report: a draining gateway waits for
     /// them all before it goes.
     tasks: TaskTracker,
+    /// The Bot API's open seek answers, one per player.
+    seek_streams: bot_api::SeekStreams,
+    /// Games against the computer started here, per address.
+    computer_games: computer_games::ComputerGames,
 }
 
 impl Gateway {
@@ -96,16 +101,44 @@ impl Gateway {
     /// A seat in another live game against the computer is refused once
     /// `ip` holds as many on this gateway (other than `except`): a few
     /// addresses must not take the whole engine pool.
-    fn computer_games_allowed(&self, ip: std::net::IpAddr, except: Option<&GameId>) -> Result<(), ServiceError> {
-        let cap = self.config.settings.computer_games_per_ip;
-        let playing = self.feeds.computer_games_from(ip, except);
-        if playing >= cap as usize {
+    ///
+    /// One count over both paths: the seats its sockets hold here, and the
+    /// games it started here over either. A started game that may have
+    /// ended unseen (a bot's, played by HTTP requests) is asked about only
+    /// once the address is at the cap.
+    async fn computer_games_allowed(&self, ip: std::net::IpAddr, except: Option<&GameId>) -> Result<(), ServiceError> {
+        let cap = self.config.settings.computer_games_per_ip as usize;
+        let count = || {
+            let mut playing: HashSet<GameId> = self.feeds.computer_games_from(ip, except).into_iter().collect();
+            playing.extend(self.computer_games.of(ip, except));
+            playing.len()
+        };
+        let mut playing = count();
+        if playing >= cap {
+            for game in self.computer_games.of(ip, except) {
+                if self.feeds.ended(&game) || self.has_ended(&game).await {
+                    self.computer_games.ended(ip, &game);
+                }
+            }
+            playing = count();
+        }
+        if playing >= cap {
             return Err(ServiceError::new(
                 ErrorCode::RateLimited,
                 format!("{playing} games against the computer are in play from your address: finish one first"),
             ));
         }
         Ok(())
+    }
+
+    /// Whether the game service says `game` is over (or gone); a game it
+    /// cannot answer for now counts as live.
+    async fn has_ended(&self, game: &GameId) -> bool {
+        let request = fogblast_proto::game::GetStateRequest { game_id: game.to_string(), player_id: String::new() };
+        match self.router.get_state(request).await {
+            Ok(state) => state.status() == fogblast_proto::game::Status::Ended,
+            Err(error) => error.code == ErrorCode::NotFound,
+        }
     }
 }
 
@@ -195,10 +228,13 @@ pub async fn run(
         lobby,
         config,
         tasks,
+        seek_streams: bot_api::SeekStreams::default(),
+        computer_games: computer_games::ComputerGames::default(),
     });
     presence::renew(Arc::downgrade(&gateway.feeds), gateway.router.clone(), gateway.config.settings.presence_lease());
     let drain_time = Duration::from_millis(gateway.config.settings.drain_ms);
-    let app = http::routes(gateway.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let app = http::routes(gateway.clone());
+    let sockets = accept::Sockets::new(gateway.config.settings.sockets_per_ip(), gateway.addresses.clone());
     let admin = match gateway.config.metrics_listen {
         Some(metrics_addr) => {
             let listener = TcpListener::bind(metrics_addr).await.map_err(ServeError::Serve)?;
@@ -230,24 +266,12 @@ pub async fn run(
         // Keep the sender alive until the server is done.
         std::future::pending::<()>().await;
     };
-    let (stopped_tx, stopped) = tokio::sync::oneshot::channel::<()>();
-    let mut draining = gateway.draining.clone();
-    let server = tokio::spawn(async move {
-        // Small frames both ways: without NODELAY a frame that follows
-        // another can wait for the client's delayed ACK (up to 40 ms).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = draining.wait_for(|d| *d).await;
-            })
-            .await;
-        let _ = stopped_tx.send(());
-        served
-    });
+    let serving =
+        accept::Serving { header_read_timeout: gateway.config.settings.header_read_timeout(), drain: drain_time };
+    let server =
+        tokio::spawn(accept::serve(listener, app, sockets, metrics.clone(), serving, gateway.draining.clone()));
     let signal = tokio::spawn(signal);
-    let _ = stopped.await;
+    let served = server.await;
     // Upgraded sockets outlive the HTTP server: wait for them to go, and for
     // the presence reports of their players, which sessions spawn as they
     // close (a closed tracker still tracks what is spawned on it).
@@ -255,8 +279,8 @@ pub async fn run(
     let _ = tokio::time::timeout(drain_time, gateway.tasks.wait()).await;
     signal.abort();
     info!(left = metrics.connections.get(), "gateway stopped");
-    match server.await {
-        Ok(served) => served.map_err(ServeError::Serve),
-        Err(_) => Ok(()),
+    if let Err(error) = served {
+        warn!(%error, "the accept loop failed");
     }
+    Ok(())
 }

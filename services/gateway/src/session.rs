@@ -51,14 +51,17 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     let mut pings = tokio::time::interval(PING_EVERY);
     let mut pinger = Pinger::default();
     let idle_timeout = Duration::from_millis(gateway.config.settings.idle_timeout_ms);
+    let write_timeout = gateway.config.settings.write_timeout();
     let mut last_heard = Instant::now();
     let mut draining = gateway.draining.clone();
     let close = loop {
         tokio::select! {
             frame = outbox.recv() => {
                 let Some(frame) = frame else { break None };
-                if sink.send(Message::Text(frame)).await.is_err() {
-                    break None;
+                match write(&mut sink, Message::Text(frame), write_timeout).await {
+                    Written::Yes => {}
+                    Written::Gone => break None,
+                    Written::TooSlow => break Some(Close::TOO_SLOW),
                 }
             }
             incoming = stream.next() => {
@@ -104,30 +107,63 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
                     break Some(Close::IDLE);
                 }
                 let nonce = pinger.ping();
-                if sink.send(Message::Ping(nonce.to_vec().into())).await.is_err() {
-                    break None;
+                match write(&mut sink, Message::Ping(nonce.to_vec().into()), write_timeout).await {
+                    Written::Yes => {}
+                    Written::Gone => break None,
+                    Written::TooSlow => break Some(Close::TOO_SLOW),
                 }
             }
             () = lanes.reap() => {}
             _ = closed.changed() => break closed.borrow().clone(),
             _ = draining.changed() => {
                 let reconnect = ServerFrame::Reconnect { reason: "server restarting".into() };
-                let _ = sink.send(Message::Text(frames::text(&reconnect))).await;
-                break Some(Close::RESTARTING);
+                match write(&mut sink, Message::Text(frames::text(&reconnect)), write_timeout).await {
+                    Written::TooSlow => break Some(Close::TOO_SLOW),
+                    Written::Yes | Written::Gone => break Some(Close::RESTARTING),
+                }
             }
         }
     };
     if let Some(close) = close {
         gateway.metrics.closed.with_label_values(&[close.reason]).inc();
-        let frame = CloseFrame { code: close.code, reason: Utf8Bytes::from_static(close.reason) };
-        let _ = sink.send(Message::Close(Some(frame))).await;
+        // A client too slow to read would not read the close either.
+        if close != Close::TOO_SLOW {
+            let frame = CloseFrame { code: close.code, reason: Utf8Bytes::from_static(close.reason) };
+            let _ = write(&mut sink, Message::Close(Some(frame)), write_timeout).await;
+        }
     }
+    drop(sink);
     // Commands already sent are carried out, as they were when the socket
     // handled one at a time; each call has its own deadline, and the route
     // timeout bounds the wait for the lot.
     lanes.finish(gateway.config.settings.route_timeout()).await;
     session.finish();
     gateway.metrics.connections.dec();
+}
+
+/// What came of writing one message to the client.
+enum Written {
+    Yes,
+    /// The connection failed or was closed.
+    Gone,
+    /// The client took nothing for the write timeout: it holds a zero
+    /// window, or reads too slowly for what it asked for.
+    TooSlow,
+}
+
+/// Writes `message`, giving up after `limit`. Without the limit a client
+/// that stops reading parks the socket's task in this write for good, and
+/// with it the checks that would close the socket (the queue's bound, the
+/// idle timeout).
+async fn write<S>(sink: &mut S, message: Message, limit: Duration) -> Written
+where
+    S: futures::Sink<Message> + Unpin,
+{
+    match tokio::time::timeout(limit, sink.send(message)).await {
+        Ok(Ok(())) => Written::Yes,
+        Ok(Err(_)) => Written::Gone,
+        Err(_) => Written::TooSlow,
+    }
 }
 
 /// Whether reading failed on a frame or message over the size limit. The
@@ -318,7 +354,8 @@ impl Session {
                 // Replay from the gateway's feed when it reaches back far
                 // enough and is as new as the store; otherwise the whole
                 // state.
-                self.within_computer_cap(&game, &state)?;
+                self.within_computer_cap(&game, &state).await?;
+                self.within_follow_cap(&game)?;
                 self.gateway.feeds.note(&game, &state);
                 if !self.gateway.feeds.resume(&game, &self.conn, seat, Some(player), resume.v, state.version) {
                     self.follow_from(&game, Some(state), id).await?;
@@ -373,6 +410,9 @@ impl Session {
                 let variant = seek.variant.into();
                 let clock = seek.clock.map(ClockSettings::from);
                 let range = seek.range.map(|r| (r.min, r.max));
+                // A seek is a game to be: sockets of one address seeking one
+                // pool must not be paired past the address's game budget.
+                self.gateway.may_create_game(self.ip)?;
                 let (seek_id, pool) = self
                     .gateway
                     .matchmaker
@@ -427,7 +467,7 @@ impl Session {
         let computer = create.opponent == Opponent::Computer;
         let level = if computer { create.level.unwrap_or(Level::Hard).into() } else { proto::Level::Unspecified };
         if computer {
-            self.computer_games_allowed(None)?;
+            self.gateway.computer_games_allowed(self.ip, None).await?;
         }
         self.gateway.may_create_game(self.ip)?;
         let request = CreateGameRequest {
@@ -443,6 +483,9 @@ impl Session {
             ..Default::default()
         };
         let created = self.gateway.router.create_game(request.clone()).await?;
+        if computer {
+            self.gateway.computer_games.started(self.ip, game_id(&created.game_id)?);
+        }
         let code = Some(created.code.clone()).filter(|code| !code.is_empty());
         self.send(&ServerFrame::Created {
             game: created.game_id.clone(),
@@ -490,7 +533,8 @@ impl Session {
     /// silently unsubscribed.
     async fn follow_from(&self, game: &GameId, state: Option<GameState>, id: Option<&Id>) -> Result<(), ServiceError> {
         let Some(mut state) = state else { return Ok(()) };
-        self.within_computer_cap(game, &state)?;
+        self.within_computer_cap(game, &state).await?;
+        self.within_follow_cap(game)?;
         let mut reply_id = id.cloned();
         for _ in 0..FOLLOW_ATTEMPTS {
             let seat = Seat::of(state.audience());
@@ -509,17 +553,31 @@ impl Session {
     /// A seat in a live game against the computer is refused once this
     /// address holds as many on this gateway (other than `game`): a few
     /// addresses must not take the whole engine pool.
-    fn within_computer_cap(&self, game: &GameId, state: &GameState) -> Result<(), ServiceError> {
+    /// A socket follows a bounded number of games: each is a Watch stream
+    /// here and a task on its shard. Games that ended are let go first.
+    fn within_follow_cap(&self, game: &GameId) -> Result<(), ServiceError> {
+        let cap = self.gateway.config.settings.max_games_per_socket;
+        if self.conn.following.load(Ordering::Relaxed) < cap || self.gateway.feeds.follows(game, &self.conn) {
+            return Ok(());
+        }
+        self.gateway.feeds.unsubscribe_ended(&self.conn);
+        let following = self.conn.following.load(Ordering::Relaxed);
+        if following < cap {
+            return Ok(());
+        }
+        Err(ServiceError::new(
+            ErrorCode::RateLimited,
+            format!("this connection follows {following} live games, the most allowed: open another for more"),
+        ))
+    }
+
+    async fn within_computer_cap(&self, game: &GameId, state: &GameState) -> Result<(), ServiceError> {
         let seated = Seat::of(state.audience()) != Seat::Spectator;
         let against_computer = [&state.white, &state.black].iter().any(|p| p.as_ref().is_some_and(|p| p.computer));
         if !seated || !against_computer || state.status() == fogblast_proto::game::Status::Ended {
             return Ok(());
         }
-        self.computer_games_allowed(Some(game))
-    }
-
-    fn computer_games_allowed(&self, except: Option<&GameId>) -> Result<(), ServiceError> {
-        self.gateway.computer_games_allowed(self.ip, except)
+        self.gateway.computer_games_allowed(self.ip, Some(game)).await
     }
 
     /// The command `game` names, by this socket's player.

@@ -12,7 +12,8 @@
 //! their player has not come back for `--token-max-age-days`; each return
 //! renews the token (at most once a day). `v1` tokens (player id only, no
 //! time, no key id) from before are accepted under the same secrets and
-//! renewed as `v2` at once.
+//! renewed as `v2` at once, until the max age has passed since the format
+//! was retired (none was issued after).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -27,6 +28,10 @@ const VERSION: &str = "v2";
 const LEGACY_VERSION: &str = "v1";
 const PLAYER_ID_LEN: usize = 16;
 const ID_ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+/// When `v1` tokens stopped being issued (2026-12-03 00:00 UTC, unix s):
+/// the latest issue time any of them can have, so the max age applies to
+/// them from then.
+const LEGACY_RETIRED_S: u64 = 1_796_256_000;
 /// A token is handed out anew when it is older than this.
 const RENEW_AFTER_S: u64 = 24 * 3600;
 
@@ -136,6 +141,10 @@ impl TokenSigner {
     /// The player a token names, if a key this gateway accepts signed it
     /// and it has not expired, with a renewed token when one is due.
     pub fn verify(&self, token: &str) -> Option<Verified> {
+        self.verify_at(token, now_s())
+    }
+
+    fn verify_at(&self, token: &str, now: u64) -> Option<Verified> {
         if token.len() > 256 {
             return None;
         }
@@ -149,7 +158,6 @@ impl TokenSigner {
                 }
                 let player = PlayerId::parse(id).ok()?;
                 let issued_s: u64 = issued.parse().ok()?;
-                let now = now_s();
                 if self.max_age_s > 0 && now.saturating_sub(issued_s) > self.max_age_s {
                     return None;
                 }
@@ -159,8 +167,13 @@ impl TokenSigner {
             }
             (LEGACY_VERSION, Some(id), None, None, None) => {
                 std::iter::once(&self.current).chain(&self.previous).find(|k| k.signs(body, tag))?;
+                // No issue time is written in it, but none was issued after
+                // the format was retired: it is at least that old.
+                if self.max_age_s > 0 && now.saturating_sub(LEGACY_RETIRED_S) > self.max_age_s {
+                    return None;
+                }
                 let player = PlayerId::parse(id).ok()?;
-                let renewed = Some(self.sign(&player));
+                let renewed = Some(self.sign_at(&player, now));
                 Some(Verified { player, renewed })
             }
             _ => None,
@@ -228,6 +241,14 @@ mod tests {
         let verified = signer(A).verify(&legacy).expect("a v1 token of the secret");
         assert!(verified.renewed.is_some_and(|t| t.starts_with("v2.")));
         assert_eq!(signer(B).verify(&legacy), None);
+
+        // It carries no issue time, but it is at least as old as the
+        // format's retirement: the max age runs from then.
+        let day = 24 * 3600;
+        let early = expiring.verify_at(&legacy, LEGACY_RETIRED_S + 29 * day).expect("within the max age of retirement");
+        assert!(early.renewed.is_some_and(|t| t.starts_with("v2.")));
+        assert_eq!(expiring.verify_at(&legacy, LEGACY_RETIRED_S + 31 * day), None, "past the max age of retirement");
+        assert!(signer(A).verify_at(&legacy, LEGACY_RETIRED_S + 3650 * day).is_some(), "no max age: never expires");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! listens on `challenge.<id>` for a decline or a cancel, and aborts the
 //! game when one comes or when the challenge goes unanswered.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::{Path, State};
@@ -25,6 +27,7 @@ use fogblast_protocol::ServerFrame;
 use futures::StreamExt;
 use prost::Message;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
 use super::event_stream::base_url;
@@ -258,9 +261,12 @@ pub async fn cancel(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Pat
 pub async fn computer(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Params) -> ApiResult {
     let level = lichess::level_of(params.number("level")?.unwrap_or(1))?;
     let request = CreateGameRequest { computer: true, level: level as i32, ..new_game(&bot, &params)? };
-    gateway.computer_games_allowed(bot.ip, None)?;
+    gateway.computer_games_allowed(bot.ip, None).await?;
     gateway.may_create_game(bot.ip)?;
     let created = gateway.router.create_game(request.clone()).await?;
+    if let Ok(game) = GameId::parse(&created.game_id) {
+        gateway.computer_games.started(bot.ip, game);
+    }
     notify(&gateway, bot.player.as_str(), Notice::GameStarted(GameStarted { game_id: created.game_id.clone() })).await;
     let state = created.state.unwrap_or_default();
     let body = json!({
@@ -296,13 +302,33 @@ pub async fn seek(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Params)
             Some(parsed.ok_or_else(|| ApiError::bad("ratingRange: min-max, such as 1500-1800"))?)
         }
     };
-    let mut notices = gateway
-        .bus
-        .subscribe(&player_subject(bot.player.as_str()))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned()))?;
-    gateway.matchmaker.seek(bot.player.as_str(), &bot.name(), variant, clock, rated, range).await?;
-    let (response, lines) = Lines::open(&bot);
+    // A seek is a game to be: it comes out of the address's budget of new
+    // games, so bots of one address seeking one pool are not paired with
+    // each other past it. Its open answer counts as a connection.
+    if !gateway.limits.connect(bot.ip) {
+        return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many connections from your address"));
+    }
+    let opened = async {
+        gateway.may_create_game(bot.ip)?;
+        let notices = gateway
+            .bus
+            .subscribe(&player_subject(bot.player.as_str()))
+            .await
+            .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned()))?;
+        gateway.matchmaker.seek(bot.player.as_str(), &bot.name(), variant, clock, rated, range).await?;
+        Ok::<_, ApiError>(notices)
+    };
+    let mut notices = match opened.await {
+        Ok(notices) => notices,
+        Err(error) => {
+            gateway.limits.disconnect(bot.ip);
+            return Err(error);
+        }
+    };
+    // The matchmaker holds one seek per player, so this one replaced any
+    // earlier one: that one's answer ends now.
+    let (generation, superseded) = gateway.seek_streams.open(&bot.player);
+    let (response, lines) = Lines::open(&bot, gateway.config.settings.write_timeout());
     let tasks = gateway.tasks.clone();
     tasks.spawn(async move {
         let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
@@ -321,11 +347,78 @@ pub async fn seek(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Params)
                 }
                 () = lines.closed() => break true,
                 _ = draining.changed() => break true,
+                // The player's newer seek stands: withdrawing would take it.
+                () = superseded.cancelled() => break false,
             }
         };
-        if withdraw {
+        // Only the player's current seek stream withdraws the seek.
+        if gateway.seek_streams.close(&bot.player, generation) && withdraw {
             let _ = gateway.matchmaker.cancel_seek(bot.player.as_str()).await;
         }
+        gateway.limits.disconnect(bot.ip);
     });
     Ok(response)
+}
+
+/// The Bot API's open seek answers, one per player. The matchmaker holds
+/// one seek per player, so a repeated seek replaces the earlier one there;
+/// here it ends the earlier answer, which otherwise stays open (with its
+/// task and bus subscription) for a seek that no longer exists.
+#[derive(Debug, Default)]
+pub struct SeekStreams {
+    open: Mutex<HashMap<PlayerId, (u64, CancellationToken)>>,
+    next: AtomicU64,
+}
+
+impl SeekStreams {
+    /// Registers a new seek answer of `player`, ending its earlier one: the
+    /// new answer's generation, and the token cancelled when a later seek
+    /// replaces it.
+    pub fn open(&self, player: &PlayerId) -> (u64, CancellationToken) {
+        let generation = self.next.fetch_add(1, Ordering::Relaxed);
+        let token = CancellationToken::new();
+        let earlier = self.open.lock().expect("seek streams lock").insert(player.clone(), (generation, token.clone()));
+        if let Some((_, earlier)) = earlier {
+            earlier.cancel();
+        }
+        (generation, token)
+    }
+
+    /// Forgets the answer `generation` of `player`; true if it was the
+    /// player's current one.
+    pub fn close(&self, player: &PlayerId, generation: u64) -> bool {
+        let mut open = self.open.lock().expect("seek streams lock");
+        match open.get(player) {
+            Some((current, _)) if *current == generation => {
+                open.remove(player);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Open seek answers.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.open.lock().expect("seek streams lock").len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_seek_ends_the_earlier_answer_and_only_the_current_one_withdraws() {
+        let streams = SeekStreams::default();
+        let player = PlayerId::parse("p-seeker").unwrap();
+        let (first, first_token) = streams.open(&player);
+        let (second, second_token) = streams.open(&player);
+        assert!(first_token.is_cancelled(), "the earlier answer is told to end");
+        assert!(!second_token.is_cancelled());
+        assert!(!streams.close(&player, first), "the earlier answer does not withdraw the newer seek");
+        assert_eq!(streams.len(), 1);
+        assert!(streams.close(&player, second));
+        assert_eq!(streams.len(), 0);
+    }
 }

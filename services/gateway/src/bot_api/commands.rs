@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use fogblast_proto::game::{GameCommand, GetStateRequest, MakeMoveRequest, OfferAction, OfferRequest};
+use fogblast_proto::ids::{GameId, PlayerId};
+use tokio::time::Instant;
 
 use super::{game_id, ok, ApiError, ApiResult, Bot};
 use crate::Gateway;
@@ -16,6 +18,7 @@ pub async fn make_move(
     bot: Bot,
     Path((id, uci)): Path<(String, String)>,
 ) -> ApiResult {
+    let received = Instant::now();
     let game = game_id(&id)?;
     if uci.len() > 5 || uci.len() < 4 {
         return Err(ApiError::bad(format!("{:?} is not a UCI move", uci.chars().take(16).collect::<String>())));
@@ -24,15 +27,23 @@ pub async fn make_move(
         .router
         .get_state(GetStateRequest { game_id: game.to_string(), player_id: bot.player.to_string() })
         .await?;
-    let request = MakeMoveRequest {
-        game_id: game.to_string(),
-        player_id: bot.player.to_string(),
-        uci,
-        ply: state.moves.len() as u32,
-        ..Default::default()
-    };
+    let request = move_request(&game, &bot.player, uci, state.moves.len() as u32, received);
     gateway.router.make_move(request).await?;
     ok().map(|r| bot.answer(r))
+}
+
+/// The move as sent to the game's shard. The time since the request
+/// arrived (reading the game's ply first, which waits out a failover) is
+/// the gateway's, not the mover's: the shard gives it back on the clock.
+fn move_request(game: &GameId, player: &PlayerId, uci: String, ply: u32, received: Instant) -> MakeMoveRequest {
+    MakeMoveRequest {
+        game_id: game.to_string(),
+        player_id: player.to_string(),
+        uci,
+        ply,
+        waited_ms: u32::try_from(received.elapsed().as_millis()).unwrap_or(u32::MAX),
+        ..Default::default()
+    }
 }
 
 fn command(bot: &Bot, id: &str) -> Result<GameCommand, ApiError> {
@@ -90,4 +101,23 @@ pub async fn takeback(
 ) -> ApiResult {
     gateway.router.takeback(offer(&bot, &id, &action)?).await?;
     ok().map(|r| bot.answer(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_bot_move_tells_the_shard_how_long_it_waited_in_the_gateway() {
+        let received = Instant::now();
+        // Reading the game's ply through a failover.
+        tokio::time::advance(Duration::from_millis(1_700)).await;
+        let game = GameId::parse("g-waited").unwrap();
+        let player = PlayerId::parse("p-bot").unwrap();
+        let request = move_request(&game, &player, "e2e4".into(), 0, received);
+        assert_eq!(request.waited_ms, 1_700);
+        assert_eq!((request.uci.as_str(), request.ply), ("e2e4", 0));
+    }
 }

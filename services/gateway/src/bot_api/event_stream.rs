@@ -34,7 +34,7 @@ pub async fn open(State(gateway): State<Arc<Gateway>>, bot: Bot, headers: Header
     if !gateway.limits.connect(bot.ip) {
         return Err(ApiError::new(axum::http::StatusCode::TOO_MANY_REQUESTS, "too many connections from your address"));
     }
-    let (response, lines) = Lines::open(&bot);
+    let (response, lines) = Lines::open(&bot, gateway.config.settings.write_timeout());
     let base = base_url(&headers);
     let task = gateway.tasks.clone();
     task.spawn(async move {

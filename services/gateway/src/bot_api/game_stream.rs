@@ -22,7 +22,7 @@ pub async fn open(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<
     if !gateway.limits.connect(bot.ip) {
         return Err(ApiError::new(axum::http::StatusCode::TOO_MANY_REQUESTS, "too many connections from your address"));
     }
-    let (response, lines) = Lines::open(&bot);
+    let (response, lines) = Lines::open(&bot, gateway.config.settings.write_timeout());
     let task = gateway.tasks.clone();
     task.spawn(follow(gateway, bot, game, state, lines));
     Ok(response)

@@ -30,6 +30,7 @@ use tokio::sync::mpsc;
 use crate::Gateway;
 
 mod challenges;
+pub use challenges::SeekStreams;
 mod commands;
 mod event_stream;
 mod game_stream;
@@ -290,11 +291,14 @@ pub fn game_id(text: &str) -> Result<GameId, ApiError> {
 /// producer learns when the client has gone.
 pub struct Lines {
     tx: mpsc::Sender<Bytes>,
+    /// A line the client has not made room for in this long ends the
+    /// answer: a reader that stopped must not park its producer for good.
+    write_timeout: Duration,
 }
 
 impl Lines {
     /// The answer to return, and the handle its producer writes with.
-    pub fn open(bot: &Bot) -> (Response, Lines) {
+    pub fn open(bot: &Bot, write_timeout: Duration) -> (Response, Lines) {
         let (tx, rx) = mpsc::channel::<Bytes>(64);
         let body =
             futures::stream::unfold(
@@ -302,19 +306,24 @@ impl Lines {
                 |mut rx| async move { rx.recv().await.map(|line| (Ok::<_, Infallible>(line), rx)) },
             );
         let response = bot.answer(([(header::CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(body)));
-        (response, Lines { tx })
+        (response, Lines { tx, write_timeout })
     }
 
-    /// Writes one JSON line; false once the client has gone.
+    /// Writes one JSON line; false once the client has gone or has read
+    /// nothing for the write timeout.
     pub async fn send(&self, value: &Value) -> bool {
         let mut line = serde_json::to_vec(value).expect("JSON values serialize");
         line.push(b'\n');
-        self.tx.send(Bytes::from(line)).await.is_ok()
+        self.write(Bytes::from(line)).await
     }
 
     /// The empty line that keeps the answer alive.
     pub async fn keep_alive(&self) -> bool {
-        self.tx.send(Bytes::from_static(b"\n")).await.is_ok()
+        self.write(Bytes::from_static(b"\n")).await
+    }
+
+    async fn write(&self, line: Bytes) -> bool {
+        matches!(tokio::time::timeout(self.write_timeout, self.tx.send(line)).await, Ok(Ok(())))
     }
 
     /// Completes when the client has gone.
