@@ -16,7 +16,9 @@ use fogblast_client::tungstenite::Message;
 use fogblast_client::{Connection, Http};
 use fogblast_rules::{Variant, WinReason};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::hostile::masked_text;
 use crate::support::{find_line, move_frame, start_game, t, Client, Cluster, Proc};
 
 /// How long the hostile clients run.
@@ -41,6 +43,63 @@ async fn hostile(url: &str, address: &str) -> Option<Connection> {
     Some(conn)
 }
 
+/// A WebSocket from `address` (as the proxy says) whose handshake is read
+/// and nothing after.
+async fn raw_websocket(addr: std::net::SocketAddr, address: &str) -> Option<tokio::net::TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4().ok()?;
+    socket.set_recv_buffer_size(4096).ok()?;
+    let mut stream = socket.connect(addr).await.ok()?;
+    let upgrade = format!(
+        "GET /ws HTTP/1.1\r\nHost: {addr}\r\nX-Forwarded-For: {address}\r\nUpgrade: websocket\r\n\
+         Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    stream.write_all(upgrade.as_bytes()).await.ok()?;
+    read_head(&mut stream).await.filter(|head| head.starts_with("HTTP/1.1 101")).map(|_| stream)
+}
+
+/// The head of an HTTP answer, read byte by byte so the body stays.
+async fn read_head(stream: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        tokio::time::timeout(Duration::from_secs(10), stream.read_exact(&mut byte)).await.ok()?.ok()?;
+        head.push(byte[0]);
+    }
+    String::from_utf8(head).ok()
+}
+
+/// An HTTP request from `address` (as the proxy says): the status, and
+/// the connection with the body still to read.
+async fn http_request(
+    addr: std::net::SocketAddr,
+    address: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+) -> Option<(u16, tokio::net::TcpStream)> {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nX-Forwarded-For: {address}\r\n{auth}\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let head = read_head(&mut stream).await?;
+    let status = head.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, stream))
+}
+
+async fn bot_token(addr: std::net::SocketAddr, address: &str) -> Option<String> {
+    let (_, mut stream) = http_request(addr, address, "POST", "/api/token", None, "").await?;
+    let mut body = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut body)).await;
+    let text = String::from_utf8_lossy(&body);
+    let json: Value = serde_json::from_str(&text[text.find('{')?..=text.rfind('}')?]).ok()?;
+    json["token"].as_str().or(json["access_token"].as_str()).map(str::to_owned)
+}
+
 /// Run alone, after the rest of the suite (`tests/run` does): its latency
 /// bound is about this test's clients, not the machine's other work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -51,7 +110,20 @@ async fn hostile_clients_leave_memory_bounded_and_honest_games_fast() {
     let matchmaker_addr = format!("http://{}", matchmaker.grpc.expect("the matchmaker logs its gRPC address"));
     let gateway = cluster.spawn_gateway_with(
         "gateway",
-        &["--matchmaker-addr", &matchmaker_addr, "--trusted-proxies", "127.0.0.1", "--computer-games-per-ip", "4"],
+        &[
+            "--matchmaker-addr",
+            &matchmaker_addr,
+            "--trusted-proxies",
+            "127.0.0.1",
+            "--computer-games-per-ip",
+            "4",
+            "--write-timeout-ms",
+            "2000",
+            "--header-read-timeout-ms",
+            "2000",
+            "--socket-send-buffer-bytes",
+            "16384",
+        ],
     );
     let url = format!("ws://{}/ws", gateway.http);
     let shard = &cluster.shards[0];
@@ -155,6 +227,108 @@ async fn hostile_clients_leave_memory_bounded_and_honest_games_fast() {
         }));
     }
 
+    // Slow readers: sockets that ask for the lobby, within their credits,
+    // and never read a byte of the answers. Each is closed as too slow once
+    // a write has waited the write timeout, and comes back.
+    let slow_closed = Arc::new(AtomicU64::new(0));
+    for i in 0..4 {
+        let (addr, stop, sent, slow_closed) = (gateway.http, stop.clone(), sent.clone(), slow_closed.clone());
+        hostiles.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let Some(mut stream) = raw_websocket(addr, &format!("192.0.2.{i}")).await else {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                };
+                let _ = stream.write_all(&masked_text(&json!({ "t": "hello" }).to_string())).await;
+                let lobby = masked_text(&json!({ "t": "lobby" }).to_string());
+                for _ in 0..60 {
+                    let _ = stream.write_all(&lobby).await;
+                    sent.fetch_add(1, Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                // Then nothing is read; a small frame now and then finds
+                // out when the gateway has given up on the socket.
+                let ping = masked_text(&json!({ "t": "ping" }).to_string());
+                while !stop.load(Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    if let Ok(Err(_)) = tokio::time::timeout(Duration::from_millis(100), stream.write_all(&ping)).await
+                    {
+                        slow_closed.fetch_add(1, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            }
+        }));
+    }
+
+    // Slow headers: connections that send half a request line and one
+    // header, then nothing, a few hundred at a time.
+    let half_sent_closed = Arc::new(AtomicU64::new(0));
+    for _ in 0..2 {
+        let (addr, stop, sent, closed) = (gateway.http, stop.clone(), sent.clone(), half_sent_closed.clone());
+        hostiles.push(tokio::spawn(async move {
+            let mut open = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                if open.len() < 100 {
+                    if let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await {
+                        let _ = stream.write_all(b"GET /ws HTTP/1.1\r\nHost: fogblast\r\n").await;
+                        sent.fetch_add(1, Ordering::Relaxed);
+                        open.push(stream);
+                    }
+                }
+                // Forget the ones the gateway closed.
+                let mut buf = [0u8; 256];
+                let before = open.len();
+                open.retain(|s| match s.try_read(&mut buf) {
+                    Ok(0) => false,
+                    Ok(_) => true,
+                    Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+                });
+                closed.fetch_add((before - open.len()) as u64, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }));
+    }
+
+    // A bot that repeats its seek, leaving every answer open, and bots
+    // that start games against the computer over HTTP and never move.
+    {
+        let (addr, stop, sent) = (gateway.http, stop.clone(), sent.clone());
+        hostiles.push(tokio::spawn(async move {
+            let Some(token) = bot_token(addr, "198.18.0.1").await else { return };
+            let mut open = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                if let Some((_, stream)) = http_request(
+                    addr,
+                    "198.18.0.1",
+                    "POST",
+                    "/api/board/seek",
+                    Some(&token),
+                    "variant=atomic&time=3&increment=2",
+                )
+                .await
+                {
+                    open.push(stream);
+                }
+                sent.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }));
+    }
+    for i in 0..4 {
+        let (addr, stop, sent) = (gateway.http, stop.clone(), sent.clone());
+        hostiles.push(tokio::spawn(async move {
+            let address = format!("198.18.1.{i}");
+            let Some(token) = bot_token(addr, &address).await else { return };
+            while !stop.load(Ordering::Relaxed) {
+                let _ = http_request(addr, &address, "POST", "/api/challenge/ai", Some(&token), "level=1&color=white")
+                    .await;
+                sent.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }));
+    }
+
     // Meanwhile, an honest game: every move's acknowledgement timed.
     let line = find_line(Variant::Atomic, WinReason::KingExploded, 20, 120);
     let mut white = Client::join("honest-white", gateway.http, None).await;
@@ -194,9 +368,12 @@ async fn hostile_clients_leave_memory_bounded_and_honest_games_fast() {
     latencies.sort();
     let p99 = latencies[latencies.len() * 99 / 100];
     println!(
-        "soak {SOAK:?}: {} hostile frames and requests; honest: {games} games, {} moves, p50 {:?}, p99 {p99:?}, max {:?}; \
+        "soak {SOAK:?}: {} hostile frames and requests ({} slow readers and {} half-sent requests closed); \
+         honest: {games} games, {} moves, p50 {:?}, p99 {p99:?}, max {:?}; \
          resident memory gateway {} -> {} KiB, shard {} -> {} KiB; lobby {listed} boards",
         sent.load(Ordering::Relaxed),
+        slow_closed.load(Ordering::Relaxed),
+        half_sent_closed.load(Ordering::Relaxed),
         latencies.len(),
         latencies[latencies.len() / 2],
         latencies.last().unwrap(),
@@ -206,6 +383,25 @@ async fn hostile_clients_leave_memory_bounded_and_honest_games_fast() {
         end.1,
     );
     assert!(sent.load(Ordering::Relaxed) > 10_000, "the hostile clients did their part");
+    let metrics = gateway.metrics.expect("the gateway serves metrics");
+    let (_, text) = crate::support::http_get(metrics, "/metrics").expect("metrics");
+    let too_slow = text
+        .lines()
+        .find_map(|l| l.strip_prefix("fogblast_gateway_closed_total{reason=\"too slow to read its messages\"} "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let closes: Vec<&str> = text.lines().filter(|l| l.starts_with("fogblast_gateway_closed_total")).collect();
+    assert!(
+        too_slow >= 4.0 && slow_closed.load(Ordering::Relaxed) >= 4,
+        "the slow readers were closed as too slow: {closes:?}"
+    );
+    assert!(half_sent_closed.load(Ordering::Relaxed) >= 100, "half-sent requests were closed");
+    let computer_games = text
+        .lines()
+        .find_map(|l| l.strip_prefix("fogblast_gateway_errors_total{code=\"rate_limited\"} "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.0);
+    assert!(computer_games > 0.0, "the floods were refused with rate_limited");
     assert!(games >= 1 && latencies.len() >= 60);
     assert_eq!(offers.load(Ordering::Relaxed), 4, "every draw-offer loop has its game against the computer");
     assert!(p99 < Duration::from_millis(50), "honest moves under attack: p99 {p99:?}");

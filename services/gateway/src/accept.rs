@@ -138,6 +138,8 @@ impl AsyncWrite for Counted {
 #[derive(Clone, Debug)]
 pub struct Serving {
     pub header_read_timeout: Duration,
+    /// Each socket's kernel send buffer; `None`: the system's.
+    pub send_buffer: Option<usize>,
     /// How long open HTTP connections get to finish once draining starts.
     pub drain: Duration,
 }
@@ -187,6 +189,9 @@ pub async fn serve(
         // Small frames both ways: without NODELAY a frame that follows
         // another can wait for the client's delayed ACK (up to 40 ms).
         let _ = stream.set_nodelay(true);
+        if let Some(bytes) = serving.send_buffer {
+            let _ = socket2::SockRef::from(&stream).set_send_buffer_size(bytes);
+        }
         let io = TokioIo::new(Counted { stream, _slot: slot });
         connections.spawn(serve_connection(io, peer, app.clone(), serving.header_read_timeout, stop.clone()));
     }

@@ -23,9 +23,21 @@ const ADDRESSES_KEPT: usize = 10_000;
 /// nobody plays has been ended by the game service's deadlines.
 const STALE: Duration = Duration::from_secs(6 * 3600);
 
+/// A game asked about is not asked about again for this long: an address
+/// at the cap that keeps asking for more must not turn each refusal into
+/// calls to the game service.
+const RECHECK_AFTER: Duration = Duration::from_secs(5);
+
+#[derive(Debug)]
+struct Started {
+    game: GameId,
+    at: Instant,
+    checked: Option<Instant>,
+}
+
 #[derive(Debug, Default)]
 pub struct ComputerGames {
-    started: Mutex<HashMap<IpAddr, Vec<(GameId, Instant)>>>,
+    started: Mutex<HashMap<IpAddr, Vec<Started>>>,
 }
 
 impl ComputerGames {
@@ -34,13 +46,13 @@ impl ComputerGames {
         let mut started = self.started.lock().expect("computer games lock");
         if started.len() > ADDRESSES_KEPT {
             started.retain(|_, games| {
-                games.retain(|(_, at)| at.elapsed() < STALE);
+                games.retain(|s| s.at.elapsed() < STALE);
                 !games.is_empty()
             });
         }
         let games = started.entry(ip).or_default();
-        if !games.iter().any(|(g, _)| *g == game) {
-            games.push((game, Instant::now()));
+        if !games.iter().any(|s| s.game == game) {
+            games.push(Started { game, at: Instant::now(), checked: None });
         }
     }
 
@@ -48,14 +60,30 @@ impl ComputerGames {
     pub fn of(&self, ip: IpAddr, except: Option<&GameId>) -> Vec<GameId> {
         let started = self.started.lock().expect("computer games lock");
         let games = started.get(&ip).map(Vec::as_slice).unwrap_or_default();
-        games.iter().map(|(g, _)| g).filter(|g| Some(*g) != except).cloned().collect()
+        games.iter().map(|s| &s.game).filter(|g| Some(*g) != except).cloned().collect()
+    }
+
+    /// Of the games `ip` started here (other than `except`), those not
+    /// asked about lately; each counts as asked about from now.
+    pub fn to_check(&self, ip: IpAddr, except: Option<&GameId>) -> Vec<GameId> {
+        let mut started = self.started.lock().expect("computer games lock");
+        let Some(games) = started.get_mut(&ip) else { return Vec::new() };
+        let now = Instant::now();
+        games
+            .iter_mut()
+            .filter(|s| Some(&s.game) != except && s.checked.is_none_or(|at| now - at >= RECHECK_AFTER))
+            .map(|s| {
+                s.checked = Some(now);
+                s.game.clone()
+            })
+            .collect()
     }
 
     /// Forgets `game`, known to have ended.
     pub fn ended(&self, ip: IpAddr, game: &GameId) {
         let mut started = self.started.lock().expect("computer games lock");
         if let Some(games) = started.get_mut(&ip) {
-            games.retain(|(g, _)| g != game);
+            games.retain(|s| s.game != *game);
             if games.is_empty() {
                 started.remove(&ip);
             }
@@ -78,6 +106,9 @@ mod tests {
         assert_eq!(games.of(ip, None), vec![a.clone(), b.clone()]);
         assert_eq!(games.of(ip, Some(&a)), vec![b.clone()]);
         assert!(games.of("192.0.2.2".parse().unwrap(), None).is_empty());
+        assert_eq!(games.to_check(ip, Some(&b)), vec![a.clone()]);
+        assert!(games.to_check(ip, Some(&b)).is_empty(), "asked about a moment ago");
+        assert_eq!(games.to_check(ip, None), vec![b.clone()]);
         games.ended(ip, &a);
         games.ended(ip, &b);
         assert!(games.of(ip, None).is_empty());

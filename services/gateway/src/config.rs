@@ -127,6 +127,9 @@ pub struct GatewaySettings {
     /// TCP connections one peer address may hold open at once, of any kind and counted when accepted, before any HTTP is read; trusted proxies are not counted. At least `max-connections-per-ip` + 32, to leave room for page loads beside a client's WebSockets.
     #[arg(long = "max-sockets-per-ip", env = "FOGBLAST_GATEWAY_MAX_SOCKETS_PER_IP", default_value_t = 96)]
     pub max_sockets_per_ip: u32,
+    /// The kernel's send buffer of each client socket, in bytes; 0: the system's, which grows with the connection (to megabytes). A smaller one bounds the kernel memory a client that does not read can hold, and makes it found out sooner.
+    #[arg(long = "socket-send-buffer-bytes", env = "FOGBLAST_GATEWAY_SOCKET_SEND_BUFFER_BYTES", default_value_t = 0)]
+    pub socket_send_buffer_bytes: usize,
     /// On SIGTERM, how long clients get to leave before the gateway exits.
     #[arg(long = "drain-ms", env = "FOGBLAST_GATEWAY_DRAIN_MS", default_value_t = 10_000)]
     pub drain_ms: u64,

@@ -105,7 +105,7 @@ impl Gateway {
     /// One count over both paths: the seats its sockets hold here, and the
     /// games it started here over either. A started game that may have
     /// ended unseen (a bot's, played by HTTP requests) is asked about only
-    /// once the address is at the cap.
+    /// once the address is at the cap, and then at most every few seconds.
     async fn computer_games_allowed(&self, ip: std::net::IpAddr, except: Option<&GameId>) -> Result<(), ServiceError> {
         let cap = self.config.settings.computer_games_per_ip as usize;
         let count = || {
@@ -115,7 +115,7 @@ impl Gateway {
         };
         let mut playing = count();
         if playing >= cap {
-            for game in self.computer_games.of(ip, except) {
+            for game in self.computer_games.to_check(ip, except) {
                 if self.feeds.ended(&game) || self.has_ended(&game).await {
                     self.computer_games.ended(ip, &game);
                 }
@@ -266,8 +266,12 @@ pub async fn run(
         // Keep the sender alive until the server is done.
         std::future::pending::<()>().await;
     };
-    let serving =
-        accept::Serving { header_read_timeout: gateway.config.settings.header_read_timeout(), drain: drain_time };
+    let settings = &gateway.config.settings;
+    let serving = accept::Serving {
+        header_read_timeout: settings.header_read_timeout(),
+        send_buffer: Some(settings.socket_send_buffer_bytes).filter(|&b| b > 0),
+        drain: drain_time,
+    };
     let server =
         tokio::spawn(accept::serve(listener, app, sockets, metrics.clone(), serving, gateway.draining.clone()));
     let signal = tokio::spawn(signal);
