@@ -115,22 +115,15 @@ impl LiveGame {
 
     /// Since when both seats have been away, as store time: each is the
     /// computer, reported gone (or its lease lapsed), or never reported at
-    /// all (a bot or a player that only sends commands), which counts as
-    /// away since the game's last move. `None` while a person is here.
+    /// all (a bot or a player that only sends commands); and since the
+    /// game's last move, which someone made. `None` while a person is here.
     pub fn both_away_since_ms(&self) -> Option<u64> {
         let away_since = |color: Color| {
             let seat = self.seat(color);
-            if seat.gone_since_ms != 0 {
-                Some(seat.gone_since_ms)
-            } else if self.is_computer(color) {
-                Some(0)
-            } else if !seat.presence_reported {
-                Some(self.record.turn_started_ms)
-            } else {
-                None
-            }
+            let away = seat.gone_since_ms != 0 || self.is_computer(color) || !seat.presence_reported;
+            away.then_some(seat.gone_since_ms)
         };
-        Some(away_since(Color::White)?.max(away_since(Color::Black)?))
+        Some(away_since(Color::White)?.max(away_since(Color::Black)?).max(self.record.turn_started_ms))
     }
 
     /// When a game in play that both seats are away from ends (abandoned,

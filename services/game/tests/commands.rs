@@ -308,10 +308,12 @@ fn a_followed_seat_holds_the_game_open_until_it_is_reported_gone() {
     let gone = Command::Presence { player: id("w"), connected: false, lease_ms: 0 };
     let live = applied(apply(&live, gone, START + 9_000, &timeouts()));
     ends_exactly_when_due(&live, START + 9_000 + 300_000, EndReason::Abandoned);
+    // Moves still coming, from players no socket follows: the game is not left.
+    let moved = play(&live, "w", "d2d4", START + 200_000, 0);
+    ends_exactly_when_due(&moved, START + 200_000 + 300_000, EndReason::Abandoned);
     // A report of a seat that was never reported is stored, even when it changes nothing else.
-    let live = play(&live, "w", "g1f3", START + 10_000, 0);
-    let quiet = play(&live, "b", "b8c6", START + 10_000, 0);
-    let first = present(&quiet, "b", START + 10_000, 0).unwrap();
+    let live = play(&moved, "b", "d7d5", START + 210_000, 0);
+    let first = present(&live, "b", START + 210_000, 0).unwrap();
     assert!(matches!(first, Outcome::Applied(_)), "the first report of a seat is committed");
 }
 
