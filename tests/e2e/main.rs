@@ -17,6 +17,7 @@ mod support;
 
 mod bots;
 mod computer;
+mod disk_full;
 mod endpoints;
 mod events;
 mod failover;

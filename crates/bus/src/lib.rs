@@ -9,7 +9,8 @@
 //!   whoever is subscribed now.
 //!
 //! [`NatsBus`] runs on NATS JetStream; [`MemoryBus`] does the same in one
-//! process for `fogblast up`. Headers carry trace context across services:
+//! process for `fogblast up`, its log bounded and, opened on a file, kept
+//! across a crash. Headers carry trace context across services:
 //! both adapters add the publisher's `traceparent` when traces are exported
 //! (see `fogblast_telemetry`), and consumers continue the trace with
 //! `fogblast_telemetry::follow_headers`.
@@ -20,6 +21,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 
+mod journal;
 mod memory;
 mod nats;
 mod subject;

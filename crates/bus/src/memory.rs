@@ -4,8 +4,17 @@
 //! positions, ack-pending redelivery, shared work, wildcard routing), so code
 //! that only works thanks to a shortcut here fails in development, not in
 //! production.
+//!
+//! Unlike a NATS stream it never grows without bound: a message leaves the
+//! log once every durable consumer that takes it has acknowledged it and
+//! [`MemoryBus::with_settled_kept`] has passed (so a consumer made a moment
+//! later still gets it, and a resend in that time is still a duplicate),
+//! and the oldest messages leave past [`MemoryBus::with_max_bytes`], as on
+//! a stream with limits. [`MemoryBus::open`] keeps the log in a file, so a
+//! process killed outright loses no message it acknowledged.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -15,6 +24,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 
+use crate::journal::{Journal, Kept};
 use crate::subject::{self, Stream, MSG_ID_HEADER};
 use crate::{BusError, ConsumerConfig, Delivery, EventBus, Headers, Message, PublishAck};
 
@@ -27,6 +37,15 @@ const SUBSCRIBER_BUFFER: usize = 1024;
 /// does not turn into a redelivery storm here only.
 const DEFAULT_ACK_WAIT: Duration = Duration::from_secs(30);
 
+/// How long a message every consumer acknowledged stays, unless
+/// [`MemoryBus::with_settled_kept`] says otherwise: NATS's default
+/// duplicate window.
+const SETTLED_KEPT: Duration = Duration::from_secs(120);
+
+/// The most the log holds (its payloads, headers and ids) unless
+/// [`MemoryBus::with_max_bytes`] says otherwise.
+const MAX_BYTES: usize = 64 << 20;
+
 /// An in-process [`EventBus`]. Clones share the same log and subscribers.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryBus {
@@ -36,6 +55,10 @@ pub struct MemoryBus {
 #[derive(Debug, Default)]
 struct Inner {
     durable: Mutex<Durable>,
+    /// Changes to the log, its consumers and their acknowledgements go one
+    /// at a time, each written to the journal before memory shows it.
+    writing: tokio::sync::Mutex<()>,
+    journal: Option<Journal>,
     /// Wakes consumer streams parked for lack of work when the log grows.
     appended: Notify,
     subscribers: Mutex<Vec<Subscriber>>,
@@ -47,14 +70,36 @@ struct Subscriber {
     sender: mpsc::Sender<Message>,
 }
 
-/// The stream and its consumers. Like a NATS stream without limits, the log
-/// is never trimmed: it lives as long as the process.
-#[derive(Debug, Default)]
+/// The stream and its consumers.
+#[derive(Debug)]
 struct Durable {
-    /// Sequence `n` is `log[n - 1]`.
-    log: Vec<Stored>,
+    /// By sequence.
+    log: BTreeMap<u64, Stored>,
+    last_sequence: u64,
+    /// What the log holds, counted as [`Stored::size`].
+    bytes: usize,
+    max_bytes: usize,
+    settled_kept: Duration,
     sequence_by_id: HashMap<String, u64>,
     consumers: HashMap<String, Consumer>,
+    /// Messages every consumer that takes them acknowledged, with when, in
+    /// that order: each leaves the log `settled_kept` later.
+    settled: VecDeque<(Instant, u64)>,
+}
+
+impl Default for Durable {
+    fn default() -> Self {
+        Durable {
+            log: BTreeMap::new(),
+            last_sequence: 0,
+            bytes: 0,
+            max_bytes: MAX_BYTES,
+            settled_kept: SETTLED_KEPT,
+            sequence_by_id: HashMap::new(),
+            consumers: HashMap::new(),
+            settled: VecDeque::new(),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -63,14 +108,24 @@ struct Stored {
     message: Message,
 }
 
+impl Stored {
+    /// What the message costs the log: its payload, headers, subject and id.
+    fn size(&self) -> usize {
+        let headers: usize = self.message.headers.iter().map(|(name, value)| name.len() + value.len()).sum();
+        self.id.len() + self.message.subject.len() + headers + self.message.payload.len()
+    }
+}
+
 #[derive(Debug)]
 struct Consumer {
     filter: String,
     ack_wait: Duration,
-    /// Index into the log of the first message never handed out.
-    next: usize,
+    /// The first sequence never handed out.
+    next: u64,
     /// Delivered but unacknowledged, by sequence.
     pending: BTreeMap<u64, Pending>,
+    /// Acknowledged messages still in the log.
+    acked: BTreeSet<u64>,
 }
 
 #[derive(Debug)]
@@ -103,6 +158,106 @@ impl MemoryBus {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// A bus whose log is kept in the file at `path` (created if missing),
+    /// with every message and acknowledgement it held there.
+    pub async fn open(path: &Path) -> Result<MemoryBus, BusError> {
+        let (journal, kept) = Journal::open(path).await?;
+        let mut durable = Durable::default();
+        durable.take_in(kept, Instant::now());
+        let inner = Inner { durable: Mutex::new(durable), journal: Some(journal), ..Inner::default() };
+        let bus = MemoryBus { inner: Arc::new(inner) };
+        bus.inner.trim().await;
+        Ok(bus)
+    }
+
+    /// Keeps a message every consumer acknowledged this long (0: not at
+    /// all): a consumer made within it still gets the message, and a
+    /// resend within it is still a duplicate.
+    pub fn with_settled_kept(self, kept: Duration) -> Self {
+        lock(&self.inner.durable).settled_kept = kept;
+        self
+    }
+
+    /// Bounds the log: past `max_bytes`, the oldest messages leave, acknowledged or not.
+    pub fn with_max_bytes(self, max_bytes: usize) -> Self {
+        lock(&self.inner.durable).max_bytes = max_bytes;
+        self
+    }
+
+    /// The messages the log holds now, and their size: for metrics and tests.
+    pub fn held(&self) -> (usize, usize) {
+        let durable = lock(&self.inner.durable);
+        (durable.log.len(), durable.bytes)
+    }
+}
+
+impl Durable {
+    fn take_in(&mut self, kept: Kept, now: Instant) {
+        self.last_sequence = kept.last_sequence;
+        for kept in kept.messages {
+            self.add(kept.sequence, Stored { id: kept.id, message: kept.message });
+        }
+        let first = self.log.keys().next().copied().unwrap_or(self.last_sequence + 1);
+        for kept in kept.consumers {
+            let acked = kept.acked.into_iter().filter(|s| self.log.contains_key(s)).collect();
+            let consumer =
+                Consumer { filter: kept.filter, ack_wait: kept.ack_wait, next: first, pending: BTreeMap::new(), acked };
+            self.consumers.insert(kept.name, consumer);
+        }
+        let settled: Vec<u64> = self.log.keys().copied().filter(|&s| self.is_settled(s)).collect();
+        self.settled.extend(settled.into_iter().map(|s| (now, s)));
+    }
+
+    fn add(&mut self, sequence: u64, stored: Stored) {
+        self.bytes += stored.size();
+        self.sequence_by_id.insert(stored.id.clone(), sequence);
+        self.log.insert(sequence, stored);
+    }
+
+    fn remove(&mut self, sequence: u64) {
+        let Some(stored) = self.log.remove(&sequence) else { return };
+        self.bytes -= stored.size();
+        self.sequence_by_id.remove(&stored.id);
+        for consumer in self.consumers.values_mut() {
+            consumer.acked.remove(&sequence);
+            consumer.pending.remove(&sequence);
+        }
+    }
+
+    /// Every durable consumer that takes the message has acknowledged it
+    /// (and one does). A message nobody takes waits for a consumer, within
+    /// the log's bound.
+    fn is_settled(&self, sequence: u64) -> bool {
+        let Some(stored) = self.log.get(&sequence) else { return false };
+        let mut takers =
+            self.consumers.values().filter(|c| subject::matches(&c.filter, &stored.message.subject)).peekable();
+        takers.peek().is_some() && takers.all(|c| c.acked.contains(&sequence))
+    }
+
+    /// The messages that leave the log now: settled ones kept long enough,
+    /// and the oldest past the bound.
+    fn due_to_leave(&mut self, now: Instant) -> Vec<u64> {
+        let mut leaving = Vec::new();
+        while let Some(&(at, sequence)) = self.settled.front() {
+            if at + self.settled_kept > now {
+                break;
+            }
+            self.settled.pop_front();
+            // A consumer made since may not have it yet; its ack settles it again.
+            if self.is_settled(sequence) {
+                self.remove(sequence);
+                leaving.push(sequence);
+            }
+        }
+        while self.bytes > self.max_bytes {
+            let Some((&oldest, _)) = self.log.first_key_value() else { break };
+            tracing::warn!(sequence = oldest, "the bus log is full: its oldest message leaves unacknowledged");
+            self.remove(oldest);
+            leaving.push(oldest);
+        }
+        leaving
+    }
 }
 
 impl Inner {
@@ -116,8 +271,7 @@ impl Inner {
             return Claim::Wait(None);
         };
         let ack_wait = consumer.ack_wait;
-        let deliver = |sequence: u64, deliveries: u64| {
-            let stored: &Stored = &log[(sequence - 1) as usize];
+        let deliver = |sequence: u64, stored: &Stored, deliveries: u64| {
             Claim::Deliver(MemoryDelivery {
                 bus: Arc::clone(self),
                 consumer: name.to_owned(),
@@ -131,18 +285,32 @@ impl Inner {
         if let Some((&sequence, pending)) = expired {
             pending.deliveries += 1;
             pending.redeliver_at = now + ack_wait;
-            return deliver(sequence, pending.deliveries);
+            let deliveries = pending.deliveries;
+            if let Some(stored) = log.get(&sequence) {
+                return deliver(sequence, stored, deliveries);
+            }
         }
-        while let Some(stored) = log.get(consumer.next) {
-            consumer.next += 1;
-            if subject::matches(&consumer.filter, &stored.message.subject) {
-                let sequence = consumer.next as u64;
+        for (&sequence, stored) in log.range(consumer.next..) {
+            consumer.next = sequence + 1;
+            if !consumer.acked.contains(&sequence) && subject::matches(&consumer.filter, &stored.message.subject) {
                 let pending = Pending { redeliver_at: now + ack_wait, deliveries: 1 };
                 consumer.pending.insert(sequence, pending);
-                return deliver(sequence, 1);
+                return deliver(sequence, stored, 1);
             }
         }
         Claim::Wait(consumer.pending.values().map(|p| p.redeliver_at).min())
+    }
+
+    /// Takes out of the log (and the journal) what is due to leave.
+    async fn trim(&self) {
+        let _one_at_a_time = self.writing.lock().await;
+        let leaving = lock(&self.durable).due_to_leave(Instant::now());
+        if let Some(journal) = &self.journal {
+            if let Err(error) = journal.remove(&leaving).await {
+                // Taken in again at the next start, and trimmed then.
+                tracing::warn!(%error, "messages that left the bus log are still in its file");
+            }
+        }
     }
 
     /// Sends to the matching subscribers, forgetting the ones that are gone.
@@ -183,20 +351,28 @@ impl EventBus for MemoryBus {
         }
         let message = Message { subject: subject.to_owned(), headers: without_msg_id(headers), payload };
         let ack = {
-            let mut durable = lock(&self.inner.durable);
-            match durable.sequence_by_id.get(message_id) {
-                Some(&sequence) => PublishAck { duplicate: true, sequence },
-                None => {
-                    let stored = Stored { id: message_id.to_owned(), message: message.clone() };
-                    durable.log.push(stored);
-                    let sequence = durable.log.len() as u64;
-                    durable.sequence_by_id.insert(message_id.to_owned(), sequence);
-                    PublishAck { duplicate: false, sequence }
+            let _one_at_a_time = self.inner.writing.lock().await;
+            let (duplicate, sequence) = {
+                let durable = lock(&self.inner.durable);
+                match durable.sequence_by_id.get(message_id) {
+                    Some(&sequence) => (true, sequence),
+                    None => (false, durable.last_sequence + 1),
                 }
+            };
+            if !duplicate {
+                // On disk before anyone hears of it.
+                if let Some(journal) = &self.inner.journal {
+                    journal.append(sequence, message_id, &message).await?;
+                }
+                let mut durable = lock(&self.inner.durable);
+                durable.last_sequence = sequence;
+                durable.add(sequence, Stored { id: message_id.to_owned(), message: message.clone() });
             }
+            PublishAck { duplicate, sequence }
         };
         if !ack.duplicate {
             self.inner.appended.notify_waiters();
+            self.inner.trim().await;
         }
         // On NATS a JetStream publish is also a plain message on its subject,
         // duplicate or not: plain subscribers see it either way.
@@ -217,14 +393,21 @@ impl EventBus for MemoryBus {
         }
         let ack_wait = if config.ack_wait.is_zero() { DEFAULT_ACK_WAIT } else { config.ack_wait };
         {
+            let _one_at_a_time = self.inner.writing.lock().await;
+            if let Some(journal) = &self.inner.journal {
+                journal.keep_consumer(&config.name, &config.filter, ack_wait).await?;
+            }
             let mut durable = lock(&self.inner.durable);
             // Like a NATS create-or-update: an existing durable keeps its
-            // position and pending set, only its settings change.
+            // position and pending set, only its settings change. A new
+            // one gets every message the log holds.
+            let first = durable.log.keys().next().copied().unwrap_or(durable.last_sequence + 1);
             let consumer = durable.consumers.entry(config.name.clone()).or_insert_with(|| Consumer {
                 filter: String::new(),
                 ack_wait,
-                next: 0,
+                next: first,
                 pending: BTreeMap::new(),
+                acked: BTreeSet::new(),
             });
             consumer.filter = config.filter;
             consumer.ack_wait = ack_wait;
@@ -315,10 +498,20 @@ impl Delivery for MemoryDelivery {
     async fn ack(&self) -> Result<(), BusError> {
         // Acking after ack_wait still counts, even if the message went to
         // another stream meanwhile: NATS accepts a late ack the same way.
-        let mut durable = lock(&self.bus.durable);
-        if let Some(consumer) = durable.consumers.get_mut(&self.consumer) {
+        {
+            let _one_at_a_time = self.bus.writing.lock().await;
+            let held = lock(&self.bus.durable).log.contains_key(&self.sequence);
+            if let (true, Some(journal)) = (held, &self.bus.journal) {
+                journal.ack(&self.consumer, self.sequence).await?;
+            }
+            let mut durable = lock(&self.bus.durable);
+            let Some(consumer) = durable.consumers.get_mut(&self.consumer) else { return Ok(()) };
             consumer.pending.remove(&self.sequence);
+            if held && consumer.acked.insert(self.sequence) && durable.is_settled(self.sequence) {
+                durable.settled.push_back((Instant::now(), self.sequence));
+            }
         }
+        self.bus.trim().await;
         Ok(())
     }
 }

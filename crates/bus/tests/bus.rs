@@ -455,3 +455,82 @@ async fn a_stream_that_held_every_subject_is_narrowed_on_start() {
     assert_eq!(site.state.messages, 1, "what it held is kept");
     assert_eq!(made.expect("the public stream").config.subjects, [format!("{prefix}games.public.>")]);
 }
+
+/// The in-process bus forgets what every consumer acknowledged, and holds
+/// no more than its bound of what nobody did: `fogblast up` finishing game
+/// after game for months keeps a log the size of its backlog.
+#[tokio::test]
+async fn the_memory_log_holds_only_what_is_unacknowledged_within_its_bound() {
+    let bus = fogblast_bus::MemoryBus::new().with_settled_kept(Duration::ZERO);
+    let mut deliveries = bus.consume_durable(consumer("ratings", "games.finished.>")).await.expect("consume");
+    for n in 0..2_000 {
+        publish(&bus, "games.finished.atomic", &format!("game-{n}"), &"x".repeat(500)).await;
+        next_delivery(&mut deliveries).await.ack().await.expect("ack");
+        assert!(bus.held().0 <= 1, "after {n} games the log holds {:?}", bus.held());
+    }
+    assert_eq!(bus.held(), (0, 0));
+
+    // Nobody takes these: the oldest leave past the bound.
+    let bus = fogblast_bus::MemoryBus::new().with_max_bytes(64 << 10);
+    for n in 0..2_000 {
+        publish(&bus, "games.public.pb.atomic.move", &format!("event-{n}"), &"x".repeat(500)).await;
+        assert!(bus.held().1 <= 64 << 10, "after {n} events the log holds {:?}", bus.held());
+    }
+    assert!(bus.held().0 > 100, "the bound keeps what fits: {:?}", bus.held());
+}
+
+/// A message every consumer acknowledged stays a while: a consumer made
+/// just after still gets it, and a resend is still a duplicate.
+#[tokio::test]
+async fn an_acknowledged_message_stays_for_the_settled_time() {
+    let bus = fogblast_bus::MemoryBus::new().with_settled_kept(Duration::from_secs(3600));
+    publish(&bus, "games.finished.fog", "game-1", "").await;
+    let mut first = bus.consume_durable(consumer("archiver", "games.finished.>")).await.expect("consume");
+    next_delivery(&mut first).await.ack().await.expect("ack");
+    let again = bus.publish_durable("games.finished.fog", "game-1", Vec::new(), Bytes::new()).await.unwrap();
+    assert!(again.duplicate);
+    let mut second = bus.consume_durable(consumer("ratings", "games.finished.>")).await.expect("consume");
+    assert_eq!(next_delivery(&mut second).await.message_id(), Some("game-1"));
+}
+
+/// The bus opened on a file, dropped without a word (as a process killed
+/// outright is), and opened again: every message not yet acknowledged comes
+/// again, acknowledged ones do not, and ids and sequences go on.
+#[tokio::test]
+async fn a_bus_file_keeps_every_unacknowledged_message_across_a_crash() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    let path = dir.path().join("bus.db");
+    let first_sequence = {
+        let bus = fogblast_bus::MemoryBus::open(&path).await.expect("a bus file");
+        let mut deliveries = bus.consume_durable(consumer("ratings", "games.finished.>")).await.expect("consume");
+        let headers = vec![("traceparent".to_owned(), "00-1-2-01".to_owned())];
+        let ack = bus.publish_durable("games.finished.atomic", "archived", headers, Bytes::from("a")).await.unwrap();
+        publish(&bus, "games.finished.fog", "published-not-archived", "b").await;
+        let archived = next_delivery(&mut deliveries).await;
+        assert_eq!(archived.message_id(), Some("archived"));
+        archived.ack().await.expect("ack");
+        let in_flight = next_delivery(&mut deliveries).await;
+        assert_eq!(in_flight.message_id(), Some("published-not-archived"));
+        ack.sequence
+    };
+
+    let bus = fogblast_bus::MemoryBus::open(&path).await.expect("the bus file again");
+    let resent = bus.publish_durable("games.finished.fog", "published-not-archived", Vec::new(), Bytes::new());
+    assert!(resent.await.unwrap().duplicate, "the id is remembered");
+    let later = bus.publish_durable("games.finished.fog", "later", Vec::new(), Bytes::new()).await.unwrap();
+    assert_eq!(later.sequence, first_sequence + 2);
+    let mut deliveries = bus.consume_durable(consumer("ratings", "games.finished.>")).await.expect("consume");
+    let again = next_delivery(&mut deliveries).await;
+    assert_eq!((again.message_id(), text(&again.message().payload).as_str()), (Some("published-not-archived"), "b"));
+    again.ack().await.expect("ack");
+    let later = next_delivery(&mut deliveries).await;
+    assert_eq!(later.message_id(), Some("later"));
+    later.ack().await.expect("ack");
+    assert_no_delivery(&mut deliveries).await;
+
+    // A consumer made now still gets what the file kept of the archived game.
+    let mut other = bus.consume_durable(consumer("archiver", "games.finished.>")).await.expect("consume");
+    let kept = next_delivery(&mut other).await;
+    assert_eq!(kept.message_id(), Some("archived"));
+    assert!(kept.message().headers.iter().any(|(name, value)| name == "traceparent" && value == "00-1-2-01"));
+}

@@ -4,9 +4,14 @@
 //!
 //! It is the in-process store ([`MemoryStore`], with every guarantee the
 //! shared suite holds it to) written through to SQLite: every change is
-//! made in memory and then written, the whole game in one row, in one
-//! SQLite transaction (WAL, `synchronous = FULL`), before the change is
-//! answered. Opening the file takes every game back in; the store's clock
+//! written, the whole game in one row, in one SQLite transaction (WAL,
+//! `synchronous = FULL`), before it is answered. A commit is decided
+//! against memory, written, and only then taken into memory; any other
+//! change is put back in memory when its write fails (a full disk, an I/O
+//! error). So memory never holds what the file does not: nobody reads a
+//! move that a restart would take back, and a resend after a failed write
+//! commits again instead of being answered from memory. Opening the file
+//! takes every game back in; the store's clock
 //! is wall time, so a clock that ran while the process was down is settled
 //! by the time that passed. Membership is not kept: shards register again,
 //! with epochs above every epoch recorded on a game.
@@ -176,10 +181,10 @@ impl FileStore {
         Ok(self.setting(name).await?.unwrap_or_else(|| value.to_owned()))
     }
 
-    /// Writes the game as the memory holds it now, or removes it once gone.
-    async fn keep(&self, game: &GameId) -> Result<(), StoreError> {
-        let _one_at_a_time = self.writing.lock().await;
-        let Some(image) = self.memory.image(game) else {
+    /// Writes `image` as the game's row, or removes the row for `None`.
+    /// The caller holds `writing`.
+    async fn write(&self, game: &GameId, image: Option<&GameImage>) -> Result<(), StoreError> {
+        let Some(image) = image else {
             sqlx::query("DELETE FROM games WHERE id = $1")
                 .bind(game.as_str())
                 .execute(&self.db)
@@ -197,7 +202,7 @@ impl FileStore {
         .bind(game.as_str())
         .bind(int(image.version))
         .bind(int(image.epoch))
-        .bind(image.record)
+        .bind(image.record.as_slice())
         .bind(pack(&image.events))
         .bind(image.due_ms.map(int))
         .bind(image.outbox_ms.map(int))
@@ -207,6 +212,23 @@ impl FileStore {
         .await
         .map_err(db_error)?;
         Ok(())
+    }
+
+    /// Makes a change to a game in memory with `change` and writes the
+    /// result; when the write fails, the game is put back as it was, so the
+    /// memory never holds what the file does not.
+    async fn changed<T>(&self, game: &GameId, change: impl FnOnce(&MemoryStore) -> T) -> Result<T, StoreError> {
+        let _one_at_a_time = self.writing.lock().await;
+        let before = self.memory.image(game);
+        let answer = change(&self.memory);
+        let after = self.memory.image(game);
+        if after != before {
+            if let Err(error) = self.write(game, after.as_ref()).await {
+                self.memory.set_image(game, before);
+                return Err(error);
+            }
+        }
+        Ok(answer)
     }
 
     async fn keep_code(&self, code: &str) -> Result<(), StoreError> {
@@ -268,15 +290,20 @@ impl GameStore for FileStore {
     }
 
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
-        let game = commit.game.clone();
-        let version = self.memory.commit(commit).await?;
-        self.keep(&game).await?;
+        // Decided, written, and only then taken into memory, one commit at
+        // a time: a change the file did not take is never read by anyone,
+        // and a resend after it finds nothing recorded and commits again.
+        let _one_at_a_time = self.writing.lock().await;
+        let (game, version, image) = self.memory.plan(commit)?;
+        self.write(&game, Some(&image)).await?;
+        self.memory.set_image(&game, Some(image));
         Ok(version)
     }
 
     async fn confirm_durable(&self) -> Result<(), StoreError> {
-        // Every change was written before it was answered; one whose write
-        // failed is written again by the next change of its game.
+        // The memory holds nothing the file does not: a commit is written
+        // before it is taken in, and any other change is undone when its
+        // write fails. A change found recorded is therefore written.
         Ok(())
     }
 
@@ -289,11 +316,7 @@ impl GameStore for FileStore {
     }
 
     async fn postpone(&self, game: &GameId, due_ms: u64, to_ms: u64) -> Result<bool, StoreError> {
-        let moved = self.memory.postpone(game, due_ms, to_ms).await?;
-        if moved {
-            self.keep(game).await?;
-        }
-        Ok(moved)
+        self.changed(game, |memory| memory.postpone_now(game, due_ms, to_ms)).await
     }
 
     async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
@@ -301,14 +324,17 @@ impl GameStore for FileStore {
     }
 
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
-        self.memory.mark_published(game).await?;
-        self.keep(game).await
+        self.changed(game, |memory| memory.mark_published_now(game)).await
     }
 
     async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError> {
         let claimed = self.memory.claim_code(code, game, ttl).await?;
         if claimed {
-            self.keep_code(code).await?;
+            if let Err(error) = self.keep_code(code).await {
+                // Not written, so not claimed: nobody is told this code.
+                self.memory.release_code(code).await?;
+                return Err(error);
+            }
         }
         Ok(claimed)
     }
@@ -326,6 +352,76 @@ impl GameStore for FileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn game() -> GameId {
+        GameId::parse("abcdefghij").unwrap()
+    }
+
+    fn commit(expected_version: u64, record: Vec<u8>) -> Commit {
+        Commit {
+            game: game(),
+            expected_version,
+            epoch: 1,
+            record,
+            events: vec![vec![expected_version as u8; 64]],
+            due_at_ms: Some(1_000 + expected_version),
+            finished: false,
+            expire_after: None,
+        }
+    }
+
+    /// Lets the file grow no more: the next write that needs a new page
+    /// fails with SQLITE_FULL, as on a full disk.
+    async fn fill(store: &FileStore) {
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&store.db).await.unwrap();
+        sqlx::query(&format!("PRAGMA max_page_count = {pages}")).execute(&store.db).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_commit_the_file_could_not_take_is_refused_and_never_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.db");
+        let store = FileStore::open(&path).await.unwrap();
+        assert_eq!(store.commit(commit(0, b"first".to_vec())).await.unwrap(), 1);
+        fill(&store).await;
+
+        // Bigger than any free space a page of the file still has.
+        let refused = store.commit(commit(1, vec![7; 64 * 1024])).await;
+        assert!(matches!(refused, Err(CommitError::Store(_))), "{refused:?}");
+        let held = store.load(&game()).await.unwrap().unwrap();
+        assert_eq!((held.version, held.record.as_slice()), (1, b"first".as_slice()), "memory kept the refused commit");
+        assert_eq!(
+            store.events_after(&game(), 1).await.unwrap(),
+            EventsAfter::Events { current: 1, events: Vec::new() }
+        );
+        assert_eq!(store.due_games(1_001, 0, 10).await.unwrap(), vec![(game(), 1_000)]);
+        store.confirm_durable().await.unwrap();
+
+        // Space again: the same commit goes through, and is in the file.
+        sqlx::query("PRAGMA max_page_count = 1073741823").execute(&store.db).await.unwrap();
+        assert_eq!(store.commit(commit(1, vec![7; 64 * 1024])).await.unwrap(), 2);
+        drop(store);
+        let reopened = FileStore::open(&path).await.unwrap();
+        assert_eq!(reopened.load(&game()).await.unwrap().unwrap().version, 2);
+    }
+
+    #[tokio::test]
+    async fn a_change_whose_write_fails_is_put_back_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.db");
+        let store = FileStore::open(&path).await.unwrap();
+        let mut finished = commit(0, b"finished".to_vec());
+        finished.finished = true;
+        finished.expire_after = Some(Duration::from_secs(60));
+        store.commit(finished).await.unwrap();
+        // Every write fails from here on (SQLITE_READONLY).
+        sqlx::query("PRAGMA query_only = ON").execute(&store.db).await.unwrap();
+
+        assert!(store.mark_published(&game()).await.is_err());
+        assert_eq!(store.unpublished(0, 10).await.unwrap(), vec![game()], "the outbox lost an unwritten change");
+        assert!(store.postpone(&game(), 1_000, 5_000).await.is_err());
+        assert_eq!(store.due_games(1_001, 0, 10).await.unwrap(), vec![(game(), 1_000)]);
+    }
 
     #[test]
     fn events_pack_and_unpack_and_a_cut_pack_is_refused() {

@@ -136,22 +136,24 @@ impl MemoryStore {
 
     /// Takes a game back in as it was kept.
     pub(crate) fn restore(&self, game: GameId, image: GameImage) {
+        self.state().install(game, image);
+    }
+
+    /// The game as `commit` would leave it (its id, new version and
+    /// image), without changing anything; refused as `commit` would be.
+    /// The caller installs it with [`MemoryStore::set_image`].
+    pub(crate) fn plan(&self, commit: Commit) -> Result<(GameId, u64, GameImage), CommitError> {
+        let now = self.clock.now_ms();
+        self.state().planned(commit, now, self.history)
+    }
+
+    /// Makes the game exactly `image` (gone, for `None`).
+    pub(crate) fn set_image(&self, game: &GameId, image: Option<GameImage>) {
         let mut state = self.state();
-        state.set_deadline(&game, image.due_ms);
-        if let Some(at) = image.outbox_ms {
-            state.outbox_of.insert(game.clone(), at);
-            state.outbox.insert((at, game.clone()));
+        match image {
+            Some(image) => state.install(game.clone(), image),
+            None => state.remove(game),
         }
-        state.last_epoch = state.last_epoch.max(image.epoch);
-        let held = Game {
-            version: image.version,
-            epoch: image.epoch,
-            record: image.record,
-            events: image.events.into(),
-            expires_at_ms: image.expires_at_ms,
-            ttl_after_publish_ms: image.ttl_after_publish_ms,
-        };
-        state.games.insert(game, held);
     }
 
     /// The code's game and expiry (store ms), if it is claimed.
@@ -177,6 +179,28 @@ impl MemoryStore {
 
     pub(crate) fn now(&self) -> u64 {
         self.clock.now_ms()
+    }
+
+    /// [`GameStore::postpone`], for the file store to run under its write lock.
+    pub(crate) fn postpone_now(&self, game: &GameId, due_ms: u64, to_ms: u64) -> bool {
+        let mut state = self.state();
+        if state.due_of.get(game) != Some(&due_ms) {
+            return false;
+        }
+        state.set_deadline(game, Some(to_ms));
+        true
+    }
+
+    /// [`GameStore::mark_published`], for the file store to run under its write lock.
+    pub(crate) fn mark_published_now(&self, game: &GameId) {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        state.set_outbox(game, None);
+        if let Some(stored) = state.games.get_mut(game) {
+            if let Some(ttl) = stored.ttl_after_publish_ms.take() {
+                stored.expires_at_ms = Some(now.saturating_add(ttl));
+            }
+        }
     }
 }
 
@@ -211,6 +235,83 @@ impl State {
             self.due_of.insert(game.clone(), due);
             self.deadlines.insert((due, game.clone()));
         }
+    }
+
+    fn set_outbox(&mut self, game: &GameId, at: Option<u64>) {
+        if let Some(old) = self.outbox_of.remove(game) {
+            self.outbox.remove(&(old, game.clone()));
+        }
+        if let Some(at) = at {
+            self.outbox_of.insert(game.clone(), at);
+            self.outbox.insert((at, game.clone()));
+        }
+    }
+
+    /// The game as `commit` would leave it, or why the commit is refused;
+    /// nothing is changed. Deciding a commit apart from applying it lets
+    /// the file store write the result before anyone can read it.
+    fn planned(&mut self, commit: Commit, now: u64, history: usize) -> Result<(GameId, u64, GameImage), CommitError> {
+        if commit.events.is_empty() && commit.expected_version == 0 {
+            return Err(StoreError::new("a new game is committed with at least one event").into());
+        }
+        let new_version = new_version(commit.expected_version, commit.events.len())?;
+        // The epoch is checked before the version, as in the Redis script:
+        // a stale owner learns at once that it must let go of the game.
+        let mut events = match self.live_game(&commit.game, now) {
+            Some(game) if commit.epoch < game.epoch => return Err(CommitError::StaleEpoch { stored: game.epoch }),
+            Some(game) if game.version != commit.expected_version => {
+                return Err(CommitError::VersionConflict { current: game.version })
+            }
+            None if commit.expected_version != 0 => return Err(CommitError::VersionConflict { current: 0 }),
+            Some(game) => game.events.iter().cloned().collect(),
+            None => Vec::new(),
+        };
+        let outbox_ms = self.outbox_of.get(&commit.game).copied().or(commit.finished.then_some(now));
+        let skip = commit.events.len().saturating_sub(history);
+        events.extend(commit.events.into_iter().skip(skip));
+        let excess = events.len().saturating_sub(history);
+        events.drain(..excess);
+        // A finished game waiting in the outbox never expires: publishing
+        // starts its time to live.
+        let (expires_at_ms, ttl_after_publish_ms) = match commit.expire_after.map(ttl_ms) {
+            Some(ttl) if outbox_ms.is_some() => (None, Some(ttl)),
+            Some(ttl) => (Some(now.saturating_add(ttl)), None),
+            None => (None, None),
+        };
+        let image = GameImage {
+            version: new_version,
+            epoch: commit.epoch,
+            record: commit.record,
+            events,
+            due_ms: commit.due_at_ms,
+            outbox_ms,
+            expires_at_ms,
+            ttl_after_publish_ms,
+        };
+        Ok((commit.game, new_version, image))
+    }
+
+    /// Makes the game exactly `image`.
+    fn install(&mut self, game: GameId, image: GameImage) {
+        self.set_deadline(&game, image.due_ms);
+        self.set_outbox(&game, image.outbox_ms);
+        self.last_epoch = self.last_epoch.max(image.epoch);
+        let held = Game {
+            version: image.version,
+            epoch: image.epoch,
+            record: image.record,
+            events: image.events.into(),
+            expires_at_ms: image.expires_at_ms,
+            ttl_after_publish_ms: image.ttl_after_publish_ms,
+        };
+        self.games.insert(game, held);
+    }
+
+    /// Forgets the game: no record, deadline or outbox entry.
+    fn remove(&mut self, game: &GameId) {
+        self.set_deadline(game, None);
+        self.set_outbox(game, None);
+        self.games.remove(game);
     }
 }
 
@@ -277,52 +378,11 @@ impl GameStore for MemoryStore {
     }
 
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
-        if commit.events.is_empty() && commit.expected_version == 0 {
-            return Err(StoreError::new("a new game is committed with at least one event").into());
-        }
-        let new_version = new_version(commit.expected_version, commit.events.len())?;
         let now = self.clock.now_ms();
         let mut state = self.state();
-        // The epoch is checked before the version, as in the Redis script:
-        // a stale owner learns at once that it must let go of the game.
-        match state.live_game(&commit.game, now) {
-            Some(game) if commit.epoch < game.epoch => return Err(CommitError::StaleEpoch { stored: game.epoch }),
-            Some(game) if game.version != commit.expected_version => {
-                return Err(CommitError::VersionConflict { current: game.version })
-            }
-            None if commit.expected_version != 0 => return Err(CommitError::VersionConflict { current: 0 }),
-            _ => {}
-        }
-        state.set_deadline(&commit.game, commit.due_at_ms);
-        if commit.finished && !state.outbox_of.contains_key(&commit.game) {
-            state.outbox_of.insert(commit.game.clone(), now);
-            state.outbox.insert((now, commit.game.clone()));
-        }
-        // A finished game waiting in the outbox never expires: publishing
-        // starts its time to live.
-        let unpublished = state.outbox_of.contains_key(&commit.game);
-        let history = self.history;
-        let game = state.games.entry(commit.game).or_insert_with(|| Game {
-            version: 0,
-            epoch: 0,
-            record: Vec::new(),
-            events: VecDeque::new(),
-            expires_at_ms: None,
-            ttl_after_publish_ms: None,
-        });
-        game.version = new_version;
-        game.epoch = commit.epoch;
-        game.record = commit.record;
-        let skip = commit.events.len().saturating_sub(history);
-        game.events.extend(commit.events.into_iter().skip(skip));
-        let excess = game.events.len().saturating_sub(history);
-        game.events.drain(..excess);
-        (game.expires_at_ms, game.ttl_after_publish_ms) = match commit.expire_after.map(ttl_ms) {
-            Some(ttl) if unpublished => (None, Some(ttl)),
-            Some(ttl) => (Some(now.saturating_add(ttl)), None),
-            None => (None, None),
-        };
-        Ok(new_version)
+        let (game, version, image) = state.planned(commit, now, self.history)?;
+        state.install(game, image);
+        Ok(version)
     }
 
     async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError> {
@@ -359,12 +419,7 @@ impl GameStore for MemoryStore {
     }
 
     async fn postpone(&self, game: &GameId, due_ms: u64, to_ms: u64) -> Result<bool, StoreError> {
-        let mut state = self.state();
-        if state.due_of.get(game) != Some(&due_ms) {
-            return Ok(false);
-        }
-        state.set_deadline(game, Some(to_ms));
-        Ok(true)
+        Ok(self.postpone_now(game, due_ms, to_ms))
     }
 
     async fn unpublished(&self, offset: usize, limit: usize) -> Result<Vec<GameId>, StoreError> {
@@ -372,16 +427,7 @@ impl GameStore for MemoryStore {
     }
 
     async fn mark_published(&self, game: &GameId) -> Result<(), StoreError> {
-        let now = self.clock.now_ms();
-        let mut state = self.state();
-        if let Some(at) = state.outbox_of.remove(game) {
-            state.outbox.remove(&(at, game.clone()));
-        }
-        if let Some(stored) = state.games.get_mut(game) {
-            if let Some(ttl) = stored.ttl_after_publish_ms.take() {
-                stored.expires_at_ms = Some(now.saturating_add(ttl));
-            }
-        }
+        self.mark_published_now(game);
         Ok(())
     }
 

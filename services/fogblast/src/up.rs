@@ -16,6 +16,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use anyhow::Context;
+use fogblast_bus::{EventBus, MemoryBus};
 use fogblast_engine_service::{EngineConfig, EngineSettings};
 use fogblast_game_service::{GameConfig, GameSettings};
 use fogblast_gateway::{GatewayConfig, GatewaySettings};
@@ -40,7 +41,8 @@ pub struct UpArgs {
     #[command(flatten)]
     backends: BackendArgs,
     /// Without REDIS_URL: the file that keeps live games, clocks, deadlines and join codes, so a restart or a crash
-    /// loses no game in progress (`:memory:` keeps them in this process only).
+    /// loses no game in progress (`:memory:` keeps them in this process only). Without NATS_URL it also keeps the
+    /// in-process bus's log, so a finished game not yet archived and rated survives a crash too.
     #[arg(long, env = "FOGBLAST_LIVE_STORE", default_value = "fogblast-live.db")]
     live_store: String,
     #[command(flatten, next_help_heading = "Gateway")]
@@ -97,7 +99,14 @@ async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         }
         Arc::new(file)
     };
-    let bus = backends::bus(&args.backends).await?;
+    let bus: Arc<dyn EventBus> = if args.backends.nats_url.is_some() || args.live_store == ":memory:" {
+        backends::bus(&args.backends).await?
+    } else {
+        let path = std::path::Path::new(&args.live_store);
+        let bus = MemoryBus::open(path).await.with_context(|| format!("opening the bus log in {}", path.display()))?;
+        info!(path = %path.display(), "event bus: in-process, its log kept in the live-game file");
+        Arc::new(bus)
+    };
     let (stop_tx, stop) = watch::channel(false);
     let signal = crate::signals::shutdown_signal().context("installing signal handlers")?;
     tokio::spawn(async move {

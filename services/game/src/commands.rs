@@ -582,6 +582,8 @@ impl Next<'_> {
         }
         let now = self.now_ms;
         let seat = self.live.seat_mut(color);
+        let first_report = !seat.presence_reported;
+        seat.presence_reported = true;
         let until = if lease_ms == 0 { 0 } else { now.saturating_add(lease_ms) };
         match (connected, seat.gone_since_ms) {
             // A renewal: no event, but the new expiry is stored, so the
@@ -589,9 +591,9 @@ impl Next<'_> {
             (true, 0) => {
                 let renewed = seat.present_until_ms != until;
                 seat.present_until_ms = until;
-                renewed
+                renewed || first_report
             }
-            (false, since) if since != 0 => false,
+            (false, since) if since != 0 => first_report,
             (true, _) => {
                 seat.gone_since_ms = 0;
                 seat.present_until_ms = until;
@@ -634,7 +636,7 @@ impl Next<'_> {
         let now = self.now_ms;
         let record = &self.live.record;
         match self.live.status() {
-            Status::Waiting if now >= record.created_at_ms + timeouts.open_game_ms => {
+            Status::Waiting if self.live.open_game_due_ms(timeouts.open_game_ms).is_some_and(|due| now >= due) => {
                 self.end(None, EndReason::Aborted)
             }
             Status::Playing => {
@@ -650,23 +652,14 @@ impl Next<'_> {
                     return self.end(None, EndReason::Aborted) || lapsed;
                 }
                 let not_started = self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0;
-                if let Some(since) = self.both_gone_since() {
-                    if now >= since + timeouts.abandon_ms {
-                        let reason = if not_started { EndReason::Aborted } else { EndReason::Abandoned };
-                        return self.end(None, reason) || lapsed;
-                    }
+                if self.live.abandon_due_ms(timeouts.abandon_ms).is_some_and(|due| now >= due) {
+                    let reason = if not_started { EndReason::Aborted } else { EndReason::Abandoned };
+                    return self.end(None, reason) || lapsed;
                 }
                 lapsed
             }
             _ => false,
         }
-    }
-
-    fn both_gone_since(&self) -> Option<u64> {
-        let white = self.live.seat(Color::White).gone_since_ms;
-        let black = self.live.seat(Color::Black).gone_since_ms;
-        let gone = |c: Color, since: u64| since != 0 || self.live.is_computer(c);
-        (gone(Color::White, white) && gone(Color::Black, black)).then(|| white.max(black))
     }
 }
 
@@ -674,7 +667,7 @@ impl Next<'_> {
 pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
     let record = &live.record;
     match live.status() {
-        Status::Waiting => Some(record.created_at_ms + timeouts.open_game_ms),
+        Status::Waiting => live.open_game_due_ms(timeouts.open_game_ms),
         Status::Playing => {
             let turn = live.game.position().turn();
             let mut due = Vec::with_capacity(4);
@@ -688,12 +681,7 @@ pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
                 due.push(clock::flag_at_ms(record.turn_started_ms, seat.remaining_ms, seat.lag_quota_ms));
             }
             due.extend(live.first_move_due_ms(timeouts.no_start_ms));
-            let white = live.seat(Color::White).gone_since_ms;
-            let black = live.seat(Color::Black).gone_since_ms;
-            let gone = |c: Color, since: u64| since != 0 || live.is_computer(c);
-            if gone(Color::White, white) && gone(Color::Black, black) {
-                due.push(white.max(black) + timeouts.abandon_ms);
-            }
+            due.extend(live.abandon_due_ms(timeouts.abandon_ms));
             // A lease that lapses makes its seat gone: the sweep must see it
             // even when nothing else happens in the game.
             for color in [Color::White, Color::Black] {

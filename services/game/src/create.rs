@@ -115,6 +115,7 @@ fn seat(player: Player, settings: Option<&fogblast_proto::game::ClockSettings>) 
         present_until_ms: 0,
         draw_offers: 0,
         takeback_requests: 0,
+        presence_reported: false,
     }
 }
 

@@ -108,6 +108,34 @@ impl LiveGame {
             .then(|| self.record.turn_started_ms + no_start_ms)
     }
 
+    /// When an open game nobody joined is aborted, as store time.
+    pub fn open_game_due_ms(&self, open_game_ms: u64) -> Option<u64> {
+        (self.status() == Status::Waiting).then(|| self.record.created_at_ms.saturating_add(open_game_ms))
+    }
+
+    /// Since when both seats have been away, as store time: each is the
+    /// computer, reported gone (or its lease lapsed), or never reported at
+    /// all (a bot or a player that only sends commands); and since the
+    /// game's last move, which someone made. `None` while a person is here.
+    pub fn both_away_since_ms(&self) -> Option<u64> {
+        let away_since = |color: Color| {
+            let seat = self.seat(color);
+            let away = seat.gone_since_ms != 0 || self.is_computer(color) || !seat.presence_reported;
+            away.then_some(seat.gone_since_ms)
+        };
+        Some(away_since(Color::White)?.max(away_since(Color::Black)?).max(self.record.turn_started_ms))
+    }
+
+    /// When a game in play that both seats are away from ends (abandoned,
+    /// or aborted before both moved), as store time. The one rule for the
+    /// timer that sets the deadline and the tick that acts on it.
+    pub fn abandon_due_ms(&self, abandon_ms: u64) -> Option<u64> {
+        if self.status() != Status::Playing {
+            return None;
+        }
+        self.both_away_since_ms().map(|since| since.saturating_add(abandon_ms))
+    }
+
     /// The seat `player` holds. A player seated on both sides (impossible
     /// through the service, but cheap to answer) gets the side to move.
     pub fn color_of(&self, player: &PlayerId) -> Option<Color> {

@@ -252,7 +252,7 @@ impl Shard {
     /// The answer to a create already made under `request_id`, if `game`
     /// was made by it; the creator's view of the game as it is now.
     async fn created_by(
-        &self,
+        self: &Arc<Self>,
         game: &GameId,
         spec: &NewGame,
         request_id: &str,
@@ -263,6 +263,8 @@ impl Shard {
             return Err(ServiceError::new(ErrorCode::Conflict, format!("game {game} already exists")));
         };
         let now = self.store.now_ms().await.map_err(unavailable)?;
+        // The create's first answer may have been lost, and with it its public events.
+        self.republish_public(game, &cached.live.record, 1, cached.live.status() == Status::Ended);
         let state =
             audience::state_for(&cached.live, cached.version, Viewer::Seat(color), now, &self.config.settings.timeouts);
         Ok(Some(CreateGameResponse {
@@ -376,9 +378,13 @@ impl Shard {
                     Some(refusal) => Err(refusal),
                     None => Ok(Done { version: applied.version, live: cached.live.clone() }),
                 };
+                let through = applied.version;
+                let live = cached.live.clone();
                 slot.cached = Some(cached);
-                // Its first answer may have been lost before the commit was durable.
+                // Its first answer may have been lost before the commit was
+                // durable, and with it the commit's public events.
                 self.store.confirm_durable().await.map_err(unavailable)?;
+                self.republish_public(game, &live.record, through, live.status() == Status::Ended);
                 return answer;
             }
             let now = self.store.now_ms().await.map_err(unavailable)?;
@@ -405,10 +411,15 @@ impl Shard {
                     slot.cached = Some(Cached { live: as_read, version });
                     return Err(refused.into());
                 }
-                (Ok(InPlace::AlreadyPlayed | InPlace::Unchanged), Some(as_read)) => {
+                (Ok(outcome @ (InPlace::AlreadyPlayed | InPlace::Unchanged)), Some(as_read)) => {
                     let done = Done { version, live: as_read.clone() };
                     slot.cached = Some(Cached { live: as_read, version });
                     self.store.confirm_durable().await.map_err(unavailable)?;
+                    if matches!(outcome, InPlace::AlreadyPlayed) {
+                        // A move sent again: the first one's answer, and
+                        // perhaps its public events, were lost.
+                        self.republish_public(game, &done.live.record, version, done.live.status() == Status::Ended);
+                    }
                     return Ok(done);
                 }
             };
@@ -534,8 +545,8 @@ impl Shard {
     /// commit, which may never come (the resent command finds the move
     /// played and commits nothing). So the events after `after_version`
     /// are read back from the store and handed on; watchers skip those they
-    /// have and catch up from the store on a gap. None, if it was not
-    /// applied.
+    /// have and catch up from the store on a gap; their public events go
+    /// to the public stream's queue. None, if it was not applied.
     fn recover_events(self: &Arc<Self>, game: GameId, after_version: u64) {
         let shard = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -550,6 +561,13 @@ impl Shard {
                     Ok(_) => return,
                     Err(_) => continue,
                 };
+                if let Some(&(last, _)) = events.last() {
+                    // Nor did the commit's public events reach their queue.
+                    if let Ok(Some(cached)) = shard.load(&game).await {
+                        let ended = cached.live.status() == Status::Ended;
+                        shard.republish_public(&game, &cached.live.record, last, ended);
+                    }
+                }
                 if shard.watchers.watched(&game) {
                     // Only what a watcher can read.
                     let readable = events

@@ -257,6 +257,66 @@ fn a_game_whose_two_leases_lapsed_is_abandoned_after_the_abandon_time() {
     assert_eq!((ended.record.result.as_str(), ended.record.reason()), ("1/2-1/2", EndReason::Abandoned));
 }
 
+/// The game is left alone until `next_due` says, and a tick then ends it
+/// as `reason` says: the deadline and the tick that acts on it agree.
+fn ends_exactly_when_due(live: &LiveGame, due: u64, reason: EndReason) {
+    assert_eq!(next_due(live, &timeouts()), Some(due));
+    assert!(matches!(apply(live, Command::Tick, due - 1, &timeouts()), Ok(Outcome::Unchanged)), "ended early");
+    let ended = applied(apply(live, Command::Tick, due, &timeouts()));
+    assert_eq!((ended.status(), ended.record.reason()), (Status::Ended, reason));
+    assert_eq!(next_due(&ended, &timeouts()), None);
+}
+
+#[test]
+fn an_untimed_game_played_by_commands_alone_is_abandoned_after_its_last_move() {
+    // No socket or game stream ever followed it: no presence was reported.
+    let live = game(Variant::Standard, None);
+    let live = play(&live, "w", "e2e4", START + 1_000, 0);
+    let live = play(&live, "b", "e7e5", START + 2_000, 0);
+    ends_exactly_when_due(&live, START + 2_000 + 300_000, EndReason::Abandoned);
+    let live = play(&live, "w", "g1f3", START + 250_000, 0);
+    ends_exactly_when_due(&live, START + 250_000 + 300_000, EndReason::Abandoned);
+}
+
+#[test]
+fn a_computer_game_whose_player_never_moves_nor_follows_it_is_aborted() {
+    let spec = NewGame {
+        player: id("w"),
+        name: "w".into(),
+        variant: Variant::Atomic,
+        chess960: false,
+        color: ColorChoice::ChooseWhite,
+        clock: None,
+        computer: Some(fogblast_proto::game::Level::Easy),
+        rated: false,
+    };
+    let (record, _) =
+        new_record(&GameId::parse("g3").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(3));
+    let live = LiveGame::from_record(record).unwrap();
+    assert_eq!(live.status(), Status::Playing);
+    ends_exactly_when_due(&live, START + 300_000, EndReason::Aborted);
+}
+
+#[test]
+fn a_followed_seat_holds_the_game_open_until_it_is_reported_gone() {
+    let live = game(Variant::Standard, None);
+    let live = play(&live, "w", "e2e4", START, 0);
+    let live = play(&live, "b", "e7e5", START, 0);
+    // White's socket follows the game (present with no lease); black only sends moves.
+    let live = applied(present(&live, "w", START + 1_000, 0));
+    assert_eq!(next_due(&live, &timeouts()), None, "white is here");
+    let gone = Command::Presence { player: id("w"), connected: false, lease_ms: 0 };
+    let live = applied(apply(&live, gone, START + 9_000, &timeouts()));
+    ends_exactly_when_due(&live, START + 9_000 + 300_000, EndReason::Abandoned);
+    // Moves still coming, from players no socket follows: the game is not left.
+    let moved = play(&live, "w", "d2d4", START + 200_000, 0);
+    ends_exactly_when_due(&moved, START + 200_000 + 300_000, EndReason::Abandoned);
+    // A report of a seat that was never reported is stored, even when it changes nothing else.
+    let live = play(&moved, "b", "d7d5", START + 210_000, 0);
+    let first = present(&live, "b", START + 210_000, 0).unwrap();
+    assert!(matches!(first, Outcome::Applied(_)), "the first report of a seat is committed");
+}
+
 #[test]
 fn a_player_back_after_a_lapse_is_present_again() {
     let live = game(Variant::Atomic, None);

@@ -696,6 +696,41 @@ async fn the_shard_aborts_games_nobody_starts_or_joins() {
     assert_eq!(version(router, &open.game_id).await, v);
 }
 
+/// Games no socket or game stream ever followed (a computer game made over
+/// HTTP and never moved in, a game played by commands alone) still end:
+/// their seats count as away since the last move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shard_ends_games_nobody_follows() {
+    let mut config = test_config();
+    config.settings.timeouts.abandon_ms = 1_000;
+    let mut cluster = Cluster::start("end-unfollowed", config).await;
+    let router = &cluster.router;
+
+    let computer = router
+        .create(CreateGameRequest {
+            player_id: WHITE.to_owned(),
+            player_name: WHITE.to_owned(),
+            variant: WireVariant::Atomic as i32,
+            color: ColorChoice::ChooseWhite as i32,
+            computer: true,
+            level: fogblast_proto::game::Level::Easy as i32,
+            ..Default::default()
+        })
+        .await
+        .expect("a computer game");
+    assert_eq!(router.state(&computer.game_id, WHITE).await.status(), Status::Playing);
+    let (people, _) = router.start_game(WireVariant::Standard, WHITE, BLACK, None).await;
+    play(router, &people, 0, &["e2e4", "e7e5"]).await;
+
+    for (game, reason) in [(&computer.game_id, EndReason::Aborted), (&people, EndReason::Abandoned)] {
+        eventually(Duration::from_secs(20), || async { router.state(game, WHITE).await.status() == Status::Ended })
+            .await;
+        assert_eq!(router.state(game, WHITE).await.reason(), reason, "{game}");
+    }
+    assert_eq!(cluster.finished.once(&computer.game_id, "atomic").await.reason(), EndReason::Aborted);
+    assert_eq!(cluster.finished.once(&people, "standard").await.reason(), EndReason::Abandoned);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn victory_is_claimed_once_the_opponent_has_been_gone_long_enough() {
     const CLAIM_AFTER_MS: u64 = 600;

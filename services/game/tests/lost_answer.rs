@@ -20,10 +20,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fogblast_bus::MemoryBus;
+use fogblast_bus::{ConsumerConfig, EventBus, MemoryBus};
 use fogblast_engine_service::{EngineConfig, EngineSettings};
 use fogblast_game_service::{GameConfig, GameSettings, Timeouts};
 use fogblast_proto::error::ServiceError;
+use fogblast_proto::events::GameEvent;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
     Color, ColorChoice, CommandResponse, CreateGameRequest, CreateGameResponse, EndReason, GameCommand,
@@ -37,6 +38,8 @@ use fogblast_store::{
 };
 use fogblast_testkit::proxy::{contains, AnswerDropper};
 use fogblast_testkit::Scratch;
+use futures::StreamExt;
+use prost::Message;
 use tokio::net::TcpListener;
 use tonic::transport::Channel;
 
@@ -125,17 +128,15 @@ impl GameStore for LosingStore {
 
 /// Starts one shard on `store` and returns its address once it is a member.
 async fn start_shard(store: Arc<dyn GameStore>, config: GameConfig) -> String {
+    start_shard_on(store, config, MemoryBus::new()).await
+}
+
+/// [`start_shard`], publishing to `bus`.
+async fn start_shard_on(store: Arc<dyn GameStore>, config: GameConfig, bus: MemoryBus) -> String {
     let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = format!("http://{}", grpc.local_addr().unwrap());
-    tokio::spawn(fogblast_game_service::run(
-        config,
-        store.clone(),
-        Arc::new(MemoryBus::new()),
-        grpc,
-        http,
-        std::future::pending(),
-    ));
+    tokio::spawn(fogblast_game_service::run(config, store.clone(), Arc::new(bus), grpc, http, std::future::pending()));
     while store.members().await.unwrap().is_empty() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -234,6 +235,56 @@ async fn a_slow_spectator_read_does_not_hold_up_a_move() {
     assert!(took < Duration::from_millis(400), "the move did not wait for the spectator's read: {took:?}");
     let state = read.await.unwrap().expect("the spectator is served").into_inner();
     assert!(state.version > 0);
+}
+
+/// A create and a move whose commits' answers were lost (the router sent
+/// each again and was answered from the recorded request) still put their
+/// events on the public stream, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_whose_answers_were_lost_still_reach_the_public_stream() {
+    let store = Arc::new(LosingStore::default());
+    let bus = MemoryBus::new();
+    let config = GameConfig {
+        settings: GameSettings { public_events: true, ..GameSettings::default() },
+        ..GameConfig::default()
+    };
+    start_shard_on(store.clone(), config, bus.clone()).await;
+    let router =
+        fogblast_routing::Router::new(store.clone(), Duration::from_secs(8)).await.with_attempt_timeout(ATTEMPT);
+    let filter = fogblast_proto::public_events::filter(fogblast_proto::public_events::Encoding::Protobuf, None);
+    let consumer = ConsumerConfig { name: "public-check".into(), filter, ack_wait: Duration::from_secs(30) };
+    let mut deliveries = bus.consume_durable(consumer).await.unwrap();
+
+    store.lose_next_answer.store(true, Ordering::SeqCst);
+    let created = router.create_game(create_request("alice", false)).await.expect("created once");
+    assert!(!store.lose_next_answer.load(Ordering::SeqCst), "the create's answer was lost");
+    router.join_game(join_request("bob", &created.code)).await.expect("joined");
+    store.lose_next_answer.store(true, Ordering::SeqCst);
+    let request = MakeMoveRequest {
+        game_id: created.game_id.clone(),
+        player_id: "alice".into(),
+        uci: "e2e4".into(),
+        request_id: "alice-e2e4".into(),
+        ..Default::default()
+    };
+    router.make_move(request).await.expect("the move is played once");
+    assert!(!store.lose_next_answer.load(Ordering::SeqCst), "the move's answer was lost");
+
+    let mut seen = Vec::new();
+    while !seen.iter().any(|(_, kind): &(u64, String)| kind == "move") {
+        let delivery = tokio::time::timeout(Duration::from_secs(20), deliveries.next())
+            .await
+            .unwrap_or_else(|_| panic!("the public stream stopped at {seen:?}"))
+            .expect("the stream goes on")
+            .expect("a delivery");
+        let event = GameEvent::decode(delivery.message().payload.as_ref()).expect("a GameEvent");
+        assert_eq!(event.game_id, created.game_id);
+        let kind = event.kind.as_ref().map(fogblast_proto::public_events::kind_token).unwrap_or_default();
+        seen.push((event.version, kind.to_owned()));
+        delivery.ack().await.unwrap();
+    }
+    let kinds: Vec<&str> = seen.iter().map(|(_, kind)| kind.as_str()).collect();
+    assert_eq!(kinds, ["created", "started", "move"], "each event once, in order: {seen:?}");
 }
 
 /// How the answer to the next commit goes missing.

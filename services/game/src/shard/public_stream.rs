@@ -11,7 +11,9 @@
 //! publishes for such a game it publishes again the last `CATCH_UP`
 //! events before it from the store's history: those the previous owner
 //! committed but never published reach the stream, the others are dropped
-//! as duplicates.
+//! as duplicates. For the same reason a command answered from an earlier
+//! commit (its first answer lost, so the commit's events may never have
+//! been queued) publishes the game's last events again from the store.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -49,6 +51,12 @@ enum Item {
     Event(GameEvent),
 }
 
+/// What the public events of a game read from its record: its id,
+/// variant and seats, without the moves and requests.
+fn facts(record: &GameRecord) -> GameRecord {
+    GameRecord { moves: Vec::new(), clock_ms: Vec::new(), requests: Vec::new(), ..record.clone() }
+}
+
 #[derive(Default)]
 struct Queue {
     items: VecDeque<Item>,
@@ -81,15 +89,10 @@ impl Shard {
         }
         let public = public_events(record, events, now);
         let first_version = events[0].version;
-        let start = {
-            let mut games = self.public.games.lock().expect("public stream lock");
-            let known = games.contains_key(game);
-            let queue = games.entry(game.clone()).or_default();
+        self.queue_public(game, |queue, known| {
             if !known && first_version > 1 {
-                let facts =
-                    GameRecord { moves: Vec::new(), clock_ms: Vec::new(), requests: Vec::new(), ..record.clone() };
                 let from = first_version.saturating_sub(CATCH_UP).max(1);
-                queue.items.push_back(Item::CatchUp { from, before: first_version, game: Box::new(facts) });
+                queue.items.push_back(Item::CatchUp { from, before: first_version, game: Box::new(facts(record)) });
             }
             for event in public {
                 if queue.items.len() >= MAX_QUEUED {
@@ -99,6 +102,34 @@ impl Shard {
                 queue.ended |= matches!(event.kind, Some(Kind::Finished(_)));
                 queue.items.push_back(Item::Event(event));
             }
+        });
+    }
+
+    /// Queues again, read back from the store, the public events of the
+    /// last commits up to version `through` (at most [`CATCH_UP`] of them)
+    /// of the game `record` describes: for a command answered from an
+    /// earlier commit whose own answer was lost, and whose events were
+    /// therefore never queued. The stream drops those it already has (the
+    /// message ids are the same on every resend).
+    pub(super) fn republish_public(self: &Arc<Self>, game: &GameId, record: &GameRecord, through: u64, ended: bool) {
+        if !self.config.settings.public_events || through == 0 {
+            return;
+        }
+        let from = (through + 1).saturating_sub(CATCH_UP).max(1);
+        self.queue_public(game, |queue, _| {
+            queue.ended |= ended;
+            queue.items.push_back(Item::CatchUp { from, before: through + 1, game: Box::new(facts(record)) });
+        });
+    }
+
+    /// Adds to the game's queue with `add` (told whether the queue was
+    /// there before) and starts its publishing task if none runs.
+    fn queue_public(self: &Arc<Self>, game: &GameId, add: impl FnOnce(&mut Queue, bool)) {
+        let start = {
+            let mut games = self.public.games.lock().expect("public stream lock");
+            let known = games.contains_key(game);
+            let queue = games.entry(game.clone()).or_default();
+            add(queue, known);
             let start = !queue.running && !queue.items.is_empty();
             queue.running |= start;
             start
