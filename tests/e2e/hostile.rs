@@ -58,7 +58,7 @@ async fn closed_by_server(stream: &mut TcpStream, within: Duration) -> bool {
 
 /// One HTTP/1.1 request on a fresh connection; the status and the head's
 /// end is returned with the connection, so a streamed body can be read on.
-async fn request(addr: SocketAddr, method: &str, path: &str, token: Option<&str>, body: &str) -> (u16, TcpStream) {
+pub async fn request(addr: SocketAddr, method: &str, path: &str, token: Option<&str>, body: &str) -> (u16, TcpStream) {
     let mut stream = TcpStream::connect(addr).await.expect("connect");
     let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
     let head = format!(
@@ -90,7 +90,7 @@ async fn json_body(mut stream: TcpStream) -> Value {
     serde_json::from_str(&text[start..end]).unwrap_or(Value::Null)
 }
 
-async fn bot_token(addr: SocketAddr) -> String {
+pub async fn bot_token(addr: SocketAddr) -> String {
     let (status, stream) = request(addr, "POST", "/api/token", None, "").await;
     assert_eq!(status, 200);
     let body = json_body(stream).await;

@@ -90,3 +90,42 @@ async fn an_untimed_game_whose_two_gateways_died_ends_as_abandoned() {
     println!("abandoned {took:?} after both gateways died (lease {LEASE:?} + abandon {ABANDON:?})");
     cluster.gateways.push(observer);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_who_moves_by_http_requests_stays_present_until_they_stop() {
+    let cluster = cluster("presence-requests", 1);
+    let gateway = cluster.gateway(0);
+    let line = find_line(Variant::Atomic, WinReason::KingExploded, 30, 120);
+    // Black's token works on the socket and over the Bot API alike.
+    let token = crate::hostile::bot_token(gateway).await;
+    let mut white = Client::join("white", gateway, None).await;
+    let mut black = Client::join("black", gateway, Some(&token)).await;
+    let game = start_game(&mut white, &mut black, "atomic").await;
+    // Black closes its socket and plays on by HTTP requests alone.
+    drop(black);
+    white.find(LEASE * 2, |f| t(f) == "opponent_gone").await.expect("black's socket closed");
+    let mut ply = 0;
+    let started = Instant::now();
+    while started.elapsed() < (LEASE + CLAIM_AFTER) * 2 {
+        let uci = &line.moves[ply];
+        if ply % 2 == 0 {
+            white.send(json!({ "t": "move", "game": game, "uci": uci, "ply": ply })).await;
+        } else {
+            let path = format!("/api/board/game/{game}/move/{uci}");
+            let (status, _) = crate::hostile::request(gateway, "POST", &path, Some(&token), "").await;
+            assert_eq!(status, 200, "black's move {ply} by HTTP");
+        }
+        white.expect_where("the move", |f| t(f) == "move" && f["ply"] == ply).await;
+        ply += 1;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    white.send(json!({ "t": "claim_victory", "game": game, "id": "while-moving" })).await;
+    let refused = white.expect_error_for("while-moving").await;
+    assert_eq!(refused["code"], "conflict", "black moves by requests, so it is here: {refused}");
+    // Black stops: its last request's lease lapses, and the claim comes due.
+    let gone = white.find(LEASE * 3, |f| t(f) == "opponent_gone").await.expect("black's lease lapses");
+    tokio::time::sleep(Duration::from_millis(gone["claim_in_ms"].as_u64().unwrap_or(0))).await;
+    white.send(json!({ "t": "claim_victory", "game": game, "id": "claim" })).await;
+    let end = white.expect("end").await;
+    assert_eq!(end["reason"], "abandoned", "{end}");
+}

@@ -115,8 +115,15 @@ impl Gateway {
         };
         let mut playing = count();
         if playing >= cap {
+            // What a feed here saw end costs nothing to forget; the rest
+            // are asked about, each at most every few seconds.
+            for game in self.computer_games.of(ip, except) {
+                if self.feeds.ended(&game) {
+                    self.computer_games.ended(ip, &game);
+                }
+            }
             for game in self.computer_games.to_check(ip, except) {
-                if self.feeds.ended(&game) || self.has_ended(&game).await {
+                if self.has_ended(&game).await {
                     self.computer_games.ended(ip, &game);
                 }
             }

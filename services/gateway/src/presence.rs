@@ -79,3 +79,33 @@ async fn renew_one(
         }
     }
 }
+
+/// A seated player heard from by a request rather than a followed game (a
+/// bot that plays by HTTP without its game stream open): reported present
+/// for one lease, so recent requests keep its seat as a connection would,
+/// and a bot that stops making them lapses to gone like a dead gateway's
+/// players. A player a socket here follows the game for is already kept
+/// present by the renewals.
+pub fn heard_from(
+    feeds: &Feeds,
+    router: &Arc<fogblast_routing::Router>,
+    game: &GameId,
+    player: &PlayerId,
+    lease: Duration,
+) {
+    if lease.is_zero() || feeds.seated_here(game, player) {
+        return;
+    }
+    let request = PresenceRequest {
+        game_id: game.to_string(),
+        player_id: player.to_string(),
+        connected: true,
+        lease_ms: lease.as_millis() as u64,
+    };
+    let (router, game) = (router.clone(), game.clone());
+    tokio::spawn(async move {
+        if let Err(error) = router.report_presence(request).await {
+            debug!(game = %game, %error, "presence of a request not reported");
+        }
+    });
+}

@@ -29,6 +29,7 @@ pub async fn make_move(
         .await?;
     let request = move_request(&game, &bot.player, uci, state.moves.len() as u32, received);
     gateway.router.make_move(request).await?;
+    heard_from(&gateway, &game, &bot.player);
     ok().map(|r| bot.answer(r))
 }
 
@@ -53,17 +54,28 @@ fn command(bot: &Bot, id: &str) -> Result<GameCommand, ApiError> {
 
 pub async fn resign(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
     gateway.router.resign(command(&bot, &id)?).await?;
+    ended(&gateway, &bot, &id);
     ok().map(|r| bot.answer(r))
 }
 
 pub async fn abort(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
     gateway.router.abort(command(&bot, &id)?).await?;
+    ended(&gateway, &bot, &id);
     ok().map(|r| bot.answer(r))
 }
 
 pub async fn claim_victory(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
     gateway.router.claim_victory(command(&bot, &id)?).await?;
+    ended(&gateway, &bot, &id);
     ok().map(|r| bot.answer(r))
+}
+
+/// The bot ended `id`: it no longer counts against its address's cap of
+/// games against the computer.
+fn ended(gateway: &Gateway, bot: &Bot, id: &str) {
+    if let Ok(game) = GameId::parse(id) {
+        gateway.computer_games.ended(bot.ip, &game);
+    }
 }
 
 /// `yes` offers, or accepts a standing offer; `no` declines one.
@@ -90,7 +102,9 @@ pub async fn draw(
     bot: Bot,
     Path((id, action)): Path<(String, String)>,
 ) -> ApiResult {
-    gateway.router.draw(offer(&bot, &id, &action)?).await?;
+    let request = offer(&bot, &id, &action)?;
+    gateway.router.draw(request.clone()).await?;
+    heard_from(&gateway, &game_id(&request.game_id)?, &bot.player);
     ok().map(|r| bot.answer(r))
 }
 
@@ -99,8 +113,16 @@ pub async fn takeback(
     bot: Bot,
     Path((id, action)): Path<(String, String)>,
 ) -> ApiResult {
-    gateway.router.takeback(offer(&bot, &id, &action)?).await?;
+    let request = offer(&bot, &id, &action)?;
+    gateway.router.takeback(request.clone()).await?;
+    heard_from(&gateway, &game_id(&request.game_id)?, &bot.player);
     ok().map(|r| bot.answer(r))
+}
+
+/// A bot's command in its game is presence, as an open game stream is.
+fn heard_from(gateway: &Gateway, game: &GameId, player: &PlayerId) {
+    let lease = gateway.config.settings.presence_lease();
+    crate::presence::heard_from(&gateway.feeds, &gateway.router, game, player, lease);
 }
 
 #[cfg(test)]
