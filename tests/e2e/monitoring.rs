@@ -115,25 +115,25 @@ async fn prometheus_alerts_on_a_lost_shard_and_a_frozen_rating_service_then_reso
     exercise(gateway.http).await;
     dashboards_read_exported_metrics(&stack).await;
 
-    // A shard is lost, then comes back on its port.
-    assert!(firing(&stack, "FogblastGameShardDown").is_empty(), "{:?}", stack.alerts());
+    // A shard is lost, then comes back on its port. Alerts are told apart
+    // by instance: on a loaded machine another process may miss a scrape.
     shard.kill();
     let killed = Instant::now();
     let instance = shard_metrics.to_string();
-    let alerts = wait(&stack, "FogblastGameShardDown reaches Alertmanager", || {
-        let alerts = firing(&stack, "FogblastGameShardDown");
-        (!alerts.is_empty()).then_some(alerts)
+    let of_the_shard = |a: &Value| a["labels"]["instance"] == instance.as_str();
+    let alert = wait(&stack, "FogblastGameShardDown reaches Alertmanager", || {
+        firing(&stack, "FogblastGameShardDown").into_iter().find(of_the_shard)
     })
     .await;
-    assert_eq!(alerts.len(), 1, "{alerts:?}");
-    assert_eq!(alerts[0]["labels"]["instance"], instance.as_str());
-    assert_eq!(alerts[0]["labels"]["severity"], "critical");
-    assert!(alerts[0]["annotations"]["runbook_url"].as_str().unwrap().ends_with("#a-game-shard-is-lost"));
+    assert_eq!(alert["labels"]["severity"], "critical");
+    assert!(alert["annotations"]["runbook_url"].as_str().unwrap().ends_with("#a-game-shard-is-lost"), "{alert}");
     eprintln!("FogblastGameShardDown in Alertmanager {:?} after the kill", killed.elapsed());
     let _shard = cluster.spawn_shard_at("shard-0", shard_metrics);
     let back = Instant::now();
-    wait(&stack, "FogblastGameShardDown resolves", || firing(&stack, "FogblastGameShardDown").is_empty().then_some(()))
-        .await;
+    wait(&stack, "FogblastGameShardDown resolves", || {
+        (!firing(&stack, "FogblastGameShardDown").iter().any(of_the_shard)).then_some(())
+    })
+    .await;
     eprintln!("FogblastGameShardDown resolved {:?} after the shard was back", back.elapsed());
 
     // The rating service freezes while games finish, then thaws.
@@ -160,7 +160,7 @@ async fn prometheus_alerts_on_a_lost_shard_and_a_frozen_rating_service_then_reso
     wait(&stack, "the rating alerts resolve", || {
         let stalled = firing(&stack, "FogblastRatingConsumerStalled");
         let down = firing(&stack, "FogblastServiceDown");
-        (stalled.is_empty() && down.is_empty()).then_some(())
+        (stalled.is_empty() && !down.iter().any(|a| a["labels"]["job"] == "fogblast-rating")).then_some(())
     })
     .await;
     eprintln!("the rating alerts resolved {:?} after the thaw", thawed.elapsed());
