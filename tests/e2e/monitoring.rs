@@ -128,6 +128,14 @@ async fn prometheus_alerts_on_a_lost_shard_and_a_frozen_rating_service_then_reso
     assert_eq!(alert["labels"]["severity"], "critical");
     assert!(alert["annotations"]["runbook_url"].as_str().unwrap().ends_with("#a-game-shard-is-lost"), "{alert}");
     eprintln!("FogblastGameShardDown in Alertmanager {:?} after the kill", killed.elapsed());
+    // The surviving shard counted the departure: the failover of its games.
+    let survivor = metrics(&_other_shard);
+    wait(&stack, "the surviving shard counts the departure", || {
+        let (_, text) = crate::support::http_get(survivor, "/metrics")?;
+        let departed = text.lines().find_map(|l| l.strip_prefix("fogblast_game_shards_departed_total "))?;
+        (departed.trim().parse::<f64>().ok()? >= 1.0).then_some(())
+    })
+    .await;
     let _shard = cluster.spawn_shard_at("shard-0", shard_metrics);
     let back = Instant::now();
     wait(&stack, "FogblastGameShardDown resolves", || {

@@ -127,6 +127,7 @@ pub async fn run_with_drills(
     let heartbeat = tokio::spawn(ownership.clone().heartbeat(stop.clone()));
     let peers = tokio::spawn(ownership.clone().watch_peers(config.settings.peer_check_interval(), stop.clone()));
     let sweeper = tokio::spawn(sweep_loop(shard.clone(), stop.clone()));
+    tokio::spawn(count_departures(ownership.changes(), metrics.clone(), stop.clone()));
     let mut http_stop = stop.clone();
     let readiness = metrics::readiness(ownership.clone());
     let http =
@@ -184,6 +185,32 @@ async fn sweep_loop(shard: Arc<shard::Shard>, mut stop: watch::Receiver<bool>) {
         }
         if let Err(error) = shard.sweep().await {
             warn!(%error, "sweep failed");
+        }
+    }
+}
+
+/// Counts the shards that leave the membership as this shard reads it,
+/// each a failover of that shard's games, until `stop` is set.
+async fn count_departures(
+    mut members: watch::Receiver<Arc<Vec<fogblast_store::Member>>>,
+    metrics: Arc<metrics::Metrics>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut known = members.borrow_and_update().clone();
+    metrics.shards_live.set(known.len() as i64);
+    loop {
+        tokio::select! {
+            changed = members.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let now = members.borrow_and_update().clone();
+                let departed = known.iter().filter(|old| !now.iter().any(|m| m.shard == old.shard)).count();
+                metrics.shards_departed.inc_by(departed as u64);
+                metrics.shards_live.set(now.len() as i64);
+                known = now;
+            }
+            _ = stop.changed() => return,
         }
     }
 }

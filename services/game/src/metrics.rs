@@ -27,6 +27,11 @@ pub struct Metrics {
     pub moves: IntCounter,
     /// Commits refused because another writer got there first.
     pub commit_conflicts: IntCounter,
+    /// Shards this one saw leave the membership (dead or drained): each
+    /// such departure is a failover of that shard's games to the others.
+    pub shards_departed: IntCounter,
+    /// Shards in the membership as this one last read it.
+    pub shards_live: IntGauge,
     pub games_finished: IntCounter,
     pub games_published: IntCounter,
     /// Time from a game's end to the stream's acknowledgement of it: how
@@ -78,7 +83,14 @@ impl Metrics {
         registry.register(Box::new(commands.clone()))?;
         registry.register(Box::new(command_seconds.clone()))?;
         registry.register(Box::new(moves.clone()))?;
+        let shards_departed = IntCounter::new(
+            "fogblast_game_shards_departed_total",
+            "Shards seen leaving the membership (each a failover of its games).",
+        )?;
+        let shards_live = IntGauge::new("fogblast_game_shards_live", "Shards in the membership as last read.")?;
         registry.register(Box::new(commit_conflicts.clone()))?;
+        registry.register(Box::new(shards_departed.clone()))?;
+        registry.register(Box::new(shards_live.clone()))?;
         registry.register(Box::new(games_finished.clone()))?;
         registry.register(Box::new(games_published.clone()))?;
         registry.register(Box::new(publish_delay_seconds.clone()))?;
@@ -92,6 +104,8 @@ impl Metrics {
             command_seconds,
             moves,
             commit_conflicts,
+            shards_departed,
+            shards_live,
             games_finished,
             games_published,
             publish_delay_seconds,

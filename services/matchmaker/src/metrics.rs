@@ -25,11 +25,26 @@ pub struct Metrics {
     pub wait_seconds: Histogram,
     pub rating_gap: Histogram,
     pub pools_held: IntGauge,
+    /// Seekers left unpaired by the last wave of each pool this replica
+    /// ran, summed over them into `seekers_waiting`.
+    waiting_by_pool: std::sync::Mutex<std::collections::HashMap<String, i64>>,
+    pub seekers_waiting: IntGauge,
     pub lobby_frames: IntCounter,
     pub ready: AtomicBool,
 }
 
 impl Metrics {
+    /// Records `waiting` seekers left in `pool` after its wave; `None`: the
+    /// pool is no longer paired here.
+    pub fn pool_waiting(&self, pool: &str, waiting: Option<usize>) {
+        let mut by_pool = self.waiting_by_pool.lock().expect("waiting lock");
+        match waiting {
+            Some(n) => by_pool.insert(pool.to_owned(), n as i64),
+            None => by_pool.remove(pool),
+        };
+        self.seekers_waiting.set(by_pool.values().sum());
+    }
+
     pub fn new() -> Result<Metrics, prometheus::Error> {
         let registry = Registry::new();
         let commands = IntCounterVec::new(
@@ -64,6 +79,11 @@ impl Metrics {
         )?;
         let pools_held = IntGauge::new("fogblast_matchmaker_pools_held", "Pools whose lease this replica holds.")?;
         let lobby_frames = IntCounter::new("fogblast_matchmaker_lobby_frames_total", "Lobby frames published.")?;
+        let seekers_waiting = IntGauge::new(
+            "fogblast_matchmaker_seekers_waiting",
+            "Seekers left unpaired by the last wave of the pools this replica pairs.",
+        )?;
+        registry.register(Box::new(seekers_waiting.clone()))?;
         registry.register(Box::new(commands.clone()))?;
         registry.register(Box::new(command_seconds.clone()))?;
         registry.register(Box::new(waves.clone()))?;
@@ -89,6 +109,8 @@ impl Metrics {
             wait_seconds,
             rating_gap,
             pools_held,
+            waiting_by_pool: std::sync::Mutex::default(),
+            seekers_waiting,
             lobby_frames,
             ready: AtomicBool::new(false),
         })
@@ -104,5 +126,22 @@ impl Metrics {
         Arc::new(move || {
             metrics.ready.load(Ordering::Relaxed).then_some(()).ok_or_else(|| "redis does not answer".into())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seekers_waiting_is_the_sum_over_the_pools_still_paired_here() {
+        let metrics = Metrics::new().unwrap();
+        metrics.pool_waiting("atomic:3+2", Some(3));
+        metrics.pool_waiting("fog:5+0", Some(1));
+        assert_eq!(metrics.seekers_waiting.get(), 4);
+        metrics.pool_waiting("atomic:3+2", Some(0));
+        assert_eq!(metrics.seekers_waiting.get(), 1);
+        metrics.pool_waiting("fog:5+0", None);
+        assert_eq!(metrics.seekers_waiting.get(), 0);
     }
 }

@@ -93,7 +93,10 @@ impl Matchmaker {
     pub async fn run_wave(self: &Arc<Self>, pool: &PoolKey, token: &str) -> Result<Option<WaveReport>, StoreError> {
         let started = Instant::now();
         let name = pool.name();
-        let Some(snapshot) = self.store.begin_wave(&name, token).await? else { return Ok(None) };
+        let Some(snapshot) = self.store.begin_wave(&name, token).await? else {
+            self.metrics.pool_waiting(&name, None);
+            return Ok(None);
+        };
         for id in &snapshot.unreadable {
             warn!(pool = %name, id = %id, "dropping an entry that does not read");
             self.store.remove_seek(&name, id).await?;
@@ -154,6 +157,7 @@ impl Matchmaker {
             self.start_completion(pool, token, pairing.clone(), false);
         }
         let elapsed = started.elapsed();
+        self.metrics.pool_waiting(&name, Some(seeks.len().saturating_sub(2 * paired.len())));
         self.metrics.waves.inc();
         self.metrics.wave_seconds.observe(elapsed.as_secs_f64());
         if !paired.is_empty() || skipped > 0 {
