@@ -40,7 +40,9 @@ impl TryFrom<ClientFrame> for GameCommand {
 
     fn try_from(frame: ClientFrame) -> Result<GameCommand, ClientFrame> {
         let (game, action) = match frame {
-            ClientFrame::Move(m) => (m.game, Action::Move(proto::Move { uci: m.uci, ply: m.ply, ..Default::default() })),
+            ClientFrame::Move(m) => {
+                (m.game, Action::Move(proto::Move { uci: m.uci, ply: m.ply, ..Default::default() }))
+            }
             ClientFrame::Resign(r) => (r.game, Action::Resign(proto::Resign {})),
             ClientFrame::Abort(r) => (r.game, Action::Abort(proto::Abort {})),
             ClientFrame::ClaimVictory(r) => (r.game, Action::ClaimVictory(proto::ClaimVictory {})),

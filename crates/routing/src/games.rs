@@ -9,8 +9,8 @@
 //! trace context.
 
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::command::Action;
+use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
     Command, CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameState, GetStateRequest,
     JoinGameRequest, JoinGameResponse, WatchEvent, WatchRequest,

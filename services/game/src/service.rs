@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::game::game_server::Game;
 use fogblast_proto::game::command::Action;
+use fogblast_proto::game::game_server::Game;
 use fogblast_proto::game::{
     self as proto, CommandResult, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest,
     JoinGameResponse, OfferAction, WatchRequest,
@@ -47,7 +47,6 @@ impl GameService {
         metrics.command_seconds.with_label_values(&[rpc]).observe(started.elapsed().as_secs_f64());
         result.map(Response::new).map_err(ServiceError::into_status)
     }
-
 }
 
 /// The action's name, for metrics and traces (the `rpc` label each had

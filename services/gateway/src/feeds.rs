@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use axum::extract::ws::Utf8Bytes;
 use fogblast_proto::error::ErrorCode;
-use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::command::Action;
+use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::{watch_event, Audience, AudienceEvent, Color, Command, GameState, WatchRequest};
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_protocol::ServerFrame;

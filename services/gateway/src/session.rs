@@ -14,7 +14,9 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::command::Action;
-use fogblast_proto::game::{self as proto, ClockSettings, CreateGameRequest, GameState, GetStateRequest, JoinGameRequest};
+use fogblast_proto::game::{
+    self as proto, ClockSettings, CreateGameRequest, GameState, GetStateRequest, JoinGameRequest,
+};
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::matchmaker::Board;
 use fogblast_protocol::convert::color;

@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::command::Action;
 use fogblast_proto::game::{
-    Abort, Command, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest, JoinGameResponse,
+    Abort, Command, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest,
+    JoinGameResponse,
 };
 use fogblast_routing::Membership;
 use fogblast_routing::Router;

@@ -14,8 +14,7 @@ use fogblast_game_service::GameConfig;
 use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    ColorChoice, Command, CreateGameRequest, GetStateRequest, JoinGameRequest, Move, Resign,
-    Variant as WireVariant,
+    ColorChoice, Command, CreateGameRequest, GetStateRequest, JoinGameRequest, Move, Resign, Variant as WireVariant,
 };
 use fogblast_rules::{CastlingMode, Game, Position, Variant};
 use fogblast_store::{Durability, GameStore, RedisStore};
