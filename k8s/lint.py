@@ -19,6 +19,10 @@ Prints one line per problem and exits 1 if there is any. The rules:
 - the gateway's grace period covers its preStop pause plus its drain;
   every game shard gets a stable id and an address to advertise;
 - in an overlay, images carry a tag other than `latest`;
+- in a build with PodMonitors (the dev overlay leaves them out), every
+  long-running workload that declares a `metrics` port is scraped by a
+  PodMonitor that selects its pods, on a port they declare, under the job
+  name `fogblast-<component>` the alert rules and dashboards use;
 - with FOGBLAST_BIN set to a built `fogblast`, every FOGBLAST_*, REDIS_URL,
   NATS_URL and DATABASE_URL a container sets is one its subcommand reads
   (from `fogblast SUBCOMMAND --help`), and every key of a ConfigMap given
@@ -247,6 +251,36 @@ def lint(name: str, docs: list[dict]) -> list[str]:
             for var in ("FOGBLAST_GAME_SHARD_ID", "FOGBLAST_GAME_ADVERTISE"):
                 if not env_value(container, var):
                     problems.append(f"{w['kind']}/{w['metadata']['name']}: {var} is not set")
+    problems += monitor_problems(docs, workloads)
+    return problems
+
+
+def monitor_problems(docs: list[dict], workloads: list[dict]) -> list[str]:
+    """PodMonitors scrape every workload with a metrics port, by its job name."""
+    problems = []
+    monitors = [d for d in docs if d["kind"] == "PodMonitor"]
+    for m in monitors:
+        mname = f"PodMonitor/{m['metadata']['name']}"
+        picked = [w for w in workloads if label_selector_matches(m["spec"]["selector"], pod_labels(w))]
+        if not picked:
+            problems.append(f"{mname}: selects no pod of the build")
+        for endpoint in m["spec"].get("podMetricsEndpoints", []):
+            for w in picked:
+                ports = {p.get("name") for c in pod_spec(w)["containers"] for p in c.get("ports", []) or []}
+                if endpoint.get("port") not in ports:
+                    problems.append(f"{mname}: {w['kind']}/{w['metadata']['name']} declares no port {endpoint.get('port')!r}")
+                component = pod_labels(w).get("app.kubernetes.io/component")
+                jobs = [r.get("replacement") for r in endpoint.get("relabelings", []) if r.get("targetLabel") == "job"]
+                if jobs != [f"fogblast-{component}"]:
+                    problems.append(f"{mname}: scrapes {component} pods under job {jobs}, not fogblast-{component}")
+    for w in workloads if monitors else []:
+        if w["kind"] == "Job":
+            continue
+        ports = {p.get("name") for c in pod_spec(w)["containers"] for p in c.get("ports", []) or []}
+        if "metrics" in ports and not any(
+            label_selector_matches(m["spec"]["selector"], pod_labels(w)) for m in monitors
+        ):
+            problems.append(f"{w['kind']}/{w['metadata']['name']}: no PodMonitor scrapes its metrics port")
     return problems
 
 

@@ -28,6 +28,7 @@ mod hostile;
 mod identity;
 mod loadtest;
 mod lobby;
+mod monitoring;
 mod play;
 mod presence;
 mod rated;

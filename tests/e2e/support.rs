@@ -347,13 +347,23 @@ impl Cluster {
 
     /// A game shard holding a membership lease of `lease_ms`.
     pub fn spawn_shard_with_lease(&self, name: &str, lease_ms: u64) -> Proc {
+        self.spawn_shard_on(name, lease_ms, "127.0.0.1:0")
+    }
+
+    /// A game shard serving `/metrics` on `metrics`: one restarted where
+    /// a scraper looks for it, as a pod keeps its address across restarts.
+    pub fn spawn_shard_at(&self, name: &str, metrics: SocketAddr) -> Proc {
+        self.spawn_shard_on(name, 900, &metrics.to_string())
+    }
+
+    fn spawn_shard_on(&self, name: &str, lease_ms: u64, metrics_listen: &str) -> Proc {
         let lease_ms = lease_ms.to_string();
         let args: Vec<String> = [
             "game",
             "--game-listen",
             "127.0.0.1:0",
             "--game-metrics-listen",
-            "127.0.0.1:0",
+            metrics_listen,
             "--lease-ms",
             &lease_ms,
             "--sweep-ms",

@@ -6,11 +6,15 @@
 use std::sync::Arc;
 
 use fogblast_runtime::Readiness;
-use prometheus::{
-    exponential_buckets, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-};
+use prometheus::{Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
 
 use crate::ownership::Ownership;
+
+/// Command latency buckets, with bounds at the service-level objectives'
+/// thresholds: 50 ms for a move's acknowledgement, 1 s for a stall
+/// (docs/operations.md, "Service-level objectives").
+const COMMAND_BUCKETS: [f64; 16] =
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 #[derive(Debug)]
 pub struct Metrics {
@@ -25,6 +29,9 @@ pub struct Metrics {
     pub commit_conflicts: IntCounter,
     pub games_finished: IntCounter,
     pub games_published: IntCounter,
+    /// Time from a game's end to the stream's acknowledgement of it: how
+    /// long it waited in the outbox.
+    pub publish_delay_seconds: Histogram,
     /// Public events the stream took (both encodings).
     pub public_events_published: IntCounter,
     /// Public events dropped because a game's queue was full.
@@ -42,7 +49,7 @@ impl Metrics {
         )?;
         let command_seconds = HistogramVec::new(
             HistogramOpts::new("fogblast_game_command_seconds", "Time to answer a command, by rpc.")
-                .buckets(exponential_buckets(0.0001, 2.0, 16)?),
+                .buckets(COMMAND_BUCKETS.to_vec()),
             &["rpc"],
         )?;
         let moves = IntCounter::new("fogblast_game_moves_total", "Moves applied (players' and the computer's).")?;
@@ -51,6 +58,13 @@ impl Metrics {
         let games_finished = IntCounter::new("fogblast_game_games_finished_total", "Games this shard ended.")?;
         let games_published =
             IntCounter::new("fogblast_game_games_published_total", "Finished games acknowledged by the stream.")?;
+        let publish_delay_seconds = Histogram::with_opts(
+            HistogramOpts::new(
+                "fogblast_game_publish_delay_seconds",
+                "Time from a game's end to the stream's acknowledgement of it (its time in the outbox).",
+            )
+            .buckets(vec![0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0]),
+        )?;
         let public_events_published = IntCounter::new(
             "fogblast_game_public_events_published_total",
             "Public stream events acknowledged by the stream (in both encodings).",
@@ -67,6 +81,7 @@ impl Metrics {
         registry.register(Box::new(commit_conflicts.clone()))?;
         registry.register(Box::new(games_finished.clone()))?;
         registry.register(Box::new(games_published.clone()))?;
+        registry.register(Box::new(publish_delay_seconds.clone()))?;
         registry.register(Box::new(public_events_published.clone()))?;
         registry.register(Box::new(public_events_dropped.clone()))?;
         registry.register(Box::new(games_cached.clone()))?;
@@ -79,6 +94,7 @@ impl Metrics {
             commit_conflicts,
             games_finished,
             games_published,
+            publish_delay_seconds,
             public_events_published,
             public_events_dropped,
             games_cached,

@@ -6,6 +6,8 @@
 //! then. A resend after a crash is dropped by the stream's deduplication,
 //! and the rating service keys on the game id too.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use bytes::Bytes;
 use fogblast_proto::events::{FinishedPlayer, GameFinished};
 use fogblast_proto::ids::GameId;
@@ -73,6 +75,8 @@ pub async fn publish(shard: &Shard, game: &GameId) -> Result<(), PublishError> {
         .await?;
     shard.store.mark_published(game).await?;
     shard.metrics.games_published.inc();
+    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    shard.metrics.publish_delay_seconds.observe(now_ms.saturating_sub(event.ended_at_ms) as f64 / 1000.0);
     info!(game = %game, result = %event.result, duplicate = ack.duplicate, "finished game published");
     Ok(())
 }

@@ -1,9 +1,13 @@
 //! What a gateway reports to Prometheus at `/metrics`. Each gateway has
 //! its own registry, so several in one process keep separate counts.
 
-use prometheus::{
-    exponential_buckets, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-};
+use prometheus::{HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
+
+/// Command latency buckets, with bounds at the service-level objectives'
+/// thresholds: 50 ms for a move's acknowledgement, 1 s for a stall
+/// (docs/operations.md, "Service-level objectives").
+const COMMAND_BUCKETS: [f64; 16] =
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 
 #[derive(Debug)]
 pub struct Metrics {
@@ -37,7 +41,7 @@ impl Metrics {
         )?;
         let command_seconds = HistogramVec::new(
             HistogramOpts::new("fogblast_gateway_command_seconds", "Time to answer a command, by type.")
-                .buckets(exponential_buckets(0.0002, 2.0, 16)?),
+                .buckets(COMMAND_BUCKETS.to_vec()),
             &["t"],
         )?;
         registry.register(Box::new(connections.clone()))?;
