@@ -4,7 +4,7 @@
 //! gRPC, as an OpenTelemetry Collector would receive them).
 //!
 //! One move against the computer must make one trace: the gateway's span
-//! for the `move` frame, the shard's `MakeMove` call, the shard's turn of
+//! for the `move` frame, the shard's `Execute` call, the shard's turn of
 //! the computer and the engine's `BestMove` call, each the parent of the
 //! next. And a finished game's trace goes on over NATS: the rating
 //! service's consumption is a child of the shard's publication.
@@ -181,8 +181,8 @@ async fn one_move_is_one_trace_from_gateway_to_engine_and_a_finished_game_contin
             "fogblast-engine:best_move",
             "fogblast-engine:fogblast.engine.v1.Engine/BestMove",
             "fogblast-game:game.think",
-            "fogblast-game:game.make_move",
-            "fogblast-game:fogblast.game.v1.Game/MakeMove",
+            "fogblast-game:game.command",
+            "fogblast-game:fogblast.game.v1.Game/Execute",
             "fogblast-gateway:gateway.move",
         ],
         "the spans of one move, child to parent"
@@ -193,6 +193,8 @@ async fn one_move_is_one_trace_from_gateway_to_engine_and_a_finished_game_contin
     let root = chain.last().unwrap();
     assert!(root.parent_span_id.is_empty(), "the gateway's span is the root: {root:?}");
     assert_eq!((root.attr("game"), root.attr("ply")), (Some(game.as_str()), Some("0")), "{root:?}");
+    let command = &chain[3];
+    assert_eq!((command.attr("kind"), command.attr("ply")), (Some("make_move"), Some("0")), "{command:?}");
     let think = &chain[2];
     assert_eq!((think.attr("game"), think.attr("variant")), (Some(game.as_str()), Some("atomic")), "{think:?}");
     // The move itself stays out of the spans (hidden in fog of war).

@@ -60,6 +60,7 @@ pub use generated::fogblast::rating::v1 as rating;
 /// `fogblast.record.v1`: how the game service keeps a game in its store.
 pub use generated::fogblast::record::v1 as record;
 
+mod command;
 pub mod error;
 pub mod ids;
 pub mod notices;

@@ -94,71 +94,54 @@ pub struct Seek {
     pub range: Option<RatingRange>,
 }
 
-/// A command from a client, without its `id` (see [`Request`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "t", rename_all = "snake_case")]
-pub enum ClientFrame {
-    Hello(Hello),
-    Create(Create),
-    Join(Join),
-    Watch(GameRef),
-    Resume(Resume),
-    Move(Move),
-    Resign(GameRef),
-    Abort(GameRef),
-    Draw(DrawOffer),
-    Takeback(TakebackOffer),
-    ClaimVictory(GameRef),
-    Rematch(RematchRequest),
-    Seek(Seek),
-    CancelSeek,
-    Lobby,
-    Ping,
+/// Declares [`ClientFrame`] from one list of `"t" => Variant(payload)`:
+/// each `t` is the variant's serde tag, and `KINDS` and `kind()` are made
+/// from the same list, so a new frame is one line here.
+macro_rules! client_frames {
+    ($($kind:literal => $variant:ident $(($payload:ty))?,)+) => {
+        /// A command from a client, without its `id` (see [`Request`]).
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(tag = "t")]
+        pub enum ClientFrame {
+            $(
+                #[serde(rename = $kind)]
+                $variant $(($payload))?,
+            )+
+        }
+
+        impl ClientFrame {
+            /// Every `t` a client may send.
+            pub const KINDS: &'static [&'static str] = &[$($kind),+];
+
+            /// The frame's `t`.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(client_frames!(@pattern $variant $(($payload))?) => $kind,)+
+                }
+            }
+        }
+    };
+    (@pattern $variant:ident ($payload:ty)) => { ClientFrame::$variant(_) };
+    (@pattern $variant:ident) => { ClientFrame::$variant };
 }
 
-impl ClientFrame {
-    /// Every `t` a client may send.
-    pub const KINDS: [&'static str; 16] = [
-        "hello",
-        "create",
-        "join",
-        "watch",
-        "resume",
-        "move",
-        "resign",
-        "abort",
-        "draw",
-        "takeback",
-        "claim_victory",
-        "rematch",
-        "seek",
-        "cancel_seek",
-        "lobby",
-        "ping",
-    ];
-
-    /// The frame's `t`.
-    pub fn kind(&self) -> &'static str {
-        let index = match self {
-            ClientFrame::Hello(_) => 0,
-            ClientFrame::Create(_) => 1,
-            ClientFrame::Join(_) => 2,
-            ClientFrame::Watch(_) => 3,
-            ClientFrame::Resume(_) => 4,
-            ClientFrame::Move(_) => 5,
-            ClientFrame::Resign(_) => 6,
-            ClientFrame::Abort(_) => 7,
-            ClientFrame::Draw(_) => 8,
-            ClientFrame::Takeback(_) => 9,
-            ClientFrame::ClaimVictory(_) => 10,
-            ClientFrame::Rematch(_) => 11,
-            ClientFrame::Seek(_) => 12,
-            ClientFrame::CancelSeek => 13,
-            ClientFrame::Lobby => 14,
-            ClientFrame::Ping => 15,
-        };
-        ClientFrame::KINDS[index]
-    }
+client_frames! {
+    "hello" => Hello(Hello),
+    "create" => Create(Create),
+    "join" => Join(Join),
+    "watch" => Watch(GameRef),
+    "resume" => Resume(Resume),
+    "move" => Move(Move),
+    "resign" => Resign(GameRef),
+    "abort" => Abort(GameRef),
+    "draw" => Draw(DrawOffer),
+    "takeback" => Takeback(TakebackOffer),
+    "claim_victory" => ClaimVictory(GameRef),
+    "rematch" => Rematch(RematchRequest),
+    "seek" => Seek(Seek),
+    "cancel_seek" => CancelSeek,
+    "lobby" => Lobby,
+    "ping" => Ping,
 }
 
 /// One text frame as a client sends it: the command and the `id` its

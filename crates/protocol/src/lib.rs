@@ -12,6 +12,7 @@
 //! read back through these types by `tests/doc_examples.rs`.
 
 mod client;
+mod command;
 pub mod convert;
 mod id;
 mod server;
@@ -21,6 +22,7 @@ pub use client::{
     id_of, parse, BadFrame, ClientFrame, Create, DrawOffer, GameRef, Hello, Join, Move, RematchRequest, Request,
     Resume, Seek, TakebackOffer,
 };
+pub use command::GameCommand;
 pub use id::{Id, MAX_ID_BYTES};
 pub use server::{
     Clock, EndFrame, LobbyFrame, LobbyUpdateFrame, MoveFrame, OpenBoard, PairedOpponent, Player, Players, ServerFrame,

@@ -1,4 +1,5 @@
-//! The game service's calls as typed methods on [`Router`], one per RPC,
+//! The game service's calls as typed methods on [`Router`]: a create, a
+//! join, a read, a watch and every command on a game as one message,
 //! each with the retry policy that fits what it does, so no caller clones a
 //! request into a closure or decides on its own what may be sent twice.
 //! Every command carries a request id (the caller's, or one given here)
@@ -8,11 +9,11 @@
 //! trace context.
 
 use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    CommandResponse, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameCommand, GameState, GetStateRequest,
-    JoinGameRequest, JoinGameResponse, MakeMoveRequest, OfferRequest, PresenceRequest, RematchResponse, WatchEvent,
-    WatchRequest,
+    Command, CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameState, GetStateRequest,
+    JoinGameRequest, JoinGameResponse, WatchEvent, WatchRequest,
 };
 use fogblast_proto::ids::GameId;
 use futures::stream::{BoxStream, StreamExt};
@@ -63,104 +64,30 @@ impl Router {
         .await
     }
 
-    /// Sends a move to its game's owner. Each attempt tells the shard how
-    /// long the move has been on its way (`waited_ms`: what the caller set,
-    /// plus the time spent here), so retries across a failover are not
-    /// charged to the mover's clock.
-    pub async fn make_move(&self, mut request: MakeMoveRequest) -> Result<CommandResponse, ServiceError> {
-        with_request_id(&mut request.request_id);
+    /// Sends a command to its game's owner. A move's attempts tell the
+    /// shard how long it has been on its way (`waited_ms`: what the caller
+    /// set, plus the time spent here), so retries across a failover are not
+    /// charged to the mover's clock. A presence report says the same thing
+    /// however often it lands, so it is retried like a read and recorded
+    /// under no id.
+    pub async fn command(&self, mut request: Command) -> Result<CommandResult, ServiceError> {
         let game = owner_of(&request.game_id)?;
+        let retry = match request.action {
+            Some(Action::Presence(_)) => Retry::Read,
+            _ => {
+                with_request_id(&mut request.request_id);
+                Retry::Command
+            }
+        };
         let started = Instant::now();
-        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
+        self.call_with(Some(&game), retry, move |mut client: GameClient<Channel>| {
             let mut request = request.clone();
-            let here = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
-            request.waited_ms = request.waited_ms.saturating_add(here);
+            if let Some(Action::Move(m)) = &mut request.action {
+                let here = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
+                m.waited_ms = m.waited_ms.saturating_add(here);
+            }
             let request = fogblast_telemetry::traced(request);
-            async move { client.make_move(request).await }
-        })
-        .await
-    }
-
-    pub async fn resign(&self, mut request: GameCommand) -> Result<CommandResponse, ServiceError> {
-        with_request_id(&mut request.request_id);
-        let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.resign(request).await }
-        })
-        .await
-    }
-
-    pub async fn abort(&self, mut request: GameCommand) -> Result<CommandResponse, ServiceError> {
-        with_request_id(&mut request.request_id);
-        let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.abort(request).await }
-        })
-        .await
-    }
-
-    pub async fn claim_victory(&self, mut request: GameCommand) -> Result<CommandResponse, ServiceError> {
-        with_request_id(&mut request.request_id);
-        let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.claim_victory(request).await }
-        })
-        .await
-    }
-
-    pub async fn rematch(&self, mut request: GameCommand) -> Result<RematchResponse, ServiceError> {
-        with_request_id(&mut request.request_id);
-        let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.rematch(request).await }
-        })
-        .await
-    }
-
-    /// Declines the opponent's standing rematch offer.
-    pub async fn decline_rematch(&self, mut request: GameCommand) -> Result<CommandResponse, ServiceError> {
-        with_request_id(&mut request.request_id);
-        let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.decline_rematch(request).await }
-        })
-        .await
-    }
-
-    /// Offers, accepts or declines a draw.
-    pub async fn draw(&self, mut request: OfferRequest) -> Result<CommandResponse, ServiceError> {
-        with_request_id(&mut request.request_id);
-        let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.draw(request).await }
-        })
-        .await
-    }
-
-    /// Proposes, accepts or declines a takeback.
-    pub async fn takeback(&self, mut request: OfferRequest) -> Result<CommandResponse, ServiceError> {
-        with_request_id(&mut request.request_id);
-        let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::Command, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.takeback(request).await }
-        })
-        .await
-    }
-
-    /// Says whether a seated player is connected. Saying the same thing
-    /// twice changes nothing, so it is retried like a read.
-    pub async fn report_presence(&self, request: PresenceRequest) -> Result<CommandResponse, ServiceError> {
-        let game = owner_of(&request.game_id)?;
-        self.call_with(Some(&game), Retry::Read, move |mut client: GameClient<Channel>| {
-            let request = fogblast_telemetry::traced(request.clone());
-            async move { client.report_presence(request).await }
+            async move { client.execute(request).await }
         })
         .await
     }

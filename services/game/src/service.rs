@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_server::Game;
 use fogblast_proto::game::{
-    CommandResponse, CreateGameRequest, CreateGameResponse, GameCommand, GameState, GetStateRequest, JoinGameRequest,
-    JoinGameResponse, MakeMoveRequest, OfferAction, OfferRequest, PresenceRequest, RematchResponse, WatchRequest,
+    self as proto, CommandResult, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest,
+    JoinGameResponse, OfferAction, WatchRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId, MAX_ID_LEN};
 use tonic::{Request, Response, Status};
@@ -46,12 +47,42 @@ impl GameService {
         metrics.command_seconds.with_label_values(&[rpc]).observe(started.elapsed().as_secs_f64());
         result.map(Response::new).map_err(ServiceError::into_status)
     }
+}
 
-    async fn command(&self, game: &str, command: Command, request_id: &str) -> Result<CommandResponse, ServiceError> {
-        let game = game_id(game)?;
-        let done = self.shard.execute(&game, command, checked_request_id(request_id)?).await?;
-        Ok(CommandResponse { version: done.version })
+/// The action's name, for metrics and traces (the `rpc` label each had
+/// as a call of its own, so dashboards and alerts read on).
+fn action_kind(action: &Action) -> &'static str {
+    match action {
+        Action::Move(_) => "make_move",
+        Action::Resign(_) => "resign",
+        Action::Abort(_) => "abort",
+        Action::ClaimVictory(_) => "claim_victory",
+        Action::Draw(_) => "draw",
+        Action::Takeback(_) => "takeback",
+        Action::Rematch(_) => "rematch",
+        Action::DeclineRematch(_) => "decline_rematch",
+        Action::Presence(_) => "report_presence",
     }
+}
+
+/// The shard's command for `player`'s `action` in `game`, its arguments checked.
+fn command_of(player: PlayerId, action: Action, game: &GameId) -> Result<Command, ServiceError> {
+    Ok(match action {
+        Action::Move(m) => {
+            if m.uci.len() > MAX_UCI_LEN {
+                return Err(bad(format!("{:?} is not a UCI move", m.uci)));
+            }
+            Command::Move { player, uci: m.uci, ply: m.ply, lag_ms: m.lag_ms, waited_ms: m.waited_ms }
+        }
+        Action::Resign(_) => Command::Resign { player },
+        Action::Abort(_) => Command::Abort { player },
+        Action::ClaimVictory(_) => Command::ClaimVictory { player },
+        Action::Draw(offer) => Command::Draw { player, action: offer_action(offer.action)? },
+        Action::Takeback(offer) => Command::Takeback { player, action: offer_action(offer.action)? },
+        Action::Rematch(_) => Command::Rematch { player, new_game: create::rematch_id(game.as_str()).into_string() },
+        Action::DeclineRematch(_) => Command::DeclineRematch { player },
+        Action::Presence(p) => Command::Presence { player, connected: p.connected, lease_ms: p.lease_ms },
+    })
 }
 
 fn bad(message: impl Into<String>) -> ServiceError {
@@ -74,7 +105,7 @@ fn checked_request_id(text: &str) -> Result<&str, ServiceError> {
     Ok(text)
 }
 
-fn action(value: i32) -> Result<OfferAction, ServiceError> {
+fn offer_action(value: i32) -> Result<OfferAction, ServiceError> {
     match OfferAction::try_from(value) {
         Ok(OfferAction::Unspecified) | Err(_) => Err(bad("action must be offer, accept or decline")),
         Ok(action) => Ok(action),
@@ -108,110 +139,28 @@ impl Game for GameService {
         .await
     }
 
-    async fn make_move(&self, request: Request<MakeMoveRequest>) -> Result<Response<CommandResponse>, Status> {
+    async fn execute(&self, request: Request<proto::Command>) -> Result<Response<CommandResult>, Status> {
         let request = request.into_inner();
-        // The move itself stays out: in fog of war it is hidden from the opponent.
-        let span = tracing::info_span!("game.make_move", game = %request.game_id, ply = request.ply);
-        let call = self.timed("make_move", async {
-            if request.uci.len() > MAX_UCI_LEN {
-                return Err(bad(format!("{:?} is not a UCI move", request.uci)));
-            }
-            let command = Command::Move {
-                player: player_id(&request.player_id)?,
-                uci: request.uci,
-                ply: request.ply,
-                lag_ms: request.lag_ms,
-                waited_ms: request.waited_ms,
-            };
-            self.command(&request.game_id, command, &request.request_id).await
+        let kind = request.action.as_ref().map_or("unknown", action_kind);
+        // A move's span names its ply; the move itself stays out: in fog of
+        // war it is hidden from the opponent.
+        let span = match &request.action {
+            Some(Action::Move(m)) => tracing::info_span!("game.command", kind, game = %request.game_id, ply = m.ply),
+            _ => tracing::info_span!("game.command", kind, game = %request.game_id),
+        };
+        let call = self.timed(kind, async {
+            let game = game_id(&request.game_id)?;
+            let player = player_id(&request.player_id)?;
+            let action = request.action.ok_or_else(|| bad("a command names its action"))?;
+            // Saying the same presence twice changes nothing: not recorded.
+            let request_id = if matches!(action, Action::Presence(_)) { "" } else { request.request_id.as_str() };
+            let rematch = matches!(action, Action::Rematch(_));
+            let command = command_of(player, action, &game)?;
+            let done = self.shard.execute(&game, command, checked_request_id(request_id)?).await?;
+            let new_game_id = if rematch { done.live.record.rematch_game_id.clone() } else { String::new() };
+            Ok(CommandResult { version: done.version, new_game_id })
         });
         tracing::Instrument::instrument(call, span).await
-    }
-
-    async fn resign(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
-        let request = request.into_inner();
-        self.timed("resign", async {
-            let command = Command::Resign { player: player_id(&request.player_id)? };
-            self.command(&request.game_id, command, &request.request_id).await
-        })
-        .await
-    }
-
-    async fn abort(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
-        let request = request.into_inner();
-        self.timed("abort", async {
-            let command = Command::Abort { player: player_id(&request.player_id)? };
-            self.command(&request.game_id, command, &request.request_id).await
-        })
-        .await
-    }
-
-    async fn draw(&self, request: Request<OfferRequest>) -> Result<Response<CommandResponse>, Status> {
-        let request = request.into_inner();
-        self.timed("draw", async {
-            let command = Command::Draw { player: player_id(&request.player_id)?, action: action(request.action)? };
-            self.command(&request.game_id, command, &request.request_id).await
-        })
-        .await
-    }
-
-    async fn takeback(&self, request: Request<OfferRequest>) -> Result<Response<CommandResponse>, Status> {
-        let request = request.into_inner();
-        self.timed("takeback", async {
-            let command = Command::Takeback { player: player_id(&request.player_id)?, action: action(request.action)? };
-            self.command(&request.game_id, command, &request.request_id).await
-        })
-        .await
-    }
-
-    async fn claim_victory(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
-        let request = request.into_inner();
-        self.timed("claim_victory", async {
-            let command = Command::ClaimVictory { player: player_id(&request.player_id)? };
-            self.command(&request.game_id, command, &request.request_id).await
-        })
-        .await
-    }
-
-    async fn rematch(&self, request: Request<GameCommand>) -> Result<Response<RematchResponse>, Status> {
-        let request = request.into_inner();
-        self.timed("rematch", async {
-            let game = game_id(&request.game_id)?;
-            let new_game = create::rematch_id(game.as_str()).into_string();
-            let done = self
-                .shard
-                .execute(
-                    &game,
-                    Command::Rematch { player: player_id(&request.player_id)?, new_game },
-                    checked_request_id(&request.request_id)?,
-                )
-                .await?;
-            Ok(RematchResponse { version: done.version, new_game_id: done.live.record.rematch_game_id.clone() })
-        })
-        .await
-    }
-
-    async fn decline_rematch(&self, request: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
-        let request = request.into_inner();
-        self.timed("decline_rematch", async {
-            let command = Command::DeclineRematch { player: player_id(&request.player_id)? };
-            self.command(&request.game_id, command, &request.request_id).await
-        })
-        .await
-    }
-
-    async fn report_presence(&self, request: Request<PresenceRequest>) -> Result<Response<CommandResponse>, Status> {
-        let request = request.into_inner();
-        self.timed("report_presence", async {
-            let command = Command::Presence {
-                player: player_id(&request.player_id)?,
-                connected: request.connected,
-                lease_ms: request.lease_ms,
-            };
-            // Saying the same thing twice changes nothing: not recorded.
-            self.command(&request.game_id, command, "").await
-        })
-        .await
     }
 
     async fn get_state(&self, request: Request<GetStateRequest>) -> Result<Response<GameState>, Status> {

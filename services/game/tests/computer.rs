@@ -9,9 +9,9 @@ mod support;
 use std::time::Duration;
 
 use fogblast_engine_service::{EngineConfig, EngineSettings};
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::{
-    ClockSettings, ColorChoice, CreateGameRequest, GameCommand, GameState, Level, OfferAction, OfferRequest, Status,
-    Variant,
+    ClockSettings, ColorChoice, Command, CreateGameRequest, GameState, Level, OfferAction, Resign, Status, Variant,
 };
 use fogblast_rules::{Fen, Position, Variant as RulesVariant};
 use rand::rngs::StdRng;
@@ -111,19 +111,7 @@ async fn a_takeback_undoes_the_move_and_the_computers_reply() {
     router.make_move(&game, HUMAN, "d2d4", 2).await.unwrap();
     let state = my_turn(&router, &game, true).await;
     assert_eq!(state.moves.len(), 4);
-    let request = OfferRequest {
-        game_id: game.clone(),
-        player_id: HUMAN.into(),
-        action: OfferAction::Offer as i32,
-        ..Default::default()
-    };
-    router
-        .on_owner(&game, |mut client| {
-            let request = request.clone();
-            async move { client.takeback(request).await }
-        })
-        .await
-        .unwrap();
+    router.execute(Command::new(game.clone(), HUMAN, Action::takeback(OfferAction::Offer))).await.unwrap();
     let state = router.state(&game, HUMAN).await;
     assert_eq!(state.moves.len(), 2, "the move and its reply are gone");
     assert_eq!(state.moves[0].uci.as_deref(), Some("e2e4"));
@@ -156,23 +144,12 @@ async fn the_computers_clock_runs_and_a_draw_offer_is_refused_without_a_commit()
     assert!(clock.black_ms < 60_000, "the computer's clock never ran: {clock:?}");
     assert_eq!(clock.running(), fogblast_proto::game::Color::White);
 
-    let request = OfferRequest {
-        game_id: game.clone(),
-        player_id: HUMAN.into(),
-        action: OfferAction::Offer as i32,
-        ..Default::default()
-    };
+    let request = Command::new(game.clone(), HUMAN, Action::draw(OfferAction::Offer));
     let version = router.state(&game, HUMAN).await.version;
     // The computer plays every game out: an offer is refused at once and
     // commits nothing, however often it comes.
     for _ in 0..10 {
-        let refused = router
-            .on_owner(&game, |mut client| {
-                let request = request.clone();
-                async move { client.draw(request).await }
-            })
-            .await
-            .unwrap_err();
+        let refused = router.execute(request.clone()).await.unwrap_err();
         assert_eq!(refused.code, fogblast_proto::error::ErrorCode::Conflict, "{refused:?}");
         assert!(refused.message.contains("plays every game out"), "{}", refused.message);
     }
@@ -181,14 +158,7 @@ async fn the_computers_clock_runs_and_a_draw_offer_is_refused_without_a_commit()
     assert_eq!(after.draw_offer, 0, "no offer is left standing");
 
     // Resigning ends it for the computer.
-    let resign = GameCommand { game_id: game.clone(), player_id: HUMAN.into(), ..Default::default() };
-    router
-        .on_owner(&game, |mut client| {
-            let resign = resign.clone();
-            async move { client.resign(resign).await }
-        })
-        .await
-        .unwrap();
+    router.execute(Command::new(game.clone(), HUMAN, Action::Resign(Resign {}))).await.unwrap();
     eventually(Duration::from_secs(2), || async { router.state(&game, HUMAN).await.result == "0-1" }).await;
 }
 

@@ -21,11 +21,12 @@ use fogblast_bus::{ConsumerConfig, Delivery};
 use fogblast_game_service::GameConfig;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::events::GameFinished;
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::{
-    watch_event, AudienceEvent, Color as WireColor, ColorChoice, CreateGameRequest, EndEvent, EndReason, GameCommand,
-    GameState, GetStateRequest, JoinGameRequest, MakeMoveRequest, OfferAction, OfferRequest, PresenceRequest, Status,
-    Variant as WireVariant, WatchEvent, WatchRequest,
+    watch_event, Abort, AudienceEvent, ClaimVictory, Color as WireColor, ColorChoice, Command, CreateGameRequest,
+    DeclineRematch, EndEvent, EndReason, GameState, GetStateRequest, JoinGameRequest, OfferAction, Rematch, Resign,
+    Status, Variant as WireVariant, WatchEvent, WatchRequest,
 };
 use fogblast_proto::ids::GameId;
 use fogblast_rules::{CastlingMode, DrawReason, Fen, Game, Move, Outcome, Position, Variant, WinReason};
@@ -249,60 +250,25 @@ enum Rpc {
 }
 
 async fn send(router: &Router, game: &str, player: &str, rpc: Rpc) -> Result<u64, ServiceError> {
-    router
-        .on_owner(game, |mut client| {
-            let (game_id, player_id) = (game.to_owned(), player.to_owned());
-            async move {
-                let command =
-                    GameCommand { game_id: game_id.clone(), player_id: player_id.clone(), ..Default::default() };
-                let offer = |action: OfferAction| OfferRequest {
-                    game_id: game_id.clone(),
-                    player_id: player_id.clone(),
-                    action: action as i32,
-                    ..Default::default()
-                };
-                match rpc {
-                    Rpc::Resign => client.resign(command).await,
-                    Rpc::Abort => client.abort(command).await,
-                    Rpc::Claim => client.claim_victory(command).await,
-                    Rpc::Draw(action) => client.draw(offer(action)).await,
-                    Rpc::Takeback(action) => client.takeback(offer(action)).await,
-                    Rpc::Presence(connected) => {
-                        let request = PresenceRequest {
-                            game_id: game_id.clone(),
-                            player_id: player_id.clone(),
-                            connected,
-                            lease_ms: 0,
-                        };
-                        client.report_presence(request).await
-                    }
-                }
-            }
-        })
-        .await
-        .map(|response| response.version)
+    let action = match rpc {
+        Rpc::Resign => Action::Resign(Resign {}),
+        Rpc::Abort => Action::Abort(Abort {}),
+        Rpc::Claim => Action::ClaimVictory(ClaimVictory {}),
+        Rpc::Draw(action) => Action::draw(action),
+        Rpc::Takeback(action) => Action::takeback(action),
+        Rpc::Presence(connected) => Action::presence(connected, 0),
+    };
+    router.execute(Command::new(game, player, action)).await.map(|result| result.version)
 }
 
 async fn rematch(router: &Router, game: &str, player: &str) -> Result<String, ServiceError> {
-    let command = GameCommand { game_id: game.to_owned(), player_id: player.to_owned(), ..Default::default() };
-    router
-        .on_owner(game, |mut client| {
-            let command = command.clone();
-            async move { client.rematch(command).await }
-        })
-        .await
-        .map(|response| response.new_game_id)
+    let command = Command::new(game, player, Action::Rematch(Rematch {}));
+    router.execute(command).await.map(|result| result.new_game_id)
 }
 
 async fn decline_rematch(router: &Router, game: &str, player: &str) -> Result<u64, ServiceError> {
-    let command = GameCommand { game_id: game.to_owned(), player_id: player.to_owned(), ..Default::default() };
-    router
-        .on_owner(game, |mut client| {
-            let command = command.clone();
-            async move { client.decline_rematch(command).await }
-        })
-        .await
-        .map(|response| response.version)
+    let command = Command::new(game, player, Action::DeclineRematch(DeclineRematch {}));
+    router.execute(command).await.map(|result| result.version)
 }
 
 /// GetState through the owner, refusals included.
@@ -1021,17 +987,9 @@ async fn unknown_and_malformed_ids_and_codes_are_refused() {
         (game.as_str(), "al ice"),
     ];
     for (game_id, player_id) in bad_moves {
-        let request = MakeMoveRequest {
-            game_id: game_id.to_owned(),
-            player_id: player_id.to_owned(),
-            uci: "e2e4".to_owned(),
-            ply: 0,
-            lag_ms: 0,
-            waited_ms: 0,
-            ..Default::default()
-        };
+        let request = support::move_command(game_id, player_id, "e2e4", 0);
         for target in [&mut client, &mut owner_client] {
-            let status = target.make_move(request.clone()).await.expect_err("refused");
+            let status = target.execute(request.clone()).await.expect_err("refused");
             assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest, "{game_id:?} {player_id:?}");
         }
     }
@@ -1039,17 +997,12 @@ async fn unknown_and_malformed_ids_and_codes_are_refused() {
         let request = GetStateRequest { game_id: game_id.to_owned(), player_id: WHITE.to_owned() };
         let status = client.get_state(request).await.expect_err("refused");
         assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest, "{game_id:?}");
-        let request = GameCommand { game_id: game_id.to_owned(), player_id: WHITE.to_owned(), ..Default::default() };
-        let status = client.resign(request).await.expect_err("refused");
+        let request = Command::new(game_id, WHITE, Action::Resign(Resign {}));
+        let status = client.execute(request).await.expect_err("refused");
         assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest, "{game_id:?}");
     }
-    let request = OfferRequest {
-        game_id: game.clone(),
-        player_id: BLACK.to_owned(),
-        action: OfferAction::Unspecified as i32,
-        ..Default::default()
-    };
-    let status = owner_client.draw(request).await.expect_err("refused");
+    let request = Command::new(game.clone(), BLACK, Action::draw(OfferAction::Unspecified));
+    let status = owner_client.execute(request).await.expect_err("refused");
     assert_eq!(ServiceError::from_status(&status).code, ErrorCode::BadRequest, "an offer needs an action");
     assert_eq!(version(router, &game).await, v, "malformed requests change nothing");
 
@@ -1084,6 +1037,50 @@ async fn unknown_and_malformed_ids_and_codes_are_refused() {
     router.join(&open.code.to_ascii_lowercase(), "dave").await.expect("codes are read case-blind");
     assert_eq!(code(router.join(&open.code, "erin").await), ErrorCode::Conflict, "a used code names a full game");
     assert_eq!(router.state(&open.game_id, "carol").await.status(), Status::Playing);
+}
+
+/// A command that names no action is refused as `bad_request` by any
+/// shard, owner or not, and neither changes the game nor uses up its
+/// request id: the same id then carries a real move, which is played.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_without_an_action_is_refused_and_changes_nothing() {
+    let cluster = Cluster::start("end-no-action", test_config()).await;
+    let router = &cluster.router;
+    let (game, _) = router.start_game(WireVariant::Standard, WHITE, BLACK, None).await;
+    play(router, &game, 0, &["e2e4"]).await;
+    let before = router.state(&game, BLACK).await;
+
+    let empty = Command {
+        game_id: game.clone(),
+        player_id: BLACK.to_owned(),
+        request_id: "bob-first-reply".to_owned(),
+        action: None,
+    };
+    let owner = router.owner_addr(&GameId::parse(&game).unwrap()).await.unwrap();
+    let other = if cluster._shards[0].addr == owner { &cluster._shards[1].addr } else { &cluster._shards[0].addr };
+    for target in [&owner, other] {
+        for _ in 0..2 {
+            let status = router.client(target).execute(empty.clone()).await.expect_err("refused");
+            let error = ServiceError::from_status(&status);
+            assert_eq!(error.code, ErrorCode::BadRequest, "{target}: {error:?}");
+        }
+    }
+    assert_eq!(code(router.execute(empty.clone()).await), ErrorCode::BadRequest, "through the router");
+    let after = router.state(&game, BLACK).await;
+    assert_eq!(
+        (after.version, after.fen.as_str(), after.moves.len(), after.status()),
+        (before.version, before.fen.as_str(), 1, Status::Playing),
+        "a command without an action changes nothing"
+    );
+    assert_eq!(after.legal, before.legal, "it is still black's move");
+
+    // The refused command's request id was not recorded: a move sent under
+    // it is played, not answered as the refusal.
+    let mut reply = support::move_command(&game, BLACK, "e7e5", 1);
+    reply.request_id = empty.request_id.clone();
+    let played = router.execute(reply).await.expect("the move is played").version;
+    assert_eq!(played, before.version + 1);
+    assert_eq!(router.state(&game, WHITE).await.moves.len(), 2);
 }
 
 /// Right after a shard joins, a shard that has not seen it yet still
@@ -1144,19 +1141,11 @@ async fn a_game_written_by_a_shard_with_a_lagging_view_is_served_fresh() {
 
     // `a` plays white's move; `b`, holding the game at ply 0, takes
     // black's reply at ply 1 rather than refusing it as stale.
-    let request = |player: &str, uci: &str, ply: u32| MakeMoveRequest {
-        game_id: game.clone(),
-        player_id: player.to_owned(),
-        uci: uci.to_owned(),
-        ply,
-        lag_ms: 0,
-        waited_ms: 0,
-        ..Default::default()
-    };
-    on_a.make_move(request(WHITE, "e2e4", 0)).await.expect("a plays white's move");
+    let request = |player: &str, uci: &str, ply: u32| support::move_command(&game, player, uci, ply);
+    on_a.execute(request(WHITE, "e2e4", 0)).await.expect("a plays white's move");
     let version = router
         .client(&b.addr)
-        .make_move(request(BLACK, "e7e5", 1))
+        .execute(request(BLACK, "e7e5", 1))
         .await
         .expect("b plays black's reply")
         .into_inner()

@@ -25,11 +25,11 @@ use fogblast_engine_service::{EngineConfig, EngineSettings};
 use fogblast_game_service::{GameConfig, GameSettings, Timeouts};
 use fogblast_proto::error::ServiceError;
 use fogblast_proto::events::GameEvent;
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    Color, ColorChoice, CommandResponse, CreateGameRequest, CreateGameResponse, EndReason, GameCommand,
-    GetStateRequest, JoinGameRequest, Level, MakeMoveRequest, OfferAction, OfferRequest, PresenceRequest, Status,
-    Variant, WatchRequest,
+    Abort, ClaimVictory, Color, ColorChoice, Command, CommandResult, CreateGameRequest, CreateGameResponse, EndReason,
+    GetStateRequest, JoinGameRequest, Level, Move, OfferAction, Rematch, Resign, Status, Variant, WatchRequest,
 };
 use fogblast_proto::ids::{GameId, ShardId};
 use fogblast_store::RedisStore;
@@ -175,16 +175,8 @@ async fn a_move_whose_commit_answer_was_lost_still_reaches_the_watchers() {
     let mut events = client.watch(WatchRequest { game_id: game.clone(), after_version }).await.unwrap().into_inner();
     let play = |player: &str, uci: &str, ply: u32| {
         let mut client = client.clone();
-        let request = MakeMoveRequest {
-            game_id: game.clone(),
-            player_id: player.into(),
-            uci: uci.into(),
-            ply,
-            lag_ms: 0,
-            waited_ms: 0,
-            ..Default::default()
-        };
-        async move { client.make_move(request).await }
+        let request = move_command(&game, player, uci, ply);
+        async move { client.execute(request).await }
     };
     let first = play("alice", "e2e4", 0).await.unwrap().into_inner().version;
     let seen = tokio::time::timeout(Duration::from_secs(5), events.message()).await.unwrap().unwrap().unwrap();
@@ -221,16 +213,8 @@ async fn a_slow_spectator_read_does_not_hold_up_a_move() {
     let read = tokio::spawn(async move { spectator.get_state(request).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
     let started = std::time::Instant::now();
-    let request = MakeMoveRequest {
-        game_id: game.clone(),
-        player_id: "alice".into(),
-        uci: "e2e4".into(),
-        ply: 0,
-        lag_ms: 0,
-        waited_ms: 0,
-        ..Default::default()
-    };
-    client.make_move(request).await.expect("the move is played");
+    let request = move_command(&game, "alice", "e2e4", 0);
+    client.execute(request).await.expect("the move is played");
     let took = started.elapsed();
     assert!(took < Duration::from_millis(400), "the move did not wait for the spectator's read: {took:?}");
     let state = read.await.unwrap().expect("the spectator is served").into_inner();
@@ -260,14 +244,9 @@ async fn commits_whose_answers_were_lost_still_reach_the_public_stream() {
     assert!(!store.lose_next_answer.load(Ordering::SeqCst), "the create's answer was lost");
     router.join_game(join_request("bob", &created.code)).await.expect("joined");
     store.lose_next_answer.store(true, Ordering::SeqCst);
-    let request = MakeMoveRequest {
-        game_id: created.game_id.clone(),
-        player_id: "alice".into(),
-        uci: "e2e4".into(),
-        request_id: "alice-e2e4".into(),
-        ..Default::default()
-    };
-    router.make_move(request).await.expect("the move is played once");
+    let mut request = move_command(&created.game_id, "alice", "e2e4", 0);
+    request.request_id = "alice-e2e4".into();
+    router.command(request).await.expect("the move is played once");
     assert!(!store.lose_next_answer.load(Ordering::SeqCst), "the move's answer was lost");
 
     let mut seen = Vec::new();
@@ -339,14 +318,8 @@ impl Rig {
     }
 
     async fn play(&self, game: &str, player: &str, uci: &str, ply: u32) -> u64 {
-        let request = MakeMoveRequest {
-            game_id: game.to_owned(),
-            player_id: player.to_owned(),
-            uci: uci.to_owned(),
-            ply,
-            ..Default::default()
-        };
-        self.router.make_move(request).await.expect("the move is played").version
+        let request = move_command(game, player, uci, ply);
+        self.router.command(request).await.expect("the move is played").version
     }
 
     /// A game between alice (white) and bob, created and joined without losses.
@@ -373,12 +346,21 @@ fn join_request(player: &str, code: &str) -> JoinGameRequest {
     JoinGameRequest { player_id: player.into(), player_name: player.into(), code: code.into(), ..Default::default() }
 }
 
-fn command(game: &str, player: &str) -> GameCommand {
-    GameCommand { game_id: game.into(), player_id: player.into(), ..Default::default() }
+/// `player`'s move `uci` at `ply` in `game`: no lag, no wait, no request id.
+fn move_command(game: &str, player: &str, uci: &str, ply: u32) -> Command {
+    Command::new(game, player, Action::Move(Move { uci: uci.into(), ply, lag_ms: 0, waited_ms: 0 }))
 }
 
-fn offer(game: &str, player: &str, action: OfferAction) -> OfferRequest {
-    OfferRequest { game_id: game.into(), player_id: player.into(), action: action as i32, ..Default::default() }
+fn command(game: &str, player: &str, action: Action) -> Command {
+    Command::new(game, player, action)
+}
+
+fn offer(game: &str, player: &str, action: OfferAction) -> Command {
+    Command::new(game, player, Action::draw(action))
+}
+
+fn takeback(game: &str, player: &str, action: OfferAction) -> Command {
+    Command::new(game, player, Action::takeback(action))
 }
 
 /// Create, join, move, draw offer and decline, takeback request and
@@ -403,31 +385,32 @@ async fn every_command_between_people_applies_once(loss: Loss) {
     assert_eq!(rig.state(&game, "alice").await.moves.len(), 1);
 
     let before = rig.state(&game, "alice").await.version;
-    let offered = rig.losing(loss, router.draw(offer(&game, "alice", OfferAction::Offer))).await.expect("offered");
+    let offered = rig.losing(loss, router.command(offer(&game, "alice", OfferAction::Offer))).await.expect("offered");
     assert_eq!(offered.version, before + 1, "one offer");
     assert_eq!(rig.state(&game, "bob").await.draw_offer(), Color::White);
-    let declined = rig.losing(loss, router.draw(offer(&game, "bob", OfferAction::Decline))).await;
+    let declined = rig.losing(loss, router.command(offer(&game, "bob", OfferAction::Decline))).await;
     assert_eq!(declined.expect("declined, not `conflict`").version, before + 2);
     assert_eq!(rig.state(&game, "bob").await.draw_offer(), Color::Unspecified);
 
     rig.play(&game, "bob", "e7e5", 1).await;
     rig.play(&game, "alice", "g1f3", 2).await;
-    let asked = rig.losing(loss, router.takeback(offer(&game, "alice", OfferAction::Offer))).await;
+    let asked = rig.losing(loss, router.command(takeback(&game, "alice", OfferAction::Offer))).await;
     asked.expect("asked");
-    let accepted = rig.losing(loss, router.takeback(offer(&game, "bob", OfferAction::Accept))).await;
+    let accepted = rig.losing(loss, router.command(takeback(&game, "bob", OfferAction::Accept))).await;
     accepted.expect("accepted, not `conflict`");
     let state = rig.state(&game, "alice").await;
     assert_eq!(state.moves.len(), 2, "one move taken back, not two");
 
-    let resigned = rig.losing(loss, router.resign(command(&game, "bob"))).await;
+    let resigned = rig.losing(loss, router.command(command(&game, "bob", Action::Resign(Resign {})))).await;
     let resigned = resigned.expect("resigned, not `game_over`");
     let state = rig.state(&game, "alice").await;
     assert_eq!((state.result.as_str(), state.version), ("1-0", resigned.version));
 
     let creates = rig.store.creates.load(Ordering::SeqCst);
-    let asked = rig.losing(loss, router.rematch(command(&game, "alice"))).await.expect("rematch offered");
+    let rematch = |player: &str| router.command(command(&game, player, Action::Rematch(Rematch {})));
+    let asked = rig.losing(loss, rematch("alice")).await.expect("rematch offered");
     assert!(asked.new_game_id.is_empty());
-    let agreed = rig.losing(loss, router.rematch(command(&game, "bob"))).await.expect("rematch agreed, not `conflict`");
+    let agreed = rig.losing(loss, rematch("bob")).await.expect("rematch agreed, not `conflict`");
     assert!(!agreed.new_game_id.is_empty());
     assert_eq!(rig.store.creates.load(Ordering::SeqCst), creates + 1, "one rematch game");
     assert_eq!(rig.state(&game, "alice").await.rematch_game_id, agreed.new_game_id);
@@ -447,17 +430,19 @@ async fn abort_and_claim_apply_once(loss: Loss) {
     let router = &rig.router;
 
     let game = rig.people_game().await;
-    let aborted = rig.losing(loss, router.abort(command(&game, "alice"))).await.expect("aborted, not `game_over`");
+    let abort = command(&game, "alice", Action::Abort(Abort {}));
+    let aborted = rig.losing(loss, router.command(abort)).await.expect("aborted, not `game_over`");
     let state = rig.state(&game, "alice").await;
     assert_eq!((state.reason(), state.version), (EndReason::Aborted, aborted.version));
 
     let game = rig.people_game().await;
     rig.play(&game, "alice", "e2e4", 0).await;
     rig.play(&game, "bob", "e7e5", 1).await;
-    let gone = PresenceRequest { game_id: game.clone(), player_id: "bob".into(), connected: false, lease_ms: 0 };
-    router.report_presence(gone).await.expect("bob leaves");
+    let gone = command(&game, "bob", Action::presence(false, 0));
+    router.command(gone).await.expect("bob leaves");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let claimed = rig.losing(loss, router.claim_victory(command(&game, "alice"))).await;
+    let claim = command(&game, "alice", Action::ClaimVictory(ClaimVictory {}));
+    let claimed = rig.losing(loss, router.command(claim)).await;
     let claimed = claimed.expect("claimed, not `game_over`");
     let state = rig.state(&game, "alice").await;
     assert_eq!((state.result.as_str(), state.reason(), state.version), ("1-0", EndReason::Abandoned, claimed.version));
@@ -477,7 +462,7 @@ async fn a_takeback_against_the_computer_undoes_one_move(loss: Loss) {
         rig.play(&game, "alice", &legal, ply as u32).await;
     }
     computer_replied(&rig, &game, 4).await;
-    let asked = rig.losing(loss, router.takeback(offer(&game, "alice", OfferAction::Offer))).await;
+    let asked = rig.losing(loss, router.command(takeback(&game, "alice", OfferAction::Offer))).await;
     asked.expect("taken back");
     let state = rig.state(&game, "alice").await;
     assert_eq!(state.moves.len(), 2, "the player's move and the reply are undone, once");
@@ -509,15 +494,8 @@ async fn engine_pool() -> String {
 
 impl Rig {
     /// A move through the router, its answer as the caller gets it.
-    async fn play_once(&self, game: &str, player: &str, uci: &str, ply: u32) -> Result<CommandResponse, ServiceError> {
-        let request = MakeMoveRequest {
-            game_id: game.to_owned(),
-            player_id: player.to_owned(),
-            uci: uci.to_owned(),
-            ply,
-            ..Default::default()
-        };
-        self.router.make_move(request).await
+    async fn play_once(&self, game: &str, player: &str, uci: &str, ply: u32) -> Result<CommandResult, ServiceError> {
+        self.router.command(move_command(game, player, uci, ply)).await
     }
 }
 
@@ -590,27 +568,20 @@ async fn commands_whose_redis_connection_breaks_after_the_commit_apply_once() {
     cut("join");
 
     proxy.drop_answer_to(is_commit);
-    let request = MakeMoveRequest {
-        game_id: game.clone(),
-        player_id: "alice".into(),
-        uci: "e2e4".into(),
-        ply: 0,
-        ..Default::default()
-    };
-    router.make_move(request).await.expect("played");
+    router.command(move_command(&game, "alice", "e2e4", 0)).await.expect("played");
     cut("move");
     assert_eq!(state(game.clone(), "bob").await.moves.len(), 1);
 
     proxy.drop_answer_to(is_commit);
-    router.takeback(offer(&game, "alice", OfferAction::Offer)).await.expect("asked");
+    router.command(takeback(&game, "alice", OfferAction::Offer)).await.expect("asked");
     cut("takeback request");
     proxy.drop_answer_to(is_commit);
-    router.takeback(offer(&game, "bob", OfferAction::Accept)).await.expect("accepted once");
+    router.command(takeback(&game, "bob", OfferAction::Accept)).await.expect("accepted once");
     cut("takeback accepted");
     assert_eq!(state(game.clone(), "bob").await.moves.len(), 0);
 
     proxy.drop_answer_to(is_commit);
-    let resigned = router.resign(command(&game, "alice")).await.expect("resigned once");
+    let resigned = router.command(command(&game, "alice", Action::Resign(Resign {}))).await.expect("resigned once");
     cut("resign");
     let ended = state(game.clone(), "bob").await;
     assert_eq!((ended.result.as_str(), ended.version), ("0-1", resigned.version));

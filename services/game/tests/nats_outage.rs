@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use fogblast_bus::{ConsumerConfig, EventBus, NatsBus};
 use fogblast_proto::events::GameFinished;
-use fogblast_proto::game::{GameCommand, Variant};
+use fogblast_proto::game::command::Action;
+use fogblast_proto::game::{Resign, Variant};
 use fogblast_proto::ids::GameId;
 use futures::StreamExt;
 use prost::Message;
@@ -115,14 +116,8 @@ async fn games_that_end_while_nats_is_down_past_their_time_to_live_are_all_publi
     let mut ended = Vec::new();
     for i in 0..3 {
         let (game, _) = router.start_game(Variant::Atomic, &format!("w{i}"), &format!("b{i}"), None).await;
-        let command = GameCommand { game_id: game.clone(), player_id: format!("b{i}"), ..Default::default() };
-        router
-            .on_owner(&game, |mut client| {
-                let command = command.clone();
-                async move { client.resign(command).await }
-            })
-            .await
-            .expect("black resigns");
+        let command = fogblast_proto::game::Command::new(game.clone(), format!("b{i}"), Action::Resign(Resign {}));
+        router.execute(command).await.expect("black resigns");
         ended.push(game);
     }
     // Down for more than three times the time to live: the games are kept.

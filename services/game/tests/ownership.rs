@@ -21,8 +21,8 @@ use fogblast_game_service::{audience, commands, create, LiveGame, Timeouts};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::event_payload::Kind as PayloadKind;
 use fogblast_proto::game::{
-    watch_event, ClockSettings, ColorChoice, CreateGameRequest, EndReason, GameState, GetStateRequest, JoinGameRequest,
-    MakeMoveRequest, Player, Status, Variant, WatchEvent, WatchRequest,
+    watch_event, ClockSettings, ColorChoice, Command, CreateGameRequest, EndReason, GameState, GetStateRequest,
+    JoinGameRequest, Player, Status, Variant, WatchEvent, WatchRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::record::GameRecord;
@@ -73,22 +73,14 @@ fn quiet_moves(replay: &Game) -> Vec<String> {
         .collect()
 }
 
-fn move_request(game: &str, player: &str, uci: &str, ply: u32) -> MakeMoveRequest {
-    MakeMoveRequest {
-        game_id: game.to_owned(),
-        player_id: player.to_owned(),
-        uci: uci.to_owned(),
-        ply,
-        lag_ms: 0,
-        waited_ms: 0,
-        ..Default::default()
-    }
+fn move_request(game: &str, player: &str, uci: &str, ply: u32) -> Command {
+    support::move_command(game, player, uci, ply)
 }
 
-/// `MakeMove` sent to one shard, without following redirects.
-async fn send_move(router: &Router, addr: &str, request: MakeMoveRequest) -> Result<u64, ServiceError> {
+/// A move sent to one shard, without following redirects.
+async fn send_move(router: &Router, addr: &str, request: Command) -> Result<u64, ServiceError> {
     let mut client = router.client(addr);
-    client.make_move(request).await.map(|r| r.into_inner().version).map_err(|s| ServiceError::from_status(&s))
+    client.execute(request).await.map(|r| r.into_inner().version).map_err(|s| ServiceError::from_status(&s))
 }
 
 /// A clocked game created on the shard at `addr` (which picks an id it
@@ -232,7 +224,7 @@ fn player(ply: usize, white: &str, black: &str) -> String {
 // 1, 2: one writer wins
 // ---------------------------------------------------------------------------
 
-/// Many `MakeMove` calls for the same ply, with different legal moves and
+/// Many move commands for the same ply, with different legal moves and
 /// with the same move repeated, all at once to both shards: one move is
 /// applied, once; the owner answers the others `STALE_PLY` (or, for copies
 /// of the winning move, success at the same version), the other shard
@@ -627,7 +619,7 @@ struct Acked {
     t1: u64,
 }
 
-/// `MakeMove` through the router (which waits out failovers), timed, and
+/// A move through the router (which waits out failovers), timed, and
 /// sent again with the same ply, as a client would, when the connection
 /// broke under the call (the router gives up on a transport error: a
 /// connection to the killed shard that was open when it died).
@@ -649,7 +641,7 @@ async fn timed_move(router: &Router, game: &str, player: &str, uci: &str, ply: u
                 async move {
                     let t0 = store.now_ms().await.map_err(|e| tonic::Status::unavailable(e.to_string()))?;
                     started.store(t0, Ordering::SeqCst);
-                    client.make_move(request).await
+                    client.execute(request).await
                 }
             })
             .await;
@@ -746,7 +738,7 @@ async fn play_all(router: &Arc<Router>, games: Vec<Played>, plies: usize, seed: 
 ///
 /// The clocks are checked against an expectation the test computes on its
 /// own: it reads Redis `TIME` (the service's one time source) right before
-/// and after each `MakeMove` and `GetState`, which bounds the store time at
+/// and after each move (`Execute`) and `GetState`, which bounds the store time at
 /// which the shard settled each move. From those bounds follow bounds on
 /// each side's remaining time after every ply (`remaining_bounds`). The
 /// stored remaining time after every ply, the waiting side's clock in

@@ -12,7 +12,8 @@ use std::time::Duration;
 use fogblast_bus::{ConsumerConfig, EventBus, NatsBus};
 use fogblast_proto::events::game_event::Kind;
 use fogblast_proto::events::GameEvent;
-use fogblast_proto::game::{GameCommand, Status, Variant};
+use fogblast_proto::game::command::Action;
+use fogblast_proto::game::{Command, Resign, Status, Variant};
 use fogblast_proto::public_events::{filter, Encoding};
 use futures::StreamExt;
 use prost::Message;
@@ -72,14 +73,8 @@ async fn play_randomly(router: &Router, game: &str, plies: u32, rng: &mut rand::
         played.push(uci);
     }
     if router.state(game, "b").await.status() != Status::Ended {
-        let resign = GameCommand { game_id: game.to_owned(), player_id: "b".into(), ..Default::default() };
-        router
-            .on_owner(game, |mut client| {
-                let resign = resign.clone();
-                async move { client.resign(resign).await }
-            })
-            .await
-            .expect("black resigns");
+        let resign = Command::new(game, "b", Action::Resign(Resign {}));
+        router.execute(resign).await.expect("black resigns");
     }
     played
 }

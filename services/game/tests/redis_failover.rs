@@ -14,10 +14,9 @@ use std::time::{Duration, Instant};
 
 use fogblast_bus::MemoryBus;
 use fogblast_game_service::GameConfig;
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_client::GameClient;
-use fogblast_proto::game::{
-    ColorChoice, CreateGameRequest, GetStateRequest, JoinGameRequest, MakeMoveRequest, Variant,
-};
+use fogblast_proto::game::{ColorChoice, CreateGameRequest, GetStateRequest, JoinGameRequest, Move, Variant};
 use fogblast_proto::ids::GameId;
 use fogblast_store::{Durability, GameStore, Membership, RedisStore};
 use fogblast_testkit::proxy::AnswerDropper;
@@ -128,14 +127,12 @@ async fn one_move(client: &mut GameClient<Channel>, game: &str, i: usize, rng: &
         return None;
     }
     let uci = state.legal[rng.random_range(0..state.legal.len())].clone();
-    let request = MakeMoveRequest {
-        game_id: game.to_owned(),
-        player_id: player,
-        uci,
-        ply: state.moves.len() as u32,
-        ..Default::default()
-    };
-    client.make_move(request).await.ok().map(|answer| answer.into_inner().version)
+    let action = Action::Move(Move { uci, ply: state.moves.len() as u32, ..Default::default() });
+    client
+        .execute(fogblast_proto::game::Command::new(game, player, action))
+        .await
+        .ok()
+        .map(|answer| answer.into_inner().version)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex, Weak};
 
 use axum::extract::ws::Utf8Bytes;
 use fogblast_proto::error::ErrorCode;
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::event_payload::Kind;
-use fogblast_proto::game::{watch_event, Audience, AudienceEvent, Color, GameState, PresenceRequest, WatchRequest};
+use fogblast_proto::game::{watch_event, Audience, AudienceEvent, Color, Command, GameState, WatchRequest};
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_protocol::ServerFrame;
 use futures::StreamExt;
@@ -383,9 +384,8 @@ impl Feeds {
                     break;
                 }
                 let lease_ms = if connected { feeds.presence_lease_ms } else { 0 };
-                let request =
-                    PresenceRequest { game_id: game.to_string(), player_id: player.to_string(), connected, lease_ms };
-                let result = router.report_presence(request).await;
+                let request = Command::new(game.to_string(), player.to_string(), Action::presence(connected, lease_ms));
+                let result = router.command(request).await;
                 if let Err(error) = result {
                     if error.code != ErrorCode::GameOver {
                         debug!(game = %game, %error, "presence not reported");
@@ -551,8 +551,8 @@ mod tests {
 
     use fogblast_proto::game::game_server::{Game, GameServer};
     use fogblast_proto::game::{
-        CommandResponse, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameCommand, GetStateRequest,
-        JoinGameRequest, JoinGameResponse, MakeMoveRequest, OfferRequest, RematchResponse, WatchEvent,
+        CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GetStateRequest, JoinGameRequest,
+        JoinGameResponse, WatchEvent,
     };
     use fogblast_proto::ids::ShardId;
     use fogblast_routing::Membership;
@@ -586,31 +586,7 @@ mod tests {
         async fn join_game(&self, _: Request<JoinGameRequest>) -> Result<Response<JoinGameResponse>, Status> {
             no()
         }
-        async fn make_move(&self, _: Request<MakeMoveRequest>) -> Result<Response<CommandResponse>, Status> {
-            no()
-        }
-        async fn resign(&self, _: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
-            no()
-        }
-        async fn abort(&self, _: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
-            no()
-        }
-        async fn draw(&self, _: Request<OfferRequest>) -> Result<Response<CommandResponse>, Status> {
-            no()
-        }
-        async fn takeback(&self, _: Request<OfferRequest>) -> Result<Response<CommandResponse>, Status> {
-            no()
-        }
-        async fn claim_victory(&self, _: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
-            no()
-        }
-        async fn rematch(&self, _: Request<GameCommand>) -> Result<Response<RematchResponse>, Status> {
-            no()
-        }
-        async fn decline_rematch(&self, _: Request<GameCommand>) -> Result<Response<CommandResponse>, Status> {
-            no()
-        }
-        async fn report_presence(&self, _: Request<PresenceRequest>) -> Result<Response<CommandResponse>, Status> {
+        async fn execute(&self, _: Request<Command>) -> Result<Response<CommandResult>, Status> {
             no()
         }
         async fn get_state(&self, _: Request<GetStateRequest>) -> Result<Response<GameState>, Status> {

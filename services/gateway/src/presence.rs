@@ -15,7 +15,8 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use fogblast_proto::game::PresenceRequest;
+use fogblast_proto::game::command::Action;
+use fogblast_proto::game::Command;
 use fogblast_proto::ids::{GameId, PlayerId};
 use tokio::time::Instant;
 use tracing::debug;
@@ -57,15 +58,10 @@ async fn renew_one(
     if !feeds.upgrade().is_some_and(|f| f.seated_here(&game, &player)) {
         return;
     }
-    let request = PresenceRequest {
-        game_id: game.to_string(),
-        player_id: player.to_string(),
-        connected: true,
-        lease_ms: lease.as_millis() as u64,
-    };
+    let request = Command::new(game.to_string(), player.to_string(), Action::presence(true, lease.as_millis() as u64));
     // A renewal that does not arrive in time is as good as lost: the next
     // one goes a period later.
-    match tokio::time::timeout(deadline, router.report_presence(request)).await {
+    match tokio::time::timeout(deadline, router.command(request)).await {
         Ok(Ok(_)) => {}
         Ok(Err(error)) => debug!(game = %game, %error, "presence lease not renewed"),
         Err(_) => debug!(game = %game, "presence lease renewal timed out"),
@@ -96,15 +92,10 @@ pub fn heard_from(
     if lease.is_zero() || feeds.seated_here(game, player) {
         return;
     }
-    let request = PresenceRequest {
-        game_id: game.to_string(),
-        player_id: player.to_string(),
-        connected: true,
-        lease_ms: lease.as_millis() as u64,
-    };
+    let request = Command::new(game.to_string(), player.to_string(), Action::presence(true, lease.as_millis() as u64));
     let (router, game) = (router.clone(), game.clone());
     tokio::spawn(async move {
-        if let Err(error) = router.report_presence(request).await {
+        if let Err(error) = router.command(request).await {
             debug!(game = %game, %error, "presence of a request not reported");
         }
     });

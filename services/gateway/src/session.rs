@@ -13,14 +13,14 @@ use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::{
-    self as proto, ClockSettings, CreateGameRequest, GameCommand, GameState, GetStateRequest, JoinGameRequest,
-    MakeMoveRequest, OfferAction, OfferRequest,
+    self as proto, ClockSettings, CreateGameRequest, GameState, GetStateRequest, JoinGameRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::matchmaker::Board;
 use fogblast_protocol::convert::color;
-use fogblast_protocol::{ClientFrame, Create, Hello, Id, Level, Opponent, RematchAction, ServerFrame};
+use fogblast_protocol::{ClientFrame, Create, GameCommand, Hello, Id, Level, Opponent, ServerFrame};
 use futures::{SinkExt, StreamExt};
 use tokio::time::Instant;
 
@@ -319,9 +319,20 @@ impl Session {
             return Ok(());
         }
         let player = self.player()?.clone();
+        let message = match GameCommand::try_from(message) {
+            Ok(command) => return self.game_command(command, &player, id, received).await,
+            Err(message) => message,
+        };
         let router = self.gateway.router.clone();
         match message {
             ClientFrame::Hello(_) | ClientFrame::Ping => unreachable!("answered above"),
+            ClientFrame::Move(_)
+            | ClientFrame::Resign(_)
+            | ClientFrame::Abort(_)
+            | ClientFrame::ClaimVictory(_)
+            | ClientFrame::Draw(_)
+            | ClientFrame::Takeback(_)
+            | ClientFrame::Rematch(_) => unreachable!("commands on a game, carried out above"),
             ClientFrame::Create(create) => self.create(create, id).await,
             ClientFrame::Join(join) => {
                 let code = join.code.trim().to_ascii_uppercase();
@@ -362,50 +373,6 @@ impl Session {
                 }
                 Ok(())
             }
-            ClientFrame::Move(m) => {
-                let game = game_id(&m.game)?;
-                if m.uci.len() > 5 {
-                    return Err(bad(format!("{:?} is not a UCI move", m.uci.chars().take(16).collect::<String>())));
-                }
-                if !self.gateway.feeds.follows(&game, &self.conn) {
-                    // The mover hears its move's acknowledgement on the feed.
-                    self.follow(&game, None).await?;
-                }
-                let request = MakeMoveRequest {
-                    game_id: game.to_string(),
-                    player_id: player.to_string(),
-                    uci: m.uci,
-                    ply: m.ply,
-                    lag_ms: self.conn.lag_ms.load(Ordering::Relaxed).min(u64::from(u32::MAX)) as u32,
-                    // Waiting in this connection's lane (and following the
-                    // game, above) is not the mover's time either.
-                    waited_ms: u32::try_from(received.elapsed().as_millis()).unwrap_or(u32::MAX),
-                    ..Default::default()
-                };
-                // The move's trace starts here; the move itself stays out
-                // (in fog of war it is hidden from the opponent).
-                let span = tracing::info_span!("gateway.move", game = %game, ply = m.ply);
-                tracing::Instrument::instrument(router.make_move(request), span).await?;
-                Ok(())
-            }
-            ClientFrame::Resign(r) => router.resign(self.command(&r.game)?).await.map(drop),
-            ClientFrame::Abort(r) => router.abort(self.command(&r.game)?).await.map(drop),
-            ClientFrame::ClaimVictory(r) => router.claim_victory(self.command(&r.game)?).await.map(drop),
-            ClientFrame::Rematch(r) => {
-                let game = game_id(&r.game)?;
-                let request =
-                    GameCommand { game_id: game.to_string(), player_id: player.to_string(), ..Default::default() };
-                if r.action == Some(RematchAction::Decline) {
-                    return router.decline_rematch(request).await.map(drop);
-                }
-                let answer = router.rematch(request).await?;
-                if !answer.new_game_id.is_empty() {
-                    self.follow(&game_id(&answer.new_game_id)?, id).await?;
-                }
-                Ok(())
-            }
-            ClientFrame::Draw(offer) => self.offer(&offer.game, offer.action.into(), false).await,
-            ClientFrame::Takeback(offer) => self.offer(&offer.game, offer.action.into(), true).await,
             ClientFrame::Seek(seek) => {
                 let variant = seek.variant.into();
                 let clock = seek.clock.map(ClockSettings::from);
@@ -433,6 +400,44 @@ impl Session {
                 Ok(())
             }
         }
+    }
+
+    /// A command on one game, sent to its shard as one message. A mover
+    /// follows the game first (it hears its move's acknowledgement on the
+    /// feed), and a rematch both sides agreed to is followed once made.
+    async fn game_command(
+        &self,
+        command: GameCommand,
+        player: &PlayerId,
+        id: Option<&Id>,
+        received: Instant,
+    ) -> Result<(), ServiceError> {
+        let game = game_id(&command.game)?;
+        let mut request = command.by(player.as_str());
+        request.game_id = game.to_string();
+        let span = match &mut request.action {
+            Some(Action::Move(m)) => {
+                if m.uci.len() > 5 {
+                    return Err(bad(format!("{:?} is not a UCI move", m.uci.chars().take(16).collect::<String>())));
+                }
+                if !self.gateway.feeds.follows(&game, &self.conn) {
+                    self.follow(&game, None).await?;
+                }
+                m.lag_ms = self.conn.lag_ms.load(Ordering::Relaxed).min(u64::from(u32::MAX)) as u32;
+                // Waiting in this connection's lane (and following the
+                // game, above) is not the mover's time either.
+                m.waited_ms = u32::try_from(received.elapsed().as_millis()).unwrap_or(u32::MAX);
+                // The move's trace starts here; the move itself stays out
+                // (in fog of war it is hidden from the opponent).
+                tracing::info_span!("gateway.move", game = %game, ply = m.ply)
+            }
+            _ => tracing::Span::none(),
+        };
+        let result = tracing::Instrument::instrument(self.gateway.router.command(request), span).await?;
+        if !result.new_game_id.is_empty() {
+            self.follow(&game_id(&result.new_game_id)?, id).await?;
+        }
+        Ok(())
     }
 
     async fn hello(&mut self, hello: Hello, id: Option<&Id>) -> Result<(), ServiceError> {
@@ -578,28 +583,6 @@ impl Session {
             return Ok(());
         }
         self.gateway.computer_games_allowed(self.ip, Some(game)).await
-    }
-
-    /// The command `game` names, by this socket's player.
-    fn command(&self, game: &str) -> Result<GameCommand, ServiceError> {
-        let game = game_id(game)?;
-        Ok(GameCommand { game_id: game.to_string(), player_id: self.player()?.to_string(), ..Default::default() })
-    }
-
-    async fn offer(&self, game: &str, action: OfferAction, takeback: bool) -> Result<(), ServiceError> {
-        let game = game_id(game)?;
-        let request = OfferRequest {
-            game_id: game.to_string(),
-            player_id: self.player()?.to_string(),
-            action: action as i32,
-            ..Default::default()
-        };
-        if takeback {
-            self.gateway.router.takeback(request).await?;
-        } else {
-            self.gateway.router.draw(request).await?;
-        }
-        Ok(())
     }
 
     fn finish(&self) {

@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::{
-    CreateGameRequest, CreateGameResponse, GameCommand, GameState, GetStateRequest, JoinGameRequest, JoinGameResponse,
+    Abort, Command, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest,
+    JoinGameResponse,
 };
 use fogblast_routing::Membership;
 use fogblast_routing::Router;
@@ -57,8 +59,7 @@ impl Games for ShardRouter {
     }
 
     async fn abort(&self, game: &str, player: &str) -> Result<(), ServiceError> {
-        let request = GameCommand { game_id: game.to_owned(), player_id: player.to_owned(), ..Default::default() };
-        self.router.abort(request).await.map(drop)
+        self.router.command(Command::new(game, player, Action::Abort(Abort {}))).await.map(drop)
     }
 }
 

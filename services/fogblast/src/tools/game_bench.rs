@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context};
 use fogblast_bus::MemoryBus;
 use fogblast_game_service::GameConfig;
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    ColorChoice, CreateGameRequest, GameCommand, GetStateRequest, JoinGameRequest, MakeMoveRequest,
-    Variant as WireVariant,
+    ColorChoice, Command, CreateGameRequest, GetStateRequest, JoinGameRequest, Move, Resign, Variant as WireVariant,
 };
 use fogblast_rules::{CastlingMode, Game, Position, Variant};
 use fogblast_store::{Durability, GameStore, RedisStore};
@@ -160,17 +160,10 @@ async fn play_games(
             let m = moves[rng.random_range(0..moves.len())];
             let uci = m.to_uci(CastlingMode::Standard).to_string();
             let player = if game.ply().is_multiple_of(2) { &white } else { &black };
-            let request = MakeMoveRequest {
-                game_id: game_id.clone(),
-                player_id: player.clone(),
-                uci,
-                ply: game.ply() as u32,
-                lag_ms: 0,
-                waited_ms: 0,
-                ..Default::default()
-            };
+            let action = Action::Move(Move { uci, ply: game.ply() as u32, lag_ms: 0, waited_ms: 0 });
+            let request = Command::new(game_id.as_str(), player.as_str(), action);
             let sent = Instant::now();
-            client.make_move(request).await?;
+            client.execute(request).await?;
             latencies.push(sent.elapsed());
             applied.fetch_add(1, Ordering::Relaxed);
             game.play(m)?;
@@ -186,7 +179,7 @@ async fn play_games(
             game.ply()
         );
         if game.outcome().is_none() {
-            client.resign(GameCommand { game_id, player_id: white, ..Default::default() }).await?;
+            client.execute(Command::new(game_id, white, Action::Resign(Resign {}))).await?;
         }
         games += 1;
     }

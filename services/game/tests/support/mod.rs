@@ -17,10 +17,11 @@ use std::time::Duration;
 use fogblast_bus::{EventBus, MemoryBus, NatsBus, NatsConfig};
 use fogblast_game_service::{Drills, GameConfig, GameSettings};
 use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    watch_event, ColorChoice, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest,
-    JoinGameResponse, MakeMoveRequest, Variant, WatchEvent, WatchRequest,
+    watch_event, ColorChoice, Command, CommandResult, CreateGameRequest, CreateGameResponse, GameState,
+    GetStateRequest, JoinGameRequest, JoinGameResponse, Move, Variant, WatchEvent, WatchRequest,
 };
 use fogblast_proto::ids::GameId;
 use fogblast_store::{placement, GameStore, MemoryStore, RedisStore};
@@ -362,21 +363,18 @@ impl Router {
     }
 
     pub async fn make_move(&self, game: &str, player: &str, uci: &str, ply: u32) -> Result<u64, ServiceError> {
-        let request = MakeMoveRequest {
-            game_id: game.to_owned(),
-            player_id: player.to_owned(),
-            uci: uci.to_owned(),
-            ply,
-            lag_ms: 0,
-            waited_ms: 0,
-            ..Default::default()
-        };
-        self.on_owner(game, |mut client| {
-            let request = request.clone();
-            async move { client.make_move(request).await }
+        self.execute(move_command(game, player, uci, ply)).await.map(|r| r.version)
+    }
+
+    /// Sends `command` to its game's owner, following redirects as
+    /// [`Router::on_owner`] does.
+    pub async fn execute(&self, command: Command) -> Result<CommandResult, ServiceError> {
+        let game = command.game_id.clone();
+        self.on_owner(&game, |mut client| {
+            let command = command.clone();
+            async move { client.execute(command).await }
         })
         .await
-        .map(|r| r.version)
     }
 
     pub async fn state(&self, game: &str, player: &str) -> GameState {
@@ -408,6 +406,13 @@ impl Router {
         .await;
         events
     }
+}
+
+/// `player`'s move `uci` at `ply` in `game`, with no lag, no wait and no
+/// request id.
+pub fn move_command(game: &str, player: &str, uci: &str, ply: u32) -> Command {
+    let action = Action::Move(Move { uci: uci.to_owned(), ply, lag_ms: 0, waited_ms: 0 });
+    Command::new(game, player, action)
 }
 
 /// Settings the computer tests add to a shard's configuration.

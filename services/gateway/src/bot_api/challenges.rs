@@ -15,8 +15,9 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::{
-    ClockSettings, ColorChoice, CreateGameRequest, GameCommand, GameState, GetStateRequest, JoinGameRequest, Status,
+    Abort, ClockSettings, ColorChoice, Command, CreateGameRequest, GameState, GetStateRequest, JoinGameRequest, Status,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::notices::{
@@ -184,8 +185,8 @@ async fn hold(
     if gateway.router.get_state(request).await.map_or(true, |state| state.status() != Status::Waiting) {
         return;
     }
-    let abort = GameCommand { game_id: game.to_string(), player_id: challenger.to_string(), ..Default::default() };
-    if gateway.router.abort(abort).await.is_err() {
+    let abort = Command::new(game.to_string(), challenger.to_string(), Action::Abort(Abort {}));
+    if gateway.router.command(abort).await.is_err() {
         return;
     }
     let gone = ChallengeGone { challenge: Some(challenge.clone()), declined, reason };

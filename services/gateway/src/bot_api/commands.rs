@@ -1,10 +1,12 @@
 //! A bot's commands in its game: move, resign, abort, draw and takeback
-//! offers and answers, claiming victory over a player who left.
+//! offers and answers, claiming victory over a player who left. Each is the
+//! game service's one command message, as a socket's are.
 
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use fogblast_proto::game::{GameCommand, GetStateRequest, MakeMoveRequest, OfferAction, OfferRequest};
+use fogblast_proto::game::command::Action;
+use fogblast_proto::game::{Abort, ClaimVictory, Command, GetStateRequest, OfferAction, Resign};
 use fogblast_proto::ids::{GameId, PlayerId};
 use tokio::time::Instant;
 
@@ -28,7 +30,7 @@ pub async fn make_move(
         .get_state(GetStateRequest { game_id: game.to_string(), player_id: bot.player.to_string() })
         .await?;
     let request = move_request(&game, &bot.player, uci, state.moves.len() as u32, received);
-    gateway.router.make_move(request).await?;
+    gateway.router.command(request).await?;
     heard_from(&gateway, &game, &bot.player);
     ok().map(|r| bot.answer(r))
 }
@@ -36,46 +38,35 @@ pub async fn make_move(
 /// The move as sent to the game's shard. The time since the request
 /// arrived (reading the game's ply first, which waits out a failover) is
 /// the gateway's, not the mover's: the shard gives it back on the clock.
-fn move_request(game: &GameId, player: &PlayerId, uci: String, ply: u32, received: Instant) -> MakeMoveRequest {
-    MakeMoveRequest {
-        game_id: game.to_string(),
-        player_id: player.to_string(),
-        uci,
-        ply,
-        waited_ms: u32::try_from(received.elapsed().as_millis()).unwrap_or(u32::MAX),
-        ..Default::default()
-    }
+fn move_request(game: &GameId, player: &PlayerId, uci: String, ply: u32, received: Instant) -> Command {
+    let waited_ms = u32::try_from(received.elapsed().as_millis()).unwrap_or(u32::MAX);
+    let action = Action::Move(fogblast_proto::game::Move { uci, ply, lag_ms: 0, waited_ms });
+    Command::new(game.as_str(), player.as_str(), action)
 }
 
-fn command(bot: &Bot, id: &str) -> Result<GameCommand, ApiError> {
+/// Sends the bot's `action` in the game `id`.
+async fn send(gateway: &Gateway, bot: &Bot, id: &str, action: Action) -> Result<GameId, ApiError> {
     let game = game_id(id)?;
-    Ok(GameCommand { game_id: game.to_string(), player_id: bot.player.to_string(), ..Default::default() })
+    gateway.router.command(Command::new(game.as_str(), bot.player.as_str(), action)).await?;
+    Ok(game)
 }
 
 pub async fn resign(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
-    gateway.router.resign(command(&bot, &id)?).await?;
-    ended(&gateway, &bot, &id);
+    let game = send(&gateway, &bot, &id, Action::Resign(Resign {})).await?;
+    gateway.computer_games.ended(bot.ip, &game);
     ok().map(|r| bot.answer(r))
 }
 
 pub async fn abort(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
-    gateway.router.abort(command(&bot, &id)?).await?;
-    ended(&gateway, &bot, &id);
+    let game = send(&gateway, &bot, &id, Action::Abort(Abort {})).await?;
+    gateway.computer_games.ended(bot.ip, &game);
     ok().map(|r| bot.answer(r))
 }
 
 pub async fn claim_victory(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
-    gateway.router.claim_victory(command(&bot, &id)?).await?;
-    ended(&gateway, &bot, &id);
+    let game = send(&gateway, &bot, &id, Action::ClaimVictory(ClaimVictory {})).await?;
+    gateway.computer_games.ended(bot.ip, &game);
     ok().map(|r| bot.answer(r))
-}
-
-/// The bot ended `id`: it no longer counts against its address's cap of
-/// games against the computer.
-fn ended(gateway: &Gateway, bot: &Bot, id: &str) {
-    if let Ok(game) = GameId::parse(id) {
-        gateway.computer_games.ended(bot.ip, &game);
-    }
 }
 
 /// `yes` offers, or accepts a standing offer; `no` declines one.
@@ -87,24 +78,13 @@ fn answer(answer: &str) -> Result<OfferAction, ApiError> {
     }
 }
 
-fn offer(bot: &Bot, id: &str, action: &str) -> Result<OfferRequest, ApiError> {
-    let game = game_id(id)?;
-    Ok(OfferRequest {
-        game_id: game.to_string(),
-        player_id: bot.player.to_string(),
-        action: answer(action)? as i32,
-        ..Default::default()
-    })
-}
-
 pub async fn draw(
     State(gateway): State<Arc<Gateway>>,
     bot: Bot,
     Path((id, action)): Path<(String, String)>,
 ) -> ApiResult {
-    let request = offer(&bot, &id, &action)?;
-    gateway.router.draw(request.clone()).await?;
-    heard_from(&gateway, &game_id(&request.game_id)?, &bot.player);
+    let game = send(&gateway, &bot, &id, Action::draw(answer(&action)?)).await?;
+    heard_from(&gateway, &game, &bot.player);
     ok().map(|r| bot.answer(r))
 }
 
@@ -113,9 +93,8 @@ pub async fn takeback(
     bot: Bot,
     Path((id, action)): Path<(String, String)>,
 ) -> ApiResult {
-    let request = offer(&bot, &id, &action)?;
-    gateway.router.takeback(request.clone()).await?;
-    heard_from(&gateway, &game_id(&request.game_id)?, &bot.player);
+    let game = send(&gateway, &bot, &id, Action::takeback(answer(&action)?)).await?;
+    heard_from(&gateway, &game, &bot.player);
     ok().map(|r| bot.answer(r))
 }
 
@@ -139,7 +118,8 @@ mod tests {
         let game = GameId::parse("g-waited").unwrap();
         let player = PlayerId::parse("p-bot").unwrap();
         let request = move_request(&game, &player, "e2e4".into(), 0, received);
-        assert_eq!(request.waited_ms, 1_700);
-        assert_eq!((request.uci.as_str(), request.ply), ("e2e4", 0));
+        let Some(Action::Move(m)) = request.action else { panic!("a move: {request:?}") };
+        assert_eq!(m.waited_ms, 1_700);
+        assert_eq!((m.uci.as_str(), m.ply), ("e2e4", 0));
     }
 }

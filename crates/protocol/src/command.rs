@@ -1,0 +1,105 @@
+//! A client's command on one game as the game service takes it: the one
+//! mapping from a [`ClientFrame`] to the `Command` message's action, which
+//! the gateway's sockets and its Bot API both send.
+
+use fogblast_proto::game::command::Action;
+use fogblast_proto::game::{self as proto, OfferAction};
+
+use crate::client::ClientFrame;
+use crate::vocab::RematchAction;
+
+/// A command on the game `game` (as the client wrote its id).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameCommand {
+    pub game: String,
+    pub action: Action,
+}
+
+impl GameCommand {
+    /// The message for the game service, by `player`. The gateway adds
+    /// what only it knows (a move's lag and time in the gateway).
+    pub fn by(self, player: &str) -> proto::Command {
+        proto::Command {
+            game_id: self.game,
+            player_id: player.to_owned(),
+            request_id: String::new(),
+            action: Some(self.action),
+        }
+    }
+}
+
+fn offer(action: OfferAction) -> proto::Offer {
+    proto::Offer { action: action as i32 }
+}
+
+/// Every frame is either a command on one game or handed back as it was,
+/// for the gateway to carry out itself: the match names each frame, so a
+/// new one must be put on one side or the other.
+impl TryFrom<ClientFrame> for GameCommand {
+    type Error = ClientFrame;
+
+    fn try_from(frame: ClientFrame) -> Result<GameCommand, ClientFrame> {
+        let (game, action) = match frame {
+            ClientFrame::Move(m) => {
+                (m.game, Action::Move(proto::Move { uci: m.uci, ply: m.ply, ..Default::default() }))
+            }
+            ClientFrame::Resign(r) => (r.game, Action::Resign(proto::Resign {})),
+            ClientFrame::Abort(r) => (r.game, Action::Abort(proto::Abort {})),
+            ClientFrame::ClaimVictory(r) => (r.game, Action::ClaimVictory(proto::ClaimVictory {})),
+            ClientFrame::Draw(o) => (o.game, Action::Draw(offer(o.action.into()))),
+            ClientFrame::Takeback(o) => (o.game, Action::Takeback(offer(o.action.into()))),
+            ClientFrame::Rematch(r) => match r.action {
+                Some(RematchAction::Decline) => (r.game, Action::DeclineRematch(proto::DeclineRematch {})),
+                Some(RematchAction::Offer) | None => (r.game, Action::Rematch(proto::Rematch {})),
+            },
+            frame @ (ClientFrame::Hello(_)
+            | ClientFrame::Create(_)
+            | ClientFrame::Join(_)
+            | ClientFrame::Watch(_)
+            | ClientFrame::Resume(_)
+            | ClientFrame::Seek(_)
+            | ClientFrame::CancelSeek
+            | ClientFrame::Lobby
+            | ClientFrame::Ping) => return Err(frame),
+        };
+        Ok(GameCommand { game, action })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::parse;
+
+    fn command(text: &str) -> Result<GameCommand, ClientFrame> {
+        GameCommand::try_from(parse(text).expect("a valid frame").frame)
+    }
+
+    #[test]
+    fn commands_on_a_game_become_actions_and_the_rest_come_back() {
+        let moved = command(r#"{"t":"move","game":"g1","uci":"e2e4","ply":0}"#).unwrap();
+        assert_eq!(moved.game, "g1");
+        assert_eq!(moved.action, Action::Move(proto::Move { uci: "e2e4".into(), ply: 0, lag_ms: 0, waited_ms: 0 }));
+        let draw = command(r#"{"t":"draw","game":"g1","action":"accept"}"#).unwrap();
+        assert_eq!(draw.action, Action::Draw(proto::Offer { action: OfferAction::Accept as i32 }));
+        let takeback = command(r#"{"t":"takeback","game":"g1","action":"request"}"#).unwrap();
+        assert_eq!(takeback.action, Action::Takeback(proto::Offer { action: OfferAction::Offer as i32 }));
+        let offer = command(r#"{"t":"rematch","game":"g1"}"#).unwrap();
+        assert_eq!(offer.action, Action::Rematch(proto::Rematch {}));
+        let decline = command(r#"{"t":"rematch","game":"g1","action":"decline"}"#).unwrap();
+        assert_eq!(decline.action, Action::DeclineRematch(proto::DeclineRematch {}));
+        for (text, action) in [
+            (r#"{"t":"resign","game":"g1"}"#, Action::Resign(proto::Resign {})),
+            (r#"{"t":"abort","game":"g1"}"#, Action::Abort(proto::Abort {})),
+            (r#"{"t":"claim_victory","game":"g1"}"#, Action::ClaimVictory(proto::ClaimVictory {})),
+        ] {
+            assert_eq!(command(text).unwrap().action, action, "{text}");
+        }
+        let message = command(r#"{"t":"resign","game":"g1"}"#).unwrap().by("p1");
+        assert_eq!((message.game_id.as_str(), message.player_id.as_str()), ("g1", "p1"));
+        for text in [r#"{"t":"watch","game":"g1"}"#, r#"{"t":"lobby"}"#, r#"{"t":"ping"}"#] {
+            let back = command(text).unwrap_err();
+            assert_eq!(Some(back.kind()), text.split('"').nth(3), "{text} comes back as it was");
+        }
+    }
+}
