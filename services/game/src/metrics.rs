@@ -22,7 +22,7 @@ pub struct Metrics {
     /// Commands answered, by RPC and outcome code.
     pub commands: IntCounterVec,
     /// Time to answer a command, by RPC: for `make_move` this is the
-    /// MakeMove latency the service promises.
+    /// latency of a move the service promises.
     pub command_seconds: HistogramVec,
     pub moves: IntCounter,
     /// Commits refused because another writer got there first.
