@@ -294,10 +294,9 @@ impl GameStore for FileStore {
         // a time: a change the file did not take is never read by anyone,
         // and a resend after it finds nothing recorded and commits again.
         let _one_at_a_time = self.writing.lock().await;
-        let (game, version, image) = self.memory.plan(commit)?;
-        self.write(&game, Some(&image)).await?;
-        self.memory.set_image(&game, Some(image));
-        Ok(version)
+        let plan = self.memory.plan(commit)?;
+        self.write(&plan.game, Some(&self.memory.image_after(&plan))).await?;
+        Ok(self.memory.apply(plan))
     }
 
     async fn confirm_durable(&self) -> Result<(), StoreError> {

@@ -101,6 +101,21 @@ impl MemoryStore {
     }
 }
 
+/// A commit decided and not yet carried out: the game's state after it,
+/// but for its events, which are the held ones followed by `new_events`.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub game: GameId,
+    pub version: u64,
+    epoch: u64,
+    record: Vec<u8>,
+    new_events: Vec<Vec<u8>>,
+    due_ms: Option<u64>,
+    outbox_ms: Option<u64>,
+    expires_at_ms: Option<u64>,
+    ttl_after_publish_ms: Option<u64>,
+}
+
 /// A game's whole state in the store, for the file adapter to keep.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct GameImage {
@@ -139,12 +154,35 @@ impl MemoryStore {
         self.state().install(game, image);
     }
 
-    /// The game as `commit` would leave it (its id, new version and
-    /// image), without changing anything; refused as `commit` would be.
-    /// The caller installs it with [`MemoryStore::set_image`].
-    pub(crate) fn plan(&self, commit: Commit) -> Result<(GameId, u64, GameImage), CommitError> {
+    /// `commit` decided without changing anything: refused as `commit`
+    /// would be, or the plan that [`MemoryStore::apply`] carries out.
+    pub(crate) fn plan(&self, commit: Commit) -> Result<Plan, CommitError> {
         let now = self.clock.now_ms();
-        self.state().planned(commit, now, self.history)
+        self.state().planned(commit, now)
+    }
+
+    /// The game as `plan` will leave it, for the file to take first.
+    pub(crate) fn image_after(&self, plan: &Plan) -> GameImage {
+        let state = self.state();
+        let held = state.games.get(&plan.game).map(|g| g.events.iter()).into_iter().flatten();
+        let mut events: Vec<Vec<u8>> = held.chain(&plan.new_events).cloned().collect();
+        events.drain(..events.len().saturating_sub(self.history));
+        GameImage {
+            version: plan.version,
+            epoch: plan.epoch,
+            record: plan.record.clone(),
+            events,
+            due_ms: plan.due_ms,
+            outbox_ms: plan.outbox_ms,
+            expires_at_ms: plan.expires_at_ms,
+            ttl_after_publish_ms: plan.ttl_after_publish_ms,
+        }
+    }
+
+    /// Carries out `plan`, made by [`MemoryStore::plan`] with nothing
+    /// committed to the game since.
+    pub(crate) fn apply(&self, plan: Plan) -> u64 {
+        self.state().apply(plan, self.history)
     }
 
     /// Makes the game exactly `image` (gone, for `None`).
@@ -247,30 +285,25 @@ impl State {
         }
     }
 
-    /// The game as `commit` would leave it, or why the commit is refused;
-    /// nothing is changed. Deciding a commit apart from applying it lets
-    /// the file store write the result before anyone can read it.
-    fn planned(&mut self, commit: Commit, now: u64, history: usize) -> Result<(GameId, u64, GameImage), CommitError> {
+    /// The commit decided, or why it is refused; nothing is changed.
+    /// Deciding a commit apart from applying it lets the file store write
+    /// the result before anyone can read it.
+    fn planned(&mut self, commit: Commit, now: u64) -> Result<Plan, CommitError> {
         if commit.events.is_empty() && commit.expected_version == 0 {
             return Err(StoreError::new("a new game is committed with at least one event").into());
         }
         let new_version = new_version(commit.expected_version, commit.events.len())?;
         // The epoch is checked before the version, as in the Redis script:
         // a stale owner learns at once that it must let go of the game.
-        let mut events = match self.live_game(&commit.game, now) {
+        match self.live_game(&commit.game, now) {
             Some(game) if commit.epoch < game.epoch => return Err(CommitError::StaleEpoch { stored: game.epoch }),
             Some(game) if game.version != commit.expected_version => {
                 return Err(CommitError::VersionConflict { current: game.version })
             }
             None if commit.expected_version != 0 => return Err(CommitError::VersionConflict { current: 0 }),
-            Some(game) => game.events.iter().cloned().collect(),
-            None => Vec::new(),
-        };
+            _ => {}
+        }
         let outbox_ms = self.outbox_of.get(&commit.game).copied().or(commit.finished.then_some(now));
-        let skip = commit.events.len().saturating_sub(history);
-        events.extend(commit.events.into_iter().skip(skip));
-        let excess = events.len().saturating_sub(history);
-        events.drain(..excess);
         // A finished game waiting in the outbox never expires: publishing
         // starts its time to live.
         let (expires_at_ms, ttl_after_publish_ms) = match commit.expire_after.map(ttl_ms) {
@@ -278,17 +311,43 @@ impl State {
             Some(ttl) => (Some(now.saturating_add(ttl)), None),
             None => (None, None),
         };
-        let image = GameImage {
+        Ok(Plan {
+            game: commit.game,
             version: new_version,
             epoch: commit.epoch,
             record: commit.record,
-            events,
+            new_events: commit.events,
             due_ms: commit.due_at_ms,
             outbox_ms,
             expires_at_ms,
             ttl_after_publish_ms,
-        };
-        Ok((commit.game, new_version, image))
+        })
+    }
+
+    /// Carries out `plan` in place: the held events are kept and the new
+    /// ones added, the oldest past `history` dropped.
+    fn apply(&mut self, plan: Plan, history: usize) -> u64 {
+        self.set_deadline(&plan.game, plan.due_ms);
+        self.set_outbox(&plan.game, plan.outbox_ms);
+        self.last_epoch = self.last_epoch.max(plan.epoch);
+        let game = self.games.entry(plan.game).or_insert_with(|| Game {
+            version: 0,
+            epoch: 0,
+            record: Vec::new(),
+            events: VecDeque::new(),
+            expires_at_ms: None,
+            ttl_after_publish_ms: None,
+        });
+        game.version = plan.version;
+        game.epoch = plan.epoch;
+        game.record = plan.record;
+        let skip = plan.new_events.len().saturating_sub(history);
+        game.events.extend(plan.new_events.into_iter().skip(skip));
+        let excess = game.events.len().saturating_sub(history);
+        game.events.drain(..excess);
+        game.expires_at_ms = plan.expires_at_ms;
+        game.ttl_after_publish_ms = plan.ttl_after_publish_ms;
+        plan.version
     }
 
     /// Makes the game exactly `image`.
@@ -380,9 +439,8 @@ impl GameStore for MemoryStore {
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
         let now = self.clock.now_ms();
         let mut state = self.state();
-        let (game, version, image) = state.planned(commit, now, self.history)?;
-        state.install(game, image);
-        Ok(version)
+        let plan = state.planned(commit, now)?;
+        Ok(state.apply(plan, self.history))
     }
 
     async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError> {
