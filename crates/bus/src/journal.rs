@@ -1,4 +1,4 @@
-//! The in-process bus's durable streams kept in a SQLite file, so that
+//! The in-process bus's site stream kept in a SQLite file, so that
 //! `fogblast up` killed outright keeps every message it acknowledged: a
 //! finished game published but not yet archived is delivered again when
 //! the process comes back. Each message is written (WAL,
@@ -8,7 +8,9 @@
 //!
 //! What is not kept is what a restart re-creates: deliveries in flight
 //! (every unacknowledged message is delivered again, as after an ack wait)
-//! and plain subjects, which are fire-and-forget.
+//! and plain subjects, which are fire-and-forget; nor the public events,
+//! a live feed read from NATS, whose readers a crash of `fogblast up`
+//! promises nothing.
 
 use std::path::Path;
 use std::str::FromStr;

@@ -246,18 +246,30 @@ impl Durable {
             self.settled.pop_front();
             // A consumer made since may not have it yet; its ack settles it again.
             if self.is_settled(sequence) {
+                if self.log.get(&sequence).is_some_and(|s| kept_on_disk(&s.message.subject)) {
+                    leaving.push(sequence);
+                }
                 self.remove(sequence);
-                leaving.push(sequence);
             }
         }
         while self.bytes > self.max_bytes {
-            let Some((&oldest, _)) = self.log.first_key_value() else { break };
+            let Some((&oldest, stored)) = self.log.first_key_value() else { break };
             tracing::warn!(sequence = oldest, "the bus log is full: its oldest message leaves unacknowledged");
+            if kept_on_disk(&stored.message.subject) {
+                leaving.push(oldest);
+            }
             self.remove(oldest);
-            leaving.push(oldest);
         }
         leaving
     }
+}
+
+/// Whether a message on `subject` goes into the bus file: the site's stream
+/// (finished games, which the archive must get every one of). The public
+/// events are a live feed for readers of NATS, a message or two a move;
+/// writing each to disk would double the writes of every move for nobody.
+fn kept_on_disk(subject: &str) -> bool {
+    Stream::covering(subject) == Some(Stream::Site)
 }
 
 impl Inner {
@@ -361,7 +373,7 @@ impl EventBus for MemoryBus {
             };
             if !duplicate {
                 // On disk before anyone hears of it.
-                if let Some(journal) = &self.inner.journal {
+                if let (true, Some(journal)) = (kept_on_disk(subject), &self.inner.journal) {
                     journal.append(sequence, message_id, &message).await?;
                 }
                 let mut durable = lock(&self.inner.durable);
@@ -500,8 +512,11 @@ impl Delivery for MemoryDelivery {
         // another stream meanwhile: NATS accepts a late ack the same way.
         {
             let _one_at_a_time = self.bus.writing.lock().await;
-            let held = lock(&self.bus.durable).log.contains_key(&self.sequence);
-            if let (true, Some(journal)) = (held, &self.bus.journal) {
+            let (held, on_disk) = match lock(&self.bus.durable).log.get(&self.sequence) {
+                Some(stored) => (true, kept_on_disk(&stored.message.subject)),
+                None => (false, false),
+            };
+            if let (true, Some(journal)) = (on_disk, &self.bus.journal) {
                 journal.ack(&self.consumer, self.sequence).await?;
             }
             let mut durable = lock(&self.bus.durable);

@@ -528,6 +528,13 @@ async fn a_bus_file_keeps_every_unacknowledged_message_across_a_crash() {
     later.ack().await.expect("ack");
     assert_no_delivery(&mut deliveries).await;
 
+    // The public events are a live feed: not written to the file.
+    bus.publish_durable("games.public.json.fog.move", "public-1", Vec::new(), Bytes::from("m")).await.unwrap();
+    drop(bus);
+    let bus = fogblast_bus::MemoryBus::open(&path).await.expect("the bus file once more");
+    let public = bus.publish_durable("games.public.json.fog.move", "public-1", Vec::new(), Bytes::new());
+    assert!(!public.await.unwrap().duplicate, "a public event was kept in the file");
+
     // A consumer made now still gets what the file kept of the archived game.
     let mut other = bus.consume_durable(consumer("archiver", "games.finished.>")).await.expect("consume");
     let kept = next_delivery(&mut other).await;
