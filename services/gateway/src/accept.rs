@@ -46,6 +46,17 @@ pub struct Sockets {
     open: Mutex<HashMap<IpAddr, u32>>,
 }
 
+/// What [`Sockets::open`] makes of a new connection.
+#[derive(Debug)]
+pub enum Admission {
+    /// Counted against its address until the slot is dropped.
+    Counted(Slot),
+    /// From a trusted proxy: not counted here.
+    Uncounted,
+    /// Its address already holds the cap.
+    Refused,
+}
+
 /// One counted connection; dropping it gives its address's slot back.
 #[derive(Debug)]
 pub struct Slot {
@@ -58,21 +69,20 @@ impl Sockets {
         Arc::new(Sockets { cap, addresses, open: Mutex::default() })
     }
 
-    /// Counts a connection from `peer`: `Ok(None)` for a trusted proxy
-    /// (not counted), `Err(())` when the address already holds the cap.
-    #[allow(clippy::result_unit_err)]
-    pub fn open(self: &Arc<Sockets>, peer: IpAddr) -> Result<Option<Slot>, ()> {
+    /// Counts a connection from `peer`, unless it comes from a trusted
+    /// proxy or its address already holds the cap.
+    pub fn open(self: &Arc<Sockets>, peer: IpAddr) -> Admission {
         if self.addresses.is_trusted_proxy(peer) {
-            return Ok(None);
+            return Admission::Uncounted;
         }
         let key = self.addresses.limit_key(peer);
         let mut open = self.open.lock().expect("sockets lock");
         let count = open.entry(key).or_insert(0);
         if *count >= self.cap {
-            return Err(());
+            return Admission::Refused;
         }
         *count += 1;
-        Ok(Some(Slot { sockets: self.clone(), key }))
+        Admission::Counted(Slot { sockets: self.clone(), key })
     }
 
     /// Connections counted for `peer`'s address now.
@@ -178,8 +188,9 @@ pub async fn serve(
             () = &mut drain_started => break,
         };
         let slot = match sockets.open(peer.ip()) {
-            Ok(slot) => slot,
-            Err(()) => {
+            Admission::Counted(slot) => Some(slot),
+            Admission::Uncounted => None,
+            Admission::Refused => {
                 metrics.closed.with_label_values(&["too many sockets from one address"]).inc();
                 debug!(peer = %peer.ip(), "refused at accept: the address holds its share of connections");
                 drop(stream);
@@ -242,21 +253,25 @@ mod tests {
         let addresses = AddressPolicy::new(vec!["10.0.0.1/32".parse().unwrap()], 64);
         let sockets = Sockets::new(2, addresses);
         let one: IpAddr = "192.0.2.1".parse().unwrap();
-        let first = sockets.open(one).unwrap();
-        let second = sockets.open(one).unwrap();
-        assert!(sockets.open(one).is_err(), "a third from the same address");
-        assert!(sockets.open("192.0.2.2".parse().unwrap()).is_ok(), "another address has its own share");
-        let v6a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
-        let v6b: IpAddr = "2001:db8:1:2::ffff".parse().unwrap();
-        let _a = sockets.open(v6a).unwrap();
-        let _b = sockets.open(v6b).unwrap();
-        assert!(sockets.open("2001:db8:1:2::3".parse().unwrap()).is_err(), "one /64 is one address");
+        let counted = |admission| matches!(admission, Admission::Counted(_));
+        let first = sockets.open(one);
+        let second = sockets.open(one);
+        assert!(matches!((&first, &second), (Admission::Counted(_), Admission::Counted(_))));
+        assert!(matches!(sockets.open(one), Admission::Refused), "a third from the same address");
+        assert!(counted(sockets.open("192.0.2.2".parse().unwrap())), "another address has its own share");
+        let _a = sockets.open("2001:db8:1:2::1".parse().unwrap());
+        let _b = sockets.open("2001:db8:1:2::ffff".parse().unwrap());
+        assert!(
+            matches!(sockets.open("2001:db8:1:2::3".parse().unwrap()), Admission::Refused),
+            "one /64 is one address"
+        );
         for _ in 0..10 {
-            assert!(sockets.open("10.0.0.1".parse().unwrap()).unwrap().is_none(), "a trusted proxy is not counted");
+            let proxy = sockets.open("10.0.0.1".parse().unwrap());
+            assert!(matches!(proxy, Admission::Uncounted), "a trusted proxy is not counted");
         }
         drop(first);
         assert_eq!(sockets.count(one), 1);
-        assert!(sockets.open(one).is_ok(), "a closed socket gives its slot back");
+        assert!(counted(sockets.open(one)), "a closed socket gives its slot back");
         drop(second);
     }
 }

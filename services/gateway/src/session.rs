@@ -132,6 +132,7 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
             let _ = write(&mut sink, Message::Close(Some(frame)), write_timeout).await;
         }
     }
+    // The socket closes now, not once the commands below are done.
     drop(sink);
     // Commands already sent are carried out, as they were when the socket
     // handled one at a time; each call has its own deadline, and the route
