@@ -317,10 +317,10 @@ async fn hostile_clients_leave_memory_bounded_and_honest_games_fast() {
                 )
                 .await
                 {
-                    if status == 429 && refused_for_games(stream).await {
-                        refused.fetch_add(1, Ordering::Relaxed);
-                    } else {
+                    if status != 429 {
                         open.push(stream);
+                    } else if refused_for_games(stream).await {
+                        refused.fetch_add(1, Ordering::Relaxed);
                     }
                 }
                 sent.fetch_add(1, Ordering::Relaxed);
