@@ -16,6 +16,13 @@ pub fn challenge_subject(challenge: &str) -> String {
     format!("challenge.{challenge}")
 }
 
+/// The subject on which a player's event stream, as it opens, asks the
+/// gateways holding challenges to that player to announce them again.
+/// The message is empty.
+pub fn pending_challenges_subject(player: &str) -> String {
+    format!("challenges.to.{player}")
+}
+
 /// What every player subject starts with: subscribe to
 /// `format!("{PLAYER_SUBJECT_PREFIX}*")` to hear every player.
 pub const PLAYER_SUBJECT_PREFIX: &str = "player.";

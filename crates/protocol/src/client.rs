@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::id::{Id, ID_RULE};
 use crate::vocab::{
-    ColorChoice, DrawAction, Level, Opponent, RatingRange, RematchAction, TakebackAction, TimeControl, Variant,
+    ChatRoom, ColorChoice, DrawAction, Level, Opponent, RatingRange, RematchAction, TakebackAction, TimeControl, Variant,
 };
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +83,14 @@ pub struct RematchRequest {
     pub action: Option<RematchAction>,
 }
 
+/// `chat`: a line in one of the game's chat rooms.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub game: String,
+    pub room: ChatRoom,
+    pub text: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seek {
     pub variant: Variant,
@@ -138,6 +146,7 @@ client_frames! {
     "takeback" => Takeback(TakebackOffer),
     "claim_victory" => ClaimVictory(GameRef),
     "rematch" => Rematch(RematchRequest),
+    "chat" => Chat(ChatMessage),
     "seek" => Seek(Seek),
     "cancel_seek" => CancelSeek,
     "lobby" => Lobby,

@@ -6,7 +6,7 @@ use fogblast_proto::game::command::Action;
 use fogblast_proto::game::{self as proto, OfferAction};
 
 use crate::client::ClientFrame;
-use crate::vocab::RematchAction;
+use crate::vocab::{ChatRoom, RematchAction};
 
 /// A command on the game `game` (as the client wrote its id).
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +26,12 @@ impl GameCommand {
             action: Some(self.action),
         }
     }
+}
+
+/// A chat line as the game service takes it: the room and the text; the
+/// shard fills in who wrote it.
+pub fn chat_line(room: ChatRoom, text: String) -> proto::ChatLine {
+    proto::ChatLine { room: proto::ChatRoom::from(room) as i32, text, ..Default::default() }
 }
 
 fn offer(action: OfferAction) -> proto::Offer {
@@ -52,6 +58,7 @@ impl TryFrom<ClientFrame> for GameCommand {
                 Some(RematchAction::Decline) => (r.game, Action::DeclineRematch(proto::DeclineRematch {})),
                 Some(RematchAction::Offer) | None => (r.game, Action::Rematch(proto::Rematch {})),
             },
+            ClientFrame::Chat(c) => (c.game, Action::Chat(chat_line(c.room, c.text))),
             frame @ (ClientFrame::Hello(_)
             | ClientFrame::Create(_)
             | ClientFrame::Join(_)
@@ -86,6 +93,9 @@ mod tests {
         assert_eq!(takeback.action, Action::Takeback(proto::Offer { action: OfferAction::Offer as i32 }));
         let offer = command(r#"{"t":"rematch","game":"g1"}"#).unwrap();
         assert_eq!(offer.action, Action::Rematch(proto::Rematch {}));
+        let chat = command(r#"{"t":"chat","game":"g1","room":"players","text":"good luck"}"#).unwrap();
+        let line = proto::ChatLine { room: proto::ChatRoom::Players as i32, text: "good luck".into(), ..Default::default() };
+        assert_eq!(chat.action, Action::Chat(line));
         let decline = command(r#"{"t":"rematch","game":"g1","action":"decline"}"#).unwrap();
         assert_eq!(decline.action, Action::DeclineRematch(proto::DeclineRematch {}));
         for (text, action) in [

@@ -6,10 +6,29 @@
 
 use fogblast_proto::game as proto;
 
-use crate::server::Clock;
+use crate::server::{ChatLine, Clock};
 use crate::vocab::{
-    Color, ColorChoice, DrawAction, EndReason, Level, Status, TakebackAction, TimeControl, Variant, Viewer,
+    ChatRoom, Color, ColorChoice, DrawAction, EndReason, Level, Status, TakebackAction, TimeControl, Variant, Viewer,
 };
+
+impl From<ChatRoom> for proto::ChatRoom {
+    fn from(room: ChatRoom) -> proto::ChatRoom {
+        match room {
+            ChatRoom::Players => proto::ChatRoom::Players,
+            ChatRoom::Spectators => proto::ChatRoom::Spectators,
+        }
+    }
+}
+
+/// A chat line as the protocol writes it; `None` for a line of no known room.
+pub fn chat_line(line: &proto::ChatLine) -> Option<ChatLine> {
+    let room = match line.room() {
+        proto::ChatRoom::Players => ChatRoom::Players,
+        proto::ChatRoom::Spectators => ChatRoom::Spectators,
+        proto::ChatRoom::Unspecified => return None,
+    };
+    Some(ChatLine { room, player: line.player_id.clone(), name: line.name.clone(), text: line.text.clone() })
+}
 
 impl From<proto::Variant> for Variant {
     fn from(variant: proto::Variant) -> Variant {

@@ -19,16 +19,16 @@ mod server;
 mod vocab;
 
 pub use client::{
-    id_of, parse, BadFrame, ClientFrame, Create, DrawOffer, GameRef, Hello, Join, Move, RematchRequest, Request,
+    id_of, parse, BadFrame, ChatMessage, ClientFrame, Create, DrawOffer, GameRef, Hello, Join, Move, RematchRequest, Request,
     Resume, Seek, TakebackOffer,
 };
-pub use command::GameCommand;
+pub use command::{chat_line, GameCommand};
 pub use id::{Id, MAX_ID_BYTES};
 pub use server::{
-    Clock, EndFrame, LobbyFrame, LobbyUpdateFrame, MoveFrame, OpenBoard, PairedOpponent, Player, Players, ServerFrame,
+    ChatLine, Clock, EndFrame, LobbyFrame, LobbyUpdateFrame, MoveFrame, OpenBoard, PairedOpponent, Player, Players, ServerFrame,
     StateFrame,
 };
 pub use vocab::{
-    Color, ColorChoice, DrawAction, EndReason, Level, Opponent, RatingRange, RematchAction, Status, TakebackAction,
+    ChatRoom, Color, ColorChoice, DrawAction, EndReason, Level, Opponent, RatingRange, RematchAction, Status, TakebackAction,
     TimeControl, Variant, Viewer,
 };

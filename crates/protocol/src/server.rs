@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::id::Id;
 use crate::vocab::{
-    Color, ColorChoice, DrawAction, EndReason, Level, RematchAction, Status, TakebackAction, TimeControl, Variant,
+    ChatRoom, Color, ColorChoice, DrawAction, EndReason, Level, RematchAction, Status, TakebackAction, TimeControl, Variant,
     Viewer,
 };
 
@@ -127,6 +127,9 @@ pub struct StateFrame {
     pub legal: Vec<String>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub first_move_in_ms: u64,
+    /// The last lines of the chat rooms the receiver reads, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chat: Vec<ChatLine>,
     /// When the state answers a request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Id>,
@@ -167,6 +170,16 @@ pub struct EndFrame {
     pub moves: Vec<String>,
     pub fen: String,
     pub clock: Option<Clock>,
+}
+
+/// A line in a game's chat: in a `state`, and as the `chat` frame.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatLine {
+    pub room: ChatRoom,
+    /// Who wrote it: their id and display name.
+    pub player: String,
+    pub name: String,
+    pub text: String,
 }
 
 /// The opponent named in `paired`.
@@ -289,6 +302,12 @@ pub enum ServerFrame {
         /// offer or an agreement.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         action: Option<RematchAction>,
+    },
+    Chat {
+        game: String,
+        v: u64,
+        #[serde(flatten)]
+        line: ChatLine,
     },
     Reconnect {
         reason: String,

@@ -118,6 +118,15 @@ pub enum RematchAction {
     Decline,
 }
 
+/// A game's chat rooms: the two players', and the spectators' (which the
+/// players read too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChatRoom {
+    Players,
+    Spectators,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {

@@ -13,9 +13,9 @@ use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
     Command, CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameState, GetStateRequest,
-    JoinGameRequest, JoinGameResponse, WatchEvent, WatchRequest,
+    JoinGameRequest, JoinGameResponse, ListSeatsRequest, WatchEvent, WatchRequest,
 };
-use fogblast_proto::ids::GameId;
+use fogblast_proto::ids::{GameId, PlayerId};
 use futures::stream::{BoxStream, StreamExt};
 use prost::Message;
 use rand::Rng;
@@ -100,6 +100,19 @@ impl Router {
             async move { client.get_state(request).await }
         })
         .await
+    }
+
+    /// The games `player` sits in that have not ended, the latest first;
+    /// any shard answers.
+    pub async fn seats_of(&self, player: &PlayerId) -> Result<Vec<GameId>, ServiceError> {
+        let request = ListSeatsRequest { player_id: player.to_string() };
+        let seats = self
+            .call_with(None, Retry::Read, move |mut client: GameClient<Channel>| {
+                let request = fogblast_telemetry::traced(request.clone());
+                async move { client.list_seats(request).await }
+            })
+            .await?;
+        Ok(seats.game_ids.iter().filter_map(|id| GameId::parse(id).ok()).collect())
     }
 
     /// Opens the game's event stream after `request.after_version`: the

@@ -1,5 +1,5 @@
 //! The store behind `fogblast up`, kept in a file: live games, clocks,
-//! deadlines, the outbox and join codes survive a restart or a crash of
+//! deadlines, the outbox, join codes and players' seats survive a restart or a crash of
 //! the one process, as they survive a shard's death on Redis.
 //!
 //! It is the in-process store ([`MemoryStore`], with every guarantee the
@@ -21,7 +21,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use fogblast_proto::ids::{GameId, ShardId};
+use fogblast_proto::ids::{GameId, PlayerId, ShardId};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
@@ -41,6 +41,12 @@ const SCHEMA: &[&str] = &[
         ttl_after_publish_ms INTEGER
     )",
     "CREATE TABLE IF NOT EXISTS codes (code TEXT PRIMARY KEY, game TEXT NOT NULL, expires_at_ms INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS seats (
+        player TEXT NOT NULL,
+        game TEXT NOT NULL,
+        expires_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (player, game)
+    )",
     "CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
 ];
 
@@ -158,6 +164,7 @@ impl FileStore {
             .execute(&self.db)
             .await
             .map_err(db_error)?;
+        self.load_seats(now).await?;
         if let Some(epoch) = self.setting("last_epoch").await? {
             self.memory.raise_epoch(epoch.parse().unwrap_or(0));
         }
@@ -229,6 +236,24 @@ impl FileStore {
             }
         }
         Ok(answer)
+    }
+
+    async fn load_seats(&self, now: u64) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM seats WHERE expires_at_ms <= $1")
+            .bind(int(now))
+            .execute(&self.db)
+            .await
+            .map_err(db_error)?;
+        let rows = sqlx::query("SELECT player, game, expires_at_ms FROM seats").fetch_all(&self.db).await;
+        for row in rows.map_err(db_error)? {
+            let player: String = row.try_get("player").map_err(db_error)?;
+            let game: String = row.try_get("game").map_err(db_error)?;
+            let expires: i64 = row.try_get("expires_at_ms").map_err(db_error)?;
+            if let (Ok(player), Ok(game)) = (PlayerId::parse(&player), GameId::parse(&game)) {
+                self.memory.note_seat_until(&player, &game, uint(expires));
+            }
+        }
+        Ok(())
     }
 
     async fn keep_code(&self, code: &str) -> Result<(), StoreError> {
@@ -345,6 +370,43 @@ impl GameStore for FileStore {
     async fn release_code(&self, code: &str) -> Result<(), StoreError> {
         self.memory.release_code(code).await?;
         self.keep_code(code).await
+    }
+
+    /// Written first, then noted in memory: a seat the file does not hold
+    /// is never listed.
+    async fn note_seat(&self, player: &PlayerId, game: &GameId, ttl: Duration) -> Result<(), StoreError> {
+        let expires = self.memory.now().saturating_add(crate::memory::ttl_ms(ttl));
+        {
+            let _one_at_a_time = self.writing.lock().await;
+            sqlx::query(
+                "INSERT INTO seats (player, game, expires_at_ms) VALUES ($1, $2, $3) ON CONFLICT (player, game) \
+                 DO UPDATE SET expires_at_ms = excluded.expires_at_ms",
+            )
+            .bind(player.as_str())
+            .bind(game.as_str())
+            .bind(int(expires))
+            .execute(&self.db)
+            .await
+            .map_err(db_error)?;
+        }
+        self.memory.note_seat_until(player, game, expires);
+        Ok(())
+    }
+
+    async fn seats_of(&self, player: &PlayerId) -> Result<Vec<GameId>, StoreError> {
+        self.memory.seats_of(player).await
+    }
+
+    async fn forget_seat(&self, player: &PlayerId, game: &GameId) -> Result<(), StoreError> {
+        self.memory.forget_seat(player, game).await?;
+        let _one_at_a_time = self.writing.lock().await;
+        sqlx::query("DELETE FROM seats WHERE player = $1 AND game = $2")
+            .bind(player.as_str())
+            .bind(game.as_str())
+            .execute(&self.db)
+            .await
+            .map_err(db_error)?;
+        Ok(())
     }
 }
 

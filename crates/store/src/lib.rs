@@ -1,7 +1,8 @@
 //! Where live games are kept: each game's record with its version and the
 //! epoch of the shard that last wrote it, its bounded event history, the
 //! deadlines of games that need attention without a command, the outbox of
-//! finished games not yet published, join codes, and shard membership.
+//! finished games not yet published, join codes, each player's seats, and
+//! shard membership.
 //!
 //! Three adapters implement [`GameStore`]: [`RedisStore`] for production and
 //! the distributed tests, [`FileStore`] for `fogblast up` on one machine (the
@@ -15,7 +16,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use fogblast_proto::ids::GameId;
+use fogblast_proto::ids::{GameId, PlayerId};
 
 mod file;
 mod memory;
@@ -133,4 +134,16 @@ pub trait GameStore: Membership {
     async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError>;
     async fn resolve_code(&self, code: &str) -> Result<Option<GameId>, StoreError>;
     async fn release_code(&self, code: &str) -> Result<(), StoreError>;
+    /// Notes that `player` holds a seat in `game`, for `ttl` from now (a
+    /// second note renews it). The index of a player's games in progress:
+    /// a superset, since a game that ended stays noted until it is
+    /// forgotten or expires, so readers check each game.
+    async fn note_seat(&self, player: &PlayerId, game: &GameId, ttl: Duration) -> Result<(), StoreError>;
+    /// The games noted for `player` and not expired, the latest noted
+    /// first, at most [`MAX_SEATS_LISTED`].
+    async fn seats_of(&self, player: &PlayerId) -> Result<Vec<GameId>, StoreError>;
+    async fn forget_seat(&self, player: &PlayerId, game: &GameId) -> Result<(), StoreError>;
 }
+
+/// The most games [`GameStore::seats_of`] lists.
+pub const MAX_SEATS_LISTED: usize = 100;

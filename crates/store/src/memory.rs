@@ -1,7 +1,7 @@
 //! The in-process store behind `fogblast up` on one machine, where running
 //! Redis would be one more thing to install. It keeps the Redis adapter's
 //! guarantees exactly (version and epoch checks, bounded history with gaps,
-//! deadlines, outbox, expiring codes, leases and game keys) so that the game
+//! deadlines, outbox, expiring codes and seats, leases and game keys) so that the game
 //! service behaves the same on either, and the shared test suite holds both
 //! to it.
 //!
@@ -15,10 +15,12 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use fogblast_proto::ids::{GameId, ShardId};
+use fogblast_proto::ids::{GameId, PlayerId, ShardId};
 use tokio::time::Instant;
 
-use crate::{Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame};
+use crate::{
+    Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame, MAX_SEATS_LISTED,
+};
 
 /// The history kept per game unless [`MemoryStore::with_history`] says
 /// otherwise; the Redis adapter uses the same default.
@@ -61,6 +63,10 @@ struct State {
     outbox: BTreeSet<(u64, GameId)>,
     outbox_of: HashMap<GameId, u64>,
     codes: HashMap<String, (GameId, u64)>,
+    /// Each player's noted seats with their expiry (store ms).
+    seats: HashMap<PlayerId, HashMap<GameId, u64>>,
+    /// Seats noted since expired ones were last cleared from every player.
+    seats_noted: usize,
     last_epoch: u64,
     leases: HashMap<ShardId, Lease>,
 }
@@ -515,6 +521,61 @@ impl GameStore for MemoryStore {
     async fn release_code(&self, code: &str) -> Result<(), StoreError> {
         self.state().codes.remove(code);
         Ok(())
+    }
+
+    async fn note_seat(&self, player: &PlayerId, game: &GameId, ttl: Duration) -> Result<(), StoreError> {
+        let now = self.clock.now_ms();
+        self.note_seat_until(player, game, now.saturating_add(ttl_ms(ttl)));
+        Ok(())
+    }
+
+    async fn seats_of(&self, player: &PlayerId) -> Result<Vec<GameId>, StoreError> {
+        Ok(self.seats_now(player).into_iter().map(|(game, _)| game).collect())
+    }
+
+    async fn forget_seat(&self, player: &PlayerId, game: &GameId) -> Result<(), StoreError> {
+        let mut state = self.state();
+        if let Some(seats) = state.seats.get_mut(player) {
+            seats.remove(game);
+            if seats.is_empty() {
+                state.seats.remove(player);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every this many seats noted, expired seats are cleared from every
+/// player, so players who never come back cost nothing for long.
+const SEATS_CLEARED_EVERY: usize = 4_096;
+
+impl MemoryStore {
+    pub(crate) fn note_seat_until(&self, player: &PlayerId, game: &GameId, expires_at_ms: u64) {
+        let now = self.clock.now_ms();
+        let mut state = self.state();
+        state.seats_noted += 1;
+        if state.seats_noted >= SEATS_CLEARED_EVERY {
+            state.seats_noted = 0;
+            state.seats.retain(|_, seats| {
+                seats.retain(|_, expires| *expires > now);
+                !seats.is_empty()
+            });
+        }
+        let seats = state.seats.entry(player.clone()).or_default();
+        seats.retain(|_, expires| *expires > now);
+        seats.insert(game.clone(), expires_at_ms);
+    }
+
+    /// The player's live seats with their expiry, the latest first.
+    pub(crate) fn seats_now(&self, player: &PlayerId) -> Vec<(GameId, u64)> {
+        let now = self.clock.now_ms();
+        let state = self.state();
+        let Some(seats) = state.seats.get(player) else { return Vec::new() };
+        let mut live: Vec<(GameId, u64)> =
+            seats.iter().filter(|(_, expires)| **expires > now).map(|(g, e)| (g.clone(), *e)).collect();
+        live.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        live.truncate(MAX_SEATS_LISTED);
+        live
     }
 }
 

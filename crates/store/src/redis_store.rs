@@ -11,6 +11,8 @@
 //! - `outbox:{g<b>}`: zset of the bucket's finished, unpublished game ids
 //!   scored by finish time;
 //! - `code:<CODE>`: string holding a game id, with a TTL;
+//! - `seats:<player>`: zset of the games a player was seated in, scored by
+//!   when each note expires (store ms), with the TTL of the latest;
 //! - `members`: hash with the membership epoch counter (`epoch`) and each
 //!   shard's lease (`lease:<id>`: epoch, expiry in store ms, address).
 //!
@@ -24,12 +26,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use fogblast_proto::ids::{GameId, ShardId};
+use fogblast_proto::ids::{GameId, PlayerId, ShardId};
 use fogblast_redis::{bucket, PrefixedRedis};
 use redis::Value;
 
 use crate::memory::{new_version, ttl_ms, DEFAULT_HISTORY};
-use crate::{Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame};
+use crate::{
+    Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame, MAX_SEATS_LISTED,
+};
 
 mod scripts;
 mod value;
@@ -219,6 +223,10 @@ impl RedisStore {
         }
         all.sort();
         Ok(all.into_iter().map(|(score, game)| (game, score)).collect())
+    }
+
+    fn seats_key(&self, player: &PlayerId) -> String {
+        self.redis.key(&format!("seats:{player}"))
     }
 
     fn code_key(&self, code: &str) -> String {
@@ -438,6 +446,24 @@ impl GameStore for RedisStore {
 
     async fn release_code(&self, code: &str) -> Result<(), StoreError> {
         self.query(redis::cmd("DEL").arg(self.code_key(code))).await.map(drop)
+    }
+
+    async fn note_seat(&self, player: &PlayerId, game: &GameId, ttl: Duration) -> Result<(), StoreError> {
+        let mut invocation = self.scripts.note_seat.prepare_invoke();
+        invocation.key(self.seats_key(player)).arg(game.as_str()).arg(ttl_ms(ttl));
+        self.run(&invocation).await.map(drop)
+    }
+
+    async fn seats_of(&self, player: &PlayerId) -> Result<Vec<GameId>, StoreError> {
+        let mut invocation = self.scripts.seats_of.prepare_invoke();
+        invocation.key(self.seats_key(player)).arg(MAX_SEATS_LISTED);
+        let reply = self.run(&invocation).await?;
+        let Value::Array(games) = reply else { return Err(StoreError::new(format!("unexpected seats reply {reply:?}"))) };
+        games.iter().map(game_id).collect()
+    }
+
+    async fn forget_seat(&self, player: &PlayerId, game: &GameId) -> Result<(), StoreError> {
+        self.query(redis::cmd("ZREM").arg(self.seats_key(player)).arg(game.as_str())).await.map(drop)
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use fogblast_proto::ids::GameId;
 use fogblast_store::{CommitError, EventsAfter, FileStore, GameStore, Membership, StoredGame};
-use support::{commit, gid, numbered, sid, sleep_ms, Harness};
+use support::{commit, gid, numbered, pid, sid, sleep_ms, Harness};
 
 /// Everything a refused commit must leave untouched.
 async fn snapshot(store: &dyn GameStore, game: &str) -> (Option<StoredGame>, EventsAfter, usize, usize) {
@@ -220,6 +220,29 @@ async fn codes_claim_resolve_release_and_expire(store: &dyn GameStore) {
     assert!(store.claim_code("SHORT", &gid("g4"), long).await.unwrap());
 }
 
+async fn seats_are_listed_latest_first_forgotten_and_expire(store: &dyn GameStore) {
+    let (alice, bob) = (pid("alice"), pid("bob"));
+    let long = Duration::from_secs(60);
+    assert_eq!(store.seats_of(&alice).await.unwrap(), vec![]);
+    store.note_seat(&alice, &gid("g1"), long).await.unwrap();
+    sleep_ms(5).await;
+    store.note_seat(&alice, &gid("g2"), long).await.unwrap();
+    store.note_seat(&bob, &gid("g2"), long).await.unwrap();
+    assert_eq!(store.seats_of(&alice).await.unwrap(), vec![gid("g2"), gid("g1")]);
+    assert_eq!(store.seats_of(&bob).await.unwrap(), vec![gid("g2")]);
+    // Noted again: renewed, and listed once.
+    sleep_ms(5).await;
+    store.note_seat(&alice, &gid("g1"), long).await.unwrap();
+    assert_eq!(store.seats_of(&alice).await.unwrap(), vec![gid("g1"), gid("g2")]);
+    store.forget_seat(&alice, &gid("g1")).await.unwrap();
+    store.forget_seat(&alice, &gid("never")).await.unwrap();
+    assert_eq!(store.seats_of(&alice).await.unwrap(), vec![gid("g2")]);
+    store.note_seat(&bob, &gid("brief"), Duration::from_millis(250)).await.unwrap();
+    assert_eq!(store.seats_of(&bob).await.unwrap(), vec![gid("g2"), gid("brief")]);
+    sleep_ms(600).await;
+    assert_eq!(store.seats_of(&bob).await.unwrap(), vec![gid("g2")], "an expired seat is not listed");
+}
+
 async fn members(store: &dyn GameStore) -> BTreeSet<(String, String, u64)> {
     let members = store.members().await.unwrap();
     members.into_iter().map(|m| (m.shard.into_string(), m.addr, m.epoch)).collect()
@@ -384,6 +407,7 @@ suite!(
         deadlines_are_ordered_and_moved,
         outbox_holds_finished_games_until_published,
         codes_claim_resolve_release_and_expire,
+        seats_are_listed_latest_first_forgotten_and_expire,
         registration_epochs_increase,
         unrenewed_lease_expires,
         deregister_needs_the_current_epoch,
@@ -416,6 +440,9 @@ async fn a_file_store_opened_again_has_everything_it_held() {
         assert!(store.claim_code("CODE1234", &live, Duration::from_secs(60)).await.unwrap());
         assert!(store.claim_code("GONE5678", &live, Duration::from_secs(60)).await.unwrap());
         store.release_code("GONE5678").await.unwrap();
+        store.note_seat(&pid("alice"), &live, Duration::from_secs(60)).await.unwrap();
+        store.note_seat(&pid("alice"), &finished, Duration::from_secs(60)).await.unwrap();
+        store.forget_seat(&pid("alice"), &finished).await.unwrap();
     }
     let store = FileStore::open(&path).await.unwrap();
     assert_eq!(store.load(&live).await.unwrap(), Some(StoredGame { version: 3, epoch: 1, record: b"r2".to_vec() }));
@@ -427,6 +454,7 @@ async fn a_file_store_opened_again_has_everything_it_held() {
     assert_eq!(store.unpublished(0, 10).await.unwrap(), vec![finished.clone()]);
     assert_eq!(store.resolve_code("CODE1234").await.unwrap(), Some(live.clone()));
     assert_eq!(store.resolve_code("GONE5678").await.unwrap(), None);
+    assert_eq!(store.seats_of(&pid("alice")).await.unwrap(), vec![live.clone()]);
     let epoch = store.register(&sid("s1"), "http://a", Duration::from_secs(5)).await.unwrap();
     assert!(epoch > 4, "epochs go on above every recorded one: {epoch}");
     store.mark_published(&finished).await.unwrap();

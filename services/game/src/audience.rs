@@ -7,7 +7,7 @@
 use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::offer_event::Kind as OfferKind;
 use fogblast_proto::game::{
-    Audience, AudienceEvent, EndEvent, EventPayload, GameState, MoveEvent, MoveView, OfferEvent, PresenceEvent,
+    Audience, AudienceEvent, ChatRoom, EndEvent, EventPayload, GameState, MoveEvent, MoveView, OfferEvent, PresenceEvent,
     RematchEvent, SeatEvent, Status,
 };
 use fogblast_rules::{Bitboard, Board, Color, Fen, Position, Setup, Variant};
@@ -128,6 +128,8 @@ pub fn state_for(live: &LiveGame, version: u64, viewer: Viewer, now_ms: u64, tim
         claim_in_ms,
         legal: legal_for(live, live.game.position(), viewer),
         first_move_in_ms: first_move_in_ms(live, now_ms, timeouts),
+        created_at_ms: record.created_at_ms,
+        chat: record.chat.iter().filter(|line| reads_room(line.room(), viewer)).cloned().collect(),
     }
 }
 
@@ -151,10 +153,26 @@ pub fn event_for_all(live: &LiveGame, event: &Event, version: u64, now_ms: u64, 
         _ => None,
     };
     let [white, black, spectators] = Viewer::ALL.map(|viewer| {
+        if !reads(event, viewer) {
+            return None;
+        }
         let kind = payload(live, event, version, viewer, now_ms, timeouts, shared_fen.as_deref());
         Some(EventPayload { kind: Some(kind) })
     });
     AudienceEvent { white, black, spectators }
+}
+
+/// Whether `viewer` hears of `event` at all: the players' chat room is
+/// the seats' alone.
+fn reads(event: &Event, viewer: Viewer) -> bool {
+    match event {
+        Event::Chat(line) => reads_room(line.room(), viewer),
+        _ => true,
+    }
+}
+
+fn reads_room(room: ChatRoom, viewer: Viewer) -> bool {
+    room != ChatRoom::Players || matches!(viewer, Viewer::Seat(_))
 }
 
 /// `shared_fen`: the board after a move when every audience sees all of it.
@@ -232,6 +250,7 @@ fn payload(
         Event::Rematch { by, game_id } => {
             Kind::Rematch(RematchEvent { by: wire(*by), game_id: game_id.clone(), declined: false })
         }
+        Event::Chat(line) => Kind::Chat(line.clone()),
         Event::RematchDeclined { by } => {
             Kind::Rematch(RematchEvent { by: wire(*by), game_id: String::new(), declined: true })
         }

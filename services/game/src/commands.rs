@@ -3,7 +3,7 @@
 //! ([`CommandError`]), or the new record and the events it makes. The shard commits the result;
 //! nothing here can half-apply.
 
-use fogblast_proto::game::{ClockState, EndReason, OfferAction, Status};
+use fogblast_proto::game::{ChatLine, ChatRoom, ClockState, EndReason, OfferAction, Status};
 use fogblast_proto::ids::PlayerId;
 use fogblast_proto::record::GameRecord;
 use fogblast_rules::{CastlingMode, Color, MoveEffects, Position, Variant};
@@ -22,6 +22,16 @@ pub const DRAW_OFFERS_PER_SEAT: u32 = 5;
 
 /// Takeback requests to a person each seat may make in a game.
 pub const TAKEBACK_REQUESTS_PER_SEAT: u32 = 5;
+
+/// The longest chat line, in characters (lichess's limit).
+pub const MAX_CHAT_CHARS: usize = 140;
+
+/// The chat lines a game keeps (both rooms together) for whoever arrives
+/// later; older ones are only in the events that carried them.
+pub const CHAT_LINES_KEPT: usize = 40;
+
+/// Chat lines each person may write in a game, all rooms together.
+pub const CHAT_LINES_PER_PLAYER: u32 = 200;
 
 /// A player's command, or the shard's own.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,6 +86,13 @@ pub enum Command {
         connected: bool,
         lease_ms: u64,
     },
+    /// A line in the players' room (seated people only) or the
+    /// spectators' room (anyone following the game).
+    Chat {
+        player: PlayerId,
+        room: ChatRoom,
+        text: String,
+    },
     /// Whatever has fallen due: a flag, an abort, an abandoned game.
     Tick,
 }
@@ -117,6 +134,7 @@ pub enum Event {
     RematchDeclined {
         by: Color,
     },
+    Chat(ChatLine),
 }
 
 /// What a command changed.
@@ -217,6 +235,7 @@ pub fn apply_in_place(
         Command::Rematch { player, new_game } => next.rematch(&player, new_game)?,
         Command::DeclineRematch { player } => next.decline_rematch(&player)?,
         Command::Presence { player, connected, lease_ms } => next.presence(&player, connected, lease_ms, timeouts),
+        Command::Chat { player, room, text } => next.chat(&player, room, &text)?,
         Command::Tick => next.tick(timeouts),
     };
     if !changed {
@@ -253,6 +272,41 @@ impl Next<'_> {
             Status::Ended => Err(CommandError::GameOver),
             _ => Err(CommandError::NotStarted),
         }
+    }
+
+    /// A chat line, kept with the last few and sent to the room's readers.
+    /// It carries the writer's id and name and the text, nothing from the
+    /// board.
+    fn chat(&mut self, player: &PlayerId, room: ChatRoom, text: &str) -> Result<bool, CommandError> {
+        let text = text.trim();
+        if text.is_empty() || text.chars().count() > MAX_CHAT_CHARS {
+            return Err(CommandError::ChatText);
+        }
+        let seat = self.live.color_of(player);
+        match room {
+            ChatRoom::Players if seat.is_none() => return Err(CommandError::NotSeated),
+            ChatRoom::Unspecified => return Err(CommandError::UnknownChatRoom),
+            _ => {}
+        }
+        // Spectators' lines are held back by the gateways' budgets alone.
+        if let Some(color) = seat {
+            let written = &mut self.live.seat_mut(color).chat_lines;
+            if *written >= CHAT_LINES_PER_PLAYER {
+                return Err(CommandError::OfferBudgetSpent { what: "chat lines", limit: CHAT_LINES_PER_PLAYER });
+            }
+            *written += 1;
+        }
+        let name = seat
+            .and_then(|c| self.live.seat(c).player.as_ref())
+            .map_or_else(|| player.to_string(), |p| p.name.clone());
+        let line = ChatLine { room: room as i32, text: text.to_owned(), player_id: player.to_string(), name };
+        let chat = &mut self.record().chat;
+        chat.push(line.clone());
+        if chat.len() > CHAT_LINES_KEPT {
+            chat.drain(..chat.len() - CHAT_LINES_KEPT);
+        }
+        self.events.push(Event::Chat(line));
+        Ok(true)
     }
 
     fn join(&mut self, player: PlayerId, name: String) -> Result<bool, CommandError> {

@@ -116,6 +116,7 @@ fn seat(player: Player, settings: Option<&fogblast_proto::game::ClockSettings>) 
         draw_offers: 0,
         takeback_requests: 0,
         presence_reported: false,
+        chat_lines: 0,
     }
 }
 

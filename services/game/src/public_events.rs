@@ -83,7 +83,8 @@ fn kinds(game: &GameRecord, version: u64, payload: &Payload) -> Vec<Kind> {
             final_fen: end.fen.clone(),
             clock: end.clock,
         })],
-        Payload::Offer(_) | Payload::Presence(_) | Payload::Rematch(_) => Vec::new(),
+        // Chat is for those following the game, not the site's stream.
+        Payload::Offer(_) | Payload::Presence(_) | Payload::Rematch(_) | Payload::Chat(_) => Vec::new(),
     }
 }
 

@@ -143,6 +143,15 @@ impl LiveGame {
         [turn, !turn].into_iter().find(|&c| !self.is_computer(c) && self.player_id(c) == player.as_str())
     }
 
+    /// The people seated (not the computer), as ids.
+    pub fn people(&self) -> Vec<PlayerId> {
+        [Color::White, Color::Black]
+            .into_iter()
+            .filter(|&c| !self.is_computer(c))
+            .filter_map(|c| PlayerId::parse(self.player_id(c)).ok())
+            .collect()
+    }
+
     /// The clocks run once both sides have made their first move.
     pub fn clock_running(&self) -> bool {
         self.record.clock.is_some() && self.status() == Status::Playing && self.ply() >= 2

@@ -63,6 +63,10 @@ pub enum CommandError {
     ComputerPlaysOn,
     #[error("you have made {limit} {what} in this game; no more are allowed")]
     OfferBudgetSpent { what: &'static str, limit: u32 },
+    #[error("a chat line is 1 to {max} characters", max = crate::commands::MAX_CHAT_CHARS)]
+    ChatText,
+    #[error("room must be players or spectators")]
+    UnknownChatRoom,
 }
 
 impl CommandError {
@@ -74,7 +78,9 @@ impl CommandError {
             GameOver | FlagFell => ErrorCode::GameOver,
             NotYourTurn => ErrorCode::NotYourTurn,
             PlyPlayed { .. } | PlyAhead { .. } => ErrorCode::StalePly,
-            NotUci { .. } | UnknownDrawAction | UnknownTakebackAction => ErrorCode::BadRequest,
+            NotUci { .. } | UnknownDrawAction | UnknownTakebackAction | ChatText | UnknownChatRoom => {
+                ErrorCode::BadRequest
+            }
             IllegalMove { .. } => ErrorCode::IllegalMove,
             NoTakebacksInFog => ErrorCode::NotAllowed,
             OfferBudgetSpent { .. } => ErrorCode::RateLimited,

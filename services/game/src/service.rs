@@ -10,7 +10,7 @@ use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_server::Game;
 use fogblast_proto::game::{
     self as proto, CommandResult, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest,
-    JoinGameResponse, OfferAction, WatchRequest,
+    JoinGameResponse, ListSeatsRequest, ListSeatsResponse, OfferAction, WatchRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId, MAX_ID_LEN};
 use tonic::{Request, Response, Status};
@@ -62,6 +62,7 @@ fn action_kind(action: &Action) -> &'static str {
         Action::Rematch(_) => "rematch",
         Action::DeclineRematch(_) => "decline_rematch",
         Action::Presence(_) => "report_presence",
+        Action::Chat(_) => "chat",
     }
 }
 
@@ -82,6 +83,14 @@ fn command_of(player: PlayerId, action: Action, game: &GameId) -> Result<Command
         Action::Rematch(_) => Command::Rematch { player, new_game: create::rematch_id(game.as_str()).into_string() },
         Action::DeclineRematch(_) => Command::DeclineRematch { player },
         Action::Presence(p) => Command::Presence { player, connected: p.connected, lease_ms: p.lease_ms },
+        Action::Chat(line) => {
+            // Checked again by the rule; refused here before a lock or a read.
+            if line.text.len() > 4 * crate::commands::MAX_CHAT_CHARS {
+                return Err(bad(format!("a chat line is at most {} characters", crate::commands::MAX_CHAT_CHARS)));
+            }
+            let room = line.room();
+            Command::Chat { player, room, text: line.text }
+        }
     })
 }
 
@@ -169,6 +178,16 @@ impl Game for GameService {
             let game = game_id(&request.game_id)?;
             let player = if request.player_id.is_empty() { None } else { Some(player_id(&request.player_id)?) };
             self.shard.state_for(&game, player.as_ref()).await
+        })
+        .await
+    }
+
+    async fn list_seats(&self, request: Request<ListSeatsRequest>) -> Result<Response<ListSeatsResponse>, Status> {
+        let request = request.into_inner();
+        self.timed("list_seats", async {
+            let player = player_id(&request.player_id)?;
+            let games = self.shard.seats_of(&player).await?;
+            Ok(ListSeatsResponse { game_ids: games.into_iter().map(GameId::into_string).collect() })
         })
         .await
     }

@@ -53,6 +53,11 @@ use watchers::Watchers;
 /// Attempts at a command when other writers keep getting there first.
 const COMMIT_ATTEMPTS: usize = 4;
 
+/// How long a seat stays in the store's index of a player's games: longer
+/// than any game lasts but an untimed one, which may drop out of the
+/// player's list of games in progress after that.
+const SEAT_NOTED_FOR: Duration = Duration::from_secs(3 * 24 * 3600);
+
 /// How many applied requests a game remembers: far more than can be in
 /// flight on one game at once.
 const RECORDED_REQUESTS: usize = 16;
@@ -185,6 +190,34 @@ impl Shard {
         Ok(audience::state_for(&live, version, viewer, now, &self.config.settings.timeouts))
     }
 
+    /// The games `player` sits in that have not ended, the latest first.
+    /// The store's index may still hold a game that ended (or never
+    /// seated them): each is read, and those are forgotten.
+    pub async fn seats_of(&self, player: &PlayerId) -> Result<Vec<GameId>, ServiceError> {
+        let noted = self.store.seats_of(player).await.map_err(unavailable)?;
+        let mut seated = Vec::with_capacity(noted.len());
+        for game in noted {
+            let live = self.load(&game).await?;
+            if live.is_some_and(|c| c.live.color_of(player).is_some() && c.live.status() != Status::Ended) {
+                seated.push(game);
+            } else if let Err(error) = self.store.forget_seat(player, &game).await {
+                debug!(game = %game, %error, "could not forget a seat");
+            }
+        }
+        Ok(seated)
+    }
+
+    /// Notes the people seated in `live` in the store's index of seats,
+    /// before the commit that seats them: the index may list a game that
+    /// never came to be, never miss one that did.
+    async fn note_seats(&self, live: &LiveGame) -> Result<(), ServiceError> {
+        let game = GameId::parse(&live.record.game_id).map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
+        for player in live.people() {
+            self.store.note_seat(&player, &game, SEAT_NOTED_FOR).await.map_err(unavailable)?;
+        }
+        Ok(())
+    }
+
     /// Creates a game owned by this shard: the one `request.game_id` names
     /// (refused with `NOT_OWNER` if another shard owns it), or one drawn
     /// here. A create sent again with the same id and request id answers
@@ -291,6 +324,7 @@ impl Shard {
             .await
             .map_err(unavailable)?
             .ok_or_else(|| ServiceError::new(ErrorCode::NotFound, "no open game has that code"))?;
+        self.store.note_seat(&player, &game, SEAT_NOTED_FOR).await.map_err(unavailable)?;
         let done = self.execute(&game, Command::Join { player: player.clone(), name }, request_id).await?;
         let color = done.live.color_of(&player).ok_or_else(|| ServiceError::new(ErrorCode::Internal, "seat lost"))?;
         let now = self.store.now_ms().await.map_err(unavailable)?;
@@ -319,6 +353,7 @@ impl Shard {
         epoch: u64,
         now: u64,
     ) -> Result<u64, ServiceError> {
+        self.note_seats(&live).await?;
         let events = [Event::Reset];
         let events = self.encode_events(&live, &events, 0, now);
         let encoded = committed(&events);

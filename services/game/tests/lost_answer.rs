@@ -31,7 +31,7 @@ use fogblast_proto::game::{
     Abort, ClaimVictory, Color, ColorChoice, Command, CommandResult, CreateGameRequest, CreateGameResponse, EndReason,
     GetStateRequest, JoinGameRequest, Level, Move, OfferAction, Rematch, Resign, Status, Variant, WatchRequest,
 };
-use fogblast_proto::ids::{GameId, ShardId};
+use fogblast_proto::ids::{GameId, PlayerId, ShardId};
 use fogblast_store::RedisStore;
 use fogblast_store::{
     Commit, CommitError, EventsAfter, GameStore, Member, Membership, MemoryStore, StoreError, StoredGame,
@@ -117,6 +117,15 @@ impl GameStore for LosingStore {
     }
     async fn claim_code(&self, code: &str, game: &GameId, ttl: Duration) -> Result<bool, StoreError> {
         self.inner.claim_code(code, game, ttl).await
+    }
+    async fn note_seat(&self, player: &PlayerId, game: &GameId, ttl: Duration) -> Result<(), StoreError> {
+        self.inner.note_seat(player, game, ttl).await
+    }
+    async fn seats_of(&self, player: &PlayerId) -> Result<Vec<GameId>, StoreError> {
+        self.inner.seats_of(player).await
+    }
+    async fn forget_seat(&self, player: &PlayerId, game: &GameId) -> Result<(), StoreError> {
+        self.inner.forget_seat(player, game).await
     }
     async fn resolve_code(&self, code: &str) -> Result<Option<GameId>, StoreError> {
         self.inner.resolve_code(code).await

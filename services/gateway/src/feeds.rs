@@ -552,7 +552,7 @@ mod tests {
     use fogblast_proto::game::game_server::{Game, GameServer};
     use fogblast_proto::game::{
         CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GetStateRequest, JoinGameRequest,
-        JoinGameResponse, WatchEvent,
+        JoinGameResponse, ListSeatsRequest, ListSeatsResponse, WatchEvent,
     };
     use fogblast_proto::ids::ShardId;
     use fogblast_routing::Membership;
@@ -590,6 +590,9 @@ mod tests {
             no()
         }
         async fn get_state(&self, _: Request<GetStateRequest>) -> Result<Response<GameState>, Status> {
+            no()
+        }
+        async fn list_seats(&self, _: Request<ListSeatsRequest>) -> Result<Response<ListSeatsResponse>, Status> {
             no()
         }
         type WatchStream = futures::stream::Pending<Result<WatchEvent, Status>>;

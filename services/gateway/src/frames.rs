@@ -66,6 +66,7 @@ pub fn state(state: &GameState) -> StateFrame {
         claim_in_ms: (state.gone != 0).then_some(state.claim_in_ms),
         legal: state.legal.clone(),
         first_move_in_ms: state.first_move_in_ms,
+        chat: state.chat.iter().filter_map(fogblast_protocol::convert::chat_line).collect(),
         id: None,
     }
 }
@@ -153,6 +154,7 @@ fn payload_frame(game: &str, version: u64, payload: Option<EventPayload>, audien
             }
         }
         Kind::State(game_state) => ServerFrame::State(Box::new(state(&game_state))),
+        Kind::Chat(line) => ServerFrame::Chat { game, v, line: fogblast_protocol::convert::chat_line(&line)? },
         Kind::Rematch(rematch) => ServerFrame::Rematch {
             game,
             v,

@@ -39,6 +39,7 @@ mod limits;
 mod lobby;
 mod metrics;
 mod notices;
+mod online;
 mod players;
 mod presence;
 mod session;
@@ -87,6 +88,8 @@ pub struct Gateway {
     seek_streams: bot_api::SeekStreams,
     /// Games against the computer started here, per address.
     computer_games: computer_games::ComputerGames,
+    /// The bots with an open event stream here.
+    online: Arc<online::Online>,
 }
 
 impl Gateway {
@@ -96,6 +99,17 @@ impl Gateway {
             return Ok(());
         }
         Err(ServiceError::new(ErrorCode::RateLimited, "too many new games from your address: wait a minute"))
+    }
+
+    /// Whether `player` may write another chat line now (one budget over
+    /// the WebSocket and the Bot API).
+    fn may_chat(&self, player: &fogblast_proto::ids::PlayerId) -> Result<(), ServiceError> {
+        self.limits.chat_line(player).map_err(|wait| {
+            ServiceError::new(
+                ErrorCode::RateLimited,
+                format!("too many chat lines: wait {} s", wait.as_secs_f64().ceil().max(1.0) as u64),
+            )
+        })
     }
 
     /// A seat in another live game against the computer is refused once
@@ -237,7 +251,9 @@ pub async fn run(
         tasks,
         seek_streams: bot_api::SeekStreams::default(),
         computer_games: computer_games::ComputerGames::default(),
+        online: Arc::default(),
     });
+    online::answer_questions(gateway.bus.clone(), Arc::downgrade(&gateway));
     presence::renew(Arc::downgrade(&gateway.feeds), gateway.router.clone(), gateway.config.settings.presence_lease());
     let drain_time = Duration::from_millis(gateway.config.settings.drain_ms);
     let app = http::routes(gateway.clone());

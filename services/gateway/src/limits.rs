@@ -103,7 +103,14 @@ pub struct IpLimits {
     web_requests: Buckets,
     bot_requests_per_player: Buckets<PlayerId>,
     bot_requests_per_ip: Buckets,
+    chat_lines: Buckets<PlayerId>,
 }
+
+/// Chat lines a player may write, over the WebSocket and the Bot API
+/// together: a burst of this many, then one every
+/// `CHAT_WINDOW / CHAT_LINES` seconds.
+const CHAT_LINES: u32 = 10;
+const CHAT_WINDOW: Duration = Duration::from_secs(30);
 
 /// The Bot API's budgets: a player's requests per minute, and an address's
 /// (its bots together).
@@ -130,6 +137,7 @@ impl IpLimits {
             web_requests: Buckets::new(web_requests_per_minute, minute),
             bot_requests_per_player: Buckets::new(bots.per_player_minute, minute),
             bot_requests_per_ip: Buckets::new(bots.per_ip_minute, minute),
+            chat_lines: Buckets::new(CHAT_LINES, CHAT_WINDOW),
         }
     }
 
@@ -166,6 +174,12 @@ impl IpLimits {
             HttpBudget::Api => self.http_requests.take(&ip),
             HttpBudget::Web => self.web_requests.take(&ip),
         }
+    }
+
+    /// Whether `player` may write another chat line now, or how long it
+    /// must wait.
+    pub fn chat_line(&self, player: &PlayerId) -> Result<(), Duration> {
+        self.chat_lines.take(player)
     }
 
     /// Whether `player`, from `ip`, may make another Bot API request now,

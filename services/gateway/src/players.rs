@@ -87,6 +87,11 @@ impl Players {
         self.metrics.players.set(players.len() as i64);
     }
 
+    /// Whether `player` has a socket here.
+    pub fn is_here(&self, player: &PlayerId) -> bool {
+        self.players.lock().expect("players lock").contains_key(player)
+    }
+
     /// Removes a socket. Returns whether it was the player's last socket here.
     pub fn remove(&self, player: &PlayerId, conn: &Conn) -> bool {
         let mut players = self.players.lock().expect("players lock");

@@ -235,6 +235,7 @@ fn order(frame: &ClientFrame) -> Option<Order> {
         ClientFrame::Rematch(r) => game(&r.game),
         ClientFrame::Draw(o) => game(&o.game),
         ClientFrame::Takeback(o) => game(&o.game),
+        ClientFrame::Chat(c) => game(&c.game),
         ClientFrame::Seek(_) | ClientFrame::CancelSeek => Some(Order::In(Lane::Seeks)),
         // A game is created or joined by a code, not yet by an id, and the
         // lobby is a read: none has an order to keep.
@@ -333,7 +334,8 @@ impl Session {
             | ClientFrame::ClaimVictory(_)
             | ClientFrame::Draw(_)
             | ClientFrame::Takeback(_)
-            | ClientFrame::Rematch(_) => unreachable!("commands on a game, carried out above"),
+            | ClientFrame::Rematch(_)
+            | ClientFrame::Chat(_) => unreachable!("commands on a game, carried out above"),
             ClientFrame::Create(create) => self.create(create, id).await,
             ClientFrame::Join(join) => {
                 let code = join.code.trim().to_ascii_uppercase();
@@ -431,6 +433,10 @@ impl Session {
                 // The move's trace starts here; the move itself stays out
                 // (in fog of war it is hidden from the opponent).
                 tracing::info_span!("gateway.move", game = %game, ply = m.ply)
+            }
+            Some(Action::Chat(_)) => {
+                self.gateway.may_chat(player)?;
+                tracing::Span::none()
             }
             _ => tracing::Span::none(),
         };

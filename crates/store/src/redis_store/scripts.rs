@@ -187,6 +187,29 @@ end
 return 0
 "#;
 
+/// KEYS: the player's seats.
+/// ARGV: game id, ttl ms.
+///
+/// Each seat is scored by its expiry in Redis's time; the key lives as long
+/// as its latest seat.
+const NOTE_SEAT: &str = r#"
+local now = now_ms()
+local ttl = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', decimal(now))
+redis.call('ZADD', KEYS[1], decimal(now + ttl), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+return 1
+"#;
+
+/// KEYS: the player's seats.
+/// ARGV: the most to list.
+const SEATS_OF: &str = r#"
+local now = now_ms()
+return redis.call('ZRANGE', KEYS[1], '+inf', '(' .. decimal(now), 'BYSCORE', 'REV', 'LIMIT', 0, ARGV[1])
+"#;
+
 /// The scripts, hashed once; redis-rs sends `EVALSHA` and falls back to
 /// loading the script when Redis has forgotten it.
 #[derive(Clone, Debug)]
@@ -199,6 +222,8 @@ pub(super) struct Scripts {
     pub members: Script,
     pub postpone: Script,
     pub mark_published: Script,
+    pub note_seat: Script,
+    pub seats_of: Script,
 }
 
 impl Scripts {
@@ -212,6 +237,8 @@ impl Scripts {
             members: Script::new(&format!("{CLOCK}{MEMBERS}")),
             postpone: Script::new(POSTPONE),
             mark_published: Script::new(MARK_PUBLISHED),
+            note_seat: Script::new(&format!("{CLOCK}{NOTE_SEAT}")),
+            seats_of: Script::new(&format!("{CLOCK}{SEATS_OF}")),
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use fogblast_proto::ids::{GameId, ShardId};
+use fogblast_proto::ids::{GameId, PlayerId, ShardId};
 use fogblast_store::{Commit, FileStore, GameStore, MemoryStore, RedisStore};
 use redis::aio::MultiplexedConnection;
 
@@ -124,6 +124,10 @@ fn unique_prefix() -> String {
 
 pub fn gid(name: &str) -> GameId {
     GameId::parse(name).unwrap()
+}
+
+pub fn pid(name: &str) -> PlayerId {
+    PlayerId::parse(name).unwrap()
 }
 
 pub fn sid(name: &str) -> ShardId {

@@ -5,7 +5,10 @@
 //! players hear it on their bus subjects, accepting joins the game by it,
 //! and only the gateway that made the challenge holds it. That gateway
 //! listens on `challenge.<id>` for a decline or a cancel, and aborts the
-//! game when one comes or when the challenge goes unanswered.
+//! game when one comes or when the challenge goes unanswered. It also
+//! listens on `challenges.to.<player>`, where the challenged player's event
+//! stream asks, as it opens, for the challenges waiting for it: each is
+//! announced to that player again.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,7 +24,7 @@ use fogblast_proto::game::{
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::notices::{
-    challenge_subject, player_notice::Notice, player_subject, Challenge, ChallengeAnswer, ChallengeGone, GameStarted,
+    challenge_subject, pending_challenges_subject, player_notice::Notice, player_subject, Challenge, ChallengeAnswer, ChallengeGone, GameStarted,
     Opponent, PlayerNotice,
 };
 use fogblast_protocol::ServerFrame;
@@ -116,12 +119,12 @@ pub async fn create(
         clock: request.clock,
         color: request.color,
         rated: request.rated,
+        challenger_color: created.color,
     };
-    let answers = gateway
-        .bus
-        .subscribe(&challenge_subject(&challenge.id))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned()))?;
+    let unavailable = |e: fogblast_bus::BusError| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned());
+    let answers = gateway.bus.subscribe(&challenge_subject(&challenge.id)).await.map_err(unavailable)?;
+    let asked = gateway.bus.subscribe(&pending_challenges_subject(&challenge.dest_id)).await.map_err(unavailable)?;
+    let inbox = futures::stream::select(answers.map(Inbox::Answer), asked.map(|_| Inbox::Asked)).boxed();
     let body = lichess::challenge(&challenge, bot.player.as_str(), &base_url(&headers));
     for player in [challenge.dest_id.clone(), bot.player.to_string()] {
         notify(&gateway, &player, Notice::Challenge(challenge.clone())).await;
@@ -130,10 +133,18 @@ pub async fn create(
     let state = created.state.unwrap_or_default();
     tasks.spawn(async move {
         let (conn, frames, _closed) = Conn::from_ip(bot.ip);
-        hold(&gateway, &challenge, answers, &conn, frames, state).await;
+        hold(&gateway, &challenge, inbox, &conn, frames, state).await;
         gateway.feeds.unsubscribe_all(&conn);
     });
     Ok(bot.answer(Json(body)))
+}
+
+/// What the gateway holding a challenge hears about it.
+enum Inbox {
+    /// An answer on `challenge.<id>`.
+    Answer(fogblast_bus::Message),
+    /// The challenged player's event stream opened and asks for it.
+    Asked,
 }
 
 /// The challenge's life on the gateway that made it: until its game
@@ -142,7 +153,7 @@ pub async fn create(
 async fn hold(
     gateway: &Gateway,
     challenge: &Challenge,
-    mut answers: futures::stream::BoxStream<'static, fogblast_bus::Message>,
+    mut inbox: futures::stream::BoxStream<'static, Inbox>,
     conn: &Arc<Conn>,
     mut frames: crate::conn::Outbox,
     state: GameState,
@@ -159,8 +170,15 @@ async fn hold(
     let mut draining = gateway.draining.clone();
     let (declined, reason) = loop {
         tokio::select! {
-            answer = answers.next() => {
-                let Some(message) = answer else { return };
+            heard = inbox.next() => {
+                let message = match heard {
+                    None => return,
+                    Some(Inbox::Answer(message)) => message,
+                    Some(Inbox::Asked) => {
+                        notify(gateway, &challenge.dest_id, Notice::Challenge(challenge.clone())).await;
+                        continue;
+                    }
+                };
                 let Ok(answer) = ChallengeAnswer::decode(message.payload.as_ref()) else { continue };
                 let by = if answer.declined { challenge.dest_id.as_str() } else { challenger.as_str() };
                 if answer.player_id == by {

@@ -10,16 +10,20 @@ use fogblast_proto::game::{Abort, ClaimVictory, Command, GetStateRequest, OfferA
 use fogblast_proto::ids::{GameId, PlayerId};
 use tokio::time::Instant;
 
-use super::{game_id, ok, ApiError, ApiResult, Bot};
+use super::{game_id, ok, ApiError, ApiResult, Bot, Params};
 use crate::Gateway;
 
 /// `POST /api/{bot|board}/game/{id}/move/{uci}`. The move is for the ply
-/// the game is at when it arrives.
+/// the game is at when it arrives. With `offeringDraw=true` a draw offer
+/// (or the acceptance of a standing one) follows the move, as on lichess;
+/// an offer the game refuses does not undo the move.
 pub async fn make_move(
     State(gateway): State<Arc<Gateway>>,
     bot: Bot,
     Path((id, uci)): Path<(String, String)>,
+    params: Params,
 ) -> ApiResult {
+    let offering_draw = params.flag("offeringDraw")?;
     let received = Instant::now();
     let game = game_id(&id)?;
     if uci.len() > 5 || uci.len() < 4 {
@@ -32,6 +36,12 @@ pub async fn make_move(
     let request = move_request(&game, &bot.player, uci, state.moves.len() as u32, received);
     gateway.router.command(request).await?;
     heard_from(&gateway, &game, &bot.player);
+    if offering_draw {
+        let offer = Command::new(game.as_str(), bot.player.as_str(), Action::draw(OfferAction::Offer));
+        if let Err(error) = gateway.router.command(offer).await {
+            tracing::debug!(game = %game, error = %error.message, "a draw offered with a move was refused");
+        }
+    }
     ok().map(|r| bot.answer(r))
 }
 
@@ -72,8 +82,8 @@ pub async fn claim_victory(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(i
 /// `yes` offers, or accepts a standing offer; `no` declines one.
 fn answer(answer: &str) -> Result<OfferAction, ApiError> {
     match answer {
-        "yes" | "true" => Ok(OfferAction::Offer),
-        "no" | "false" => Ok(OfferAction::Decline),
+        "yes" | "true" | "1" => Ok(OfferAction::Offer),
+        "no" | "false" | "0" => Ok(OfferAction::Decline),
         other => Err(ApiError::bad(format!("{other:?}: answer yes or no"))),
     }
 }
@@ -95,6 +105,21 @@ pub async fn takeback(
 ) -> ApiResult {
     let game = send(&gateway, &bot, &id, Action::takeback(answer(&action)?)).await?;
     heard_from(&gateway, &game, &bot.player);
+    ok().map(|r| bot.answer(r))
+}
+
+/// `POST /api/{bot|board}/game/{id}/chat`: `room` (`player` or
+/// `spectator`) and `text`, in the chat budget the WebSocket shares.
+pub async fn chat(
+    State(gateway): State<Arc<Gateway>>,
+    bot: Bot,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult {
+    let room = super::lichess::parse_room(params.get("room"))?;
+    let text = params.get("text").ok_or_else(|| ApiError::bad("text: the line to write"))?.to_owned();
+    gateway.may_chat(&bot.player)?;
+    send(&gateway, &bot, &id, Action::Chat(fogblast_protocol::chat_line(room, text))).await?;
     ok().map(|r| bot.answer(r))
 }
 

@@ -1,16 +1,19 @@
 //! `GET /api/stream/event`: a bot's incoming events. It listens on the
 //! player's bus subject, where the matchmaker announces pairings and
 //! gateways announce challenges and games started, and follows each game
-//! it announced to say when it finishes.
+//! it announced to say when it finishes. As it opens it tells what lichess
+//! tells then: a `gameStart` for each of the bot's games in progress, and
+//! each challenge waiting for it (the gateways holding them announce them
+//! again when asked on `challenges.to.<player>`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::HeaderMap;
 use fogblast_proto::game::{GameState, GetStateRequest, Status};
 use fogblast_proto::ids::GameId;
-use fogblast_proto::notices::{player_notice::Notice, player_subject, PlayerNotice};
+use fogblast_proto::notices::{pending_challenges_subject, player_notice::Notice, player_subject, PlayerNotice};
 use fogblast_protocol::ServerFrame;
 use futures::StreamExt;
 use prost::Message;
@@ -19,6 +22,7 @@ use serde_json::{json, Value};
 use super::{lichess, ApiError, ApiResult, Bot, Lines, KEEP_ALIVE};
 use crate::conn::Conn;
 use crate::Gateway;
+use tracing::debug;
 
 /// The site's address as the request named it, for links in events.
 pub fn base_url(headers: &HeaderMap) -> String {
@@ -39,8 +43,9 @@ pub async fn open(State(gateway): State<Arc<Gateway>>, bot: Bot, headers: Header
     let task = gateway.tasks.clone();
     task.spawn(async move {
         let (conn, frames, _closed) = Conn::from_ip(bot.ip);
+        let _online = gateway.online.stream_opened(&bot.player);
         let mut stream =
-            EventStream { gateway: &gateway, bot: &bot, lines: &lines, conn: &conn, base, games: HashMap::new() };
+            EventStream { gateway: &gateway, bot: &bot, lines: &lines, conn: &conn, base, games: HashMap::new(), challenges: HashSet::new() };
         stream.run(notices, frames).await;
         gateway.feeds.unsubscribe_all(&conn);
         gateway.limits.disconnect(bot.ip);
@@ -56,7 +61,13 @@ struct EventStream<'a> {
     base: String,
     /// The games announced and not yet finished, with how each started.
     games: HashMap<String, &'static str>,
+    /// The challenges told on this stream: one asked for again as the
+    /// stream opened is not told twice.
+    challenges: HashSet<String>,
 }
+
+/// The most challenge ids a stream remembers having told.
+const CHALLENGES_REMEMBERED: usize = 1_024;
 
 impl EventStream<'_> {
     async fn run(
@@ -64,6 +75,9 @@ impl EventStream<'_> {
         mut notices: futures::stream::BoxStream<'static, fogblast_bus::Message>,
         mut frames: crate::conn::Outbox,
     ) {
+        if !self.replay().await {
+            return;
+        }
         let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
         let mut draining = self.gateway.draining.clone();
         loop {
@@ -93,6 +107,12 @@ impl EventStream<'_> {
             Notice::Paired(paired) => self.started(&paired.game_id, "lobby").await,
             Notice::GameStarted(started) => self.started(&started.game_id, "friend").await,
             Notice::Challenge(challenge) => {
+                if self.challenges.len() >= CHALLENGES_REMEMBERED {
+                    self.challenges.clear();
+                }
+                if !self.challenges.insert(challenge.id.clone()) {
+                    return true;
+                }
                 let event = json!({ "type": "challenge", "challenge": lichess::challenge(&challenge, me, &self.base) });
                 self.lines.send(&event).await
             }
@@ -112,6 +132,34 @@ impl EventStream<'_> {
             }
             Notice::SeekCancelled(_) | Notice::PairingFailed(_) | Notice::RatingChanged(_) => true,
         }
+    }
+
+    /// What the bot would have heard had the stream been open: its games
+    /// in progress, oldest first, and (asked for here, told as they come
+    /// in on the player's subject) the challenges waiting for it.
+    async fn replay(&mut self) -> bool {
+        let me = self.bot.player.as_str();
+        if let Err(error) = self.gateway.bus.publish(&pending_challenges_subject(me), Vec::new(), Vec::new().into()).await {
+            debug!(player = me, error = error.message(), "could not ask for the challenges waiting");
+        }
+        let games = match self.gateway.router.seats_of(&self.bot.player).await {
+            Ok(games) => games,
+            Err(error) => {
+                debug!(player = me, error = %error.message, "could not list the games in progress");
+                Vec::new()
+            }
+        };
+        for game in games.iter().rev() {
+            // A game still waiting for its second seat is a challenge or a
+            // seek, not a game in progress.
+            if self.state(game.as_str()).await.is_none_or(|state| state.status() == Status::Waiting) {
+                continue;
+            }
+            if !self.started(game.as_str(), "friend").await {
+                return false;
+            }
+        }
+        true
     }
 
     async fn state(&self, game: &str) -> Option<GameState> {

@@ -1,6 +1,6 @@
 //! `GET /api/{bot|board}/game/stream/{id}`: `gameFull`, then a `gameState`
-//! after every change, `opponentGone` while the opponent is away, and the
-//! end. The stream follows the game through the gateway's feed as the
+//! after every change, `chatLine` for each line in the chat rooms the bot
+//! reads, `opponentGone` while the opponent is away, and the end. The stream follows the game through the gateway's feed as the
 //! bot's seat, so it carries exactly what the bot's WebSocket would: in fog
 //! of war, only what the bot sees.
 
@@ -73,6 +73,7 @@ async fn followed(
                         lines.send(&gone).await
                     }
                     ServerFrame::OpponentBack { .. } => lines.send(&json!({ "type": "opponentGone", "gone": false })).await,
+                    ServerFrame::Chat { line, .. } => lines.send(&lichess::chat_line(&line)).await,
                     ServerFrame::Move(_) | ServerFrame::End(_) | ServerFrame::Draw { .. }
                     | ServerFrame::Takeback { .. } | ServerFrame::Seated { .. } | ServerFrame::State(_) => {
                         let Ok(fresh) = self::state(gateway, game, bot).await else { return };

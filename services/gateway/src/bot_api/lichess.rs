@@ -187,9 +187,31 @@ pub fn game_full(state: &GameState) -> Value {
         "white": player(state.white.as_ref()),
         "black": player(state.black.as_ref()),
         "initialFen": initial_fen(state),
+        "createdAt": state.created_at_ms,
         "clock": clock.map(|c| json!({ "initial": c.initial_ms, "increment": c.increment_ms })),
         "state": game_state(state),
     })
+}
+
+/// A `chatLine`: lichess names the rooms `player` and `spectator`.
+pub fn chat_line(line: &fogblast_protocol::ChatLine) -> Value {
+    json!({ "type": "chatLine", "room": room_key(line.room), "username": line.name, "text": line.text })
+}
+
+fn room_key(room: fogblast_protocol::ChatRoom) -> &'static str {
+    match room {
+        fogblast_protocol::ChatRoom::Players => "player",
+        fogblast_protocol::ChatRoom::Spectators => "spectator",
+    }
+}
+
+/// The room a lichess key names.
+pub fn parse_room(key: Option<&str>) -> Result<fogblast_protocol::ChatRoom, ApiError> {
+    match key {
+        Some("player") => Ok(fogblast_protocol::ChatRoom::Players),
+        Some("spectator") => Ok(fogblast_protocol::ChatRoom::Spectators),
+        _ => Err(ApiError::bad("room must be player or spectator")),
+    }
 }
 
 /// The game of a `gameStart` or `gameFinish` event, from the receiver's seat.
@@ -240,6 +262,15 @@ fn color_choice_name(choice: fogblast_proto::game::ColorChoice) -> &'static str 
     }
 }
 
+/// The colour the challenger plays: a random choice is drawn when the game
+/// is made, and the challenge carries it.
+fn final_color(challenge: &Challenge) -> &'static str {
+    match challenge.challenger_color() {
+        Color::Black => "black",
+        _ => "white",
+    }
+}
+
 /// A challenge as lichess writes it, from `me`'s side.
 pub fn challenge(challenge: &Challenge, me: &str, base_url: &str) -> Value {
     let challenger_id = challenge.challenger.as_ref().map_or("", |c| c.player_id.as_str());
@@ -264,6 +295,8 @@ pub fn challenge(challenge: &Challenge, me: &str, base_url: &str) -> Value {
         "speed": speed(clock),
         "timeControl": time_control,
         "color": color_choice_name(challenge.color()),
+        // The challenger's colour once the game is made.
+        "finalColor": final_color(challenge),
         "perf": perf(challenge.variant(), challenge.chess960, clock),
         "direction": if me == challenger_id { "out" } else { "in" },
         "gameId": challenge.game_id,

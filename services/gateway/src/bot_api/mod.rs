@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 
 use crate::Gateway;
 
+mod account;
 mod challenges;
 pub use challenges::SeekStreams;
 mod commands;
@@ -48,7 +49,7 @@ pub const RENEWED_TOKEN_HEADER: &str = "fogblast-token";
 
 /// `POST /api/token`, in the address's API budget like the rest of `/api`.
 pub fn token_routes() -> Router<Arc<Gateway>> {
-    Router::new().route("/api/token", post(token))
+    Router::new().route("/api/token", post(token)).route("/api/token/test", post(account::test_tokens))
 }
 
 /// The routes a token opens, each request in the player's Bot API budget
@@ -56,7 +57,11 @@ pub fn token_routes() -> Router<Arc<Gateway>> {
 /// address's API budget.
 pub fn routes() -> Router<Arc<Gateway>> {
     Router::new()
-        .route("/api/account", get(account))
+        .route("/api/account", get(account::account))
+        .route("/api/account/playing", get(account::playing))
+        .route("/api/user/{id}", get(account::public_data))
+        .route("/api/users/status", get(account::status))
+        .route("/api/bot/online", get(account::online_bots))
         .route("/api/stream/event", get(event_stream::open))
         .route("/api/bot/game/stream/{id}", get(game_stream::open))
         .route("/api/board/game/stream/{id}", get(game_stream::open))
@@ -68,6 +73,9 @@ pub fn routes() -> Router<Arc<Gateway>> {
         .route("/api/board/game/{id}/abort", post(commands::abort))
         .route("/api/bot/game/{id}/draw/{answer}", post(commands::draw))
         .route("/api/board/game/{id}/draw/{answer}", post(commands::draw))
+        .route("/api/bot/game/{id}/chat", post(commands::chat))
+        .route("/api/board/game/{id}/chat", post(commands::chat))
+        .route("/api/bot/game/{id}/takeback/{answer}", post(commands::takeback))
         .route("/api/board/game/{id}/takeback/{answer}", post(commands::takeback))
         .route("/api/board/game/{id}/claim-victory", post(commands::claim_victory))
         .route("/api/board/game/{id}/claim-victory/", post(commands::claim_victory))
@@ -122,10 +130,16 @@ impl From<ServiceError> for ApiError {
 }
 
 impl IntoResponse for ApiError {
+    /// A 429 also says, as lichess does, which budget ran out and for how
+    /// long (`ratelimit`), besides `Retry-After`.
     fn into_response(self) -> Response {
-        let mut response = (self.status, Json(json!({ "error": self.message }))).into_response();
-        if let Some(wait) = self.retry_after {
-            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+        let seconds = self.retry_after.map(|wait| wait.as_secs_f64().ceil().max(1.0) as u64);
+        let mut body = json!({ "error": self.message });
+        if let Some(seconds) = seconds {
+            body["ratelimit"] = json!({ "key": "api.request", "seconds": seconds });
+        }
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(seconds) = seconds {
             response.headers_mut().insert(header::RETRY_AFTER, seconds.into());
         }
         response
@@ -206,8 +220,8 @@ impl Params {
 
     pub fn flag(&self, key: &str) -> Result<bool, ApiError> {
         match self.get(key) {
-            None | Some("false") => Ok(false),
-            Some("true") => Ok(true),
+            None | Some("false" | "no" | "0") => Ok(false),
+            Some("true" | "yes" | "1") => Ok(true),
             Some(other) => Err(ApiError::bad(format!("{key}: {other:?} is not true or false"))),
         }
     }
@@ -346,10 +360,4 @@ async fn token(gateway: axum::extract::State<Arc<Gateway>>, headers: HeaderMap) 
         None => gateway.signer.new_player(),
     };
     Ok(Json(json!({ "token_type": "Bearer", "access_token": token, "id": player.as_str() })).into_response())
-}
-
-/// `GET /api/account`: who the token belongs to.
-async fn account(bot: Bot) -> ApiResult {
-    let id = bot.player.as_str();
-    Ok(bot.answer(Json(json!({ "id": id, "username": id, "title": "BOT", "perfs": {} }))))
 }
