@@ -61,6 +61,35 @@ async fn a_berserk_bot_plays_the_computer_in_fog_and_sees_only_its_view() {
     up.terminate();
 }
 
+/// What lichess tells a bot as its event stream opens: a challenge made
+/// before, and a game in progress when it reconnects. Chat reaches the
+/// opponent's game stream; the token test, user status and the playing
+/// list answer as lichess-bot reads them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_that_connects_late_hears_its_challenge_and_its_game_and_chats() {
+    let up = Proc::up("bots-late");
+    let seen = bots(&up, "late", &[format!("http://{}", up.http)]);
+    let dave = seen["dave"].as_str().unwrap();
+    assert_eq!(seen["told_direction"], "in", "{seen}");
+    assert_eq!(seen["online"][dave], true, "{seen}");
+    assert_eq!(seen["online"]["nosuchplayer1"], false, "{seen}");
+    assert_eq!(seen["playing"], serde_json::json!([seen["game"]]), "{seen}");
+    assert!(seen["resumed_color"].is_string(), "{seen}");
+    let chat = seen["chat"].as_array().unwrap();
+    let lines: Vec<(&str, &str)> =
+        chat.iter().map(|l| (l["room"].as_str().unwrap(), l["text"].as_str().unwrap())).collect();
+    assert!(lines.contains(&("player", "good luck")) && lines.contains(&("spectator", "hello watchers")), "{seen}");
+    assert_eq!(seen["too_long_status"], 400, "{seen}");
+    let tested: Vec<&Value> = seen["token_test"].as_object().unwrap().values().collect();
+    assert!(tested.iter().any(|t| t.is_null()), "a forged token is null: {seen}");
+    assert!(
+        tested.iter().any(|t| t["userId"] == dave && t["scopes"].as_str().unwrap().contains("bot:play")),
+        "{seen}"
+    );
+    assert_eq!(seen["finish_status"], "resign", "{seen}");
+    up.terminate();
+}
+
 /// On the distributed path: the challenger on one gateway, the challenged
 /// bots on another, the challenges and their answers over NATS.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,6 +4,9 @@ through its lichess-compatible Bot and Board API, for tests/e2e/bots.rs.
     play.py duel URL [OTHER_URL] [--no-seek]
                        two bots challenge each other; one declines a
                        challenge, then they play an atomic game to its end
+    play.py late URL   a bot challenged before its event stream opens
+                       accepts; its stream reopened mid-game tells the
+                       game again; chat, user status and token test
     play.py fog URL    a bot plays the computer in fog of war to the end,
                        checking every state against what it may see
 
@@ -157,6 +160,105 @@ def duel(url, other_url=None, seek=True):
     }))
 
 
+def late(url):
+    """A bot challenged before its event stream opens, then reconnecting
+    mid-game: lichess tells both as the stream opens. Chat both ways."""
+    alice = Bot(url)
+    dave_token = token(url)
+    dave_client = client(url, dave_token)
+    dave_id = dave_client.account.get()["id"]
+    time.sleep(0.3)
+    challenge = alice.client.challenges.create(dave_id, rated=False, variant="atomic", clock_limit=300, clock_increment=2)
+    # Dave opens his stream only now, and hears of the challenge.
+    dave = LateBot(url, dave_token, dave_id)
+    told = dave.wait_for(lambda e: e["type"] == "challenge" and e["challenge"]["id"] == challenge["id"])
+    online = requests.get(f"{url}/api/users/status", params={"ids": f"{dave_id},nosuchplayer1"},
+                          headers={"Authorization": f"Bearer {dave_token}"}, timeout=10).json()
+    dave.client.bots.accept_challenge(challenge["id"])
+    start = dave.wait_for(lambda e: e["type"] == "gameStart")
+    game = start["game"]["gameId"]
+    playing = [g["gameId"] for g in dave.client.games.get_ongoing()]
+    dave.wait_for(lambda e: e["type"] == "following" and e["game"] == game)
+    # Chat in the players' room and the spectators'.
+    alice.client.bots.post_message(game, "good luck")
+    alice.client.bots.post_message(game, "hello watchers", spectator=True)
+    too_long = status_of(lambda: alice.client.bots.post_message(game, "x" * 141))
+    # Dave's stream closes and opens again: the game in progress is told.
+    dave.close()
+    again = LateBot(url, dave_token, dave_id)
+    resumed = again.wait_for(lambda e: e["type"] == "gameStart" and e["game"]["gameId"] == game)
+    chat = dave.chat_of(game, limit=30, count=2)
+    tested = requests.post(f"{url}/api/token/test", data=f"{dave_token},v2.forged", timeout=10).json()
+    alice.client.bots.resign_game(game)
+    finish = again.wait_for(lambda e: e["type"] == "gameFinish" and e["game"]["gameId"] == game)
+    print(json.dumps({
+        "told_direction": told["challenge"]["direction"],
+        "online": {u["id"]: u["online"] for u in online},
+        "game": game,
+        "playing": playing,
+        "resumed_color": resumed["game"]["color"],
+        "chat": chat,
+        "too_long_status": too_long[0],
+        "token_test": {k[:8]: v for k, v in tested.items()},
+        "dave": dave_id,
+        "finish_status": finish["game"]["status"]["name"],
+    }))
+
+
+class LateBot:
+    """An event stream opened by hand, which can be closed; games are
+    followed for their chat only."""
+
+    def __init__(self, url, tok, me):
+        self.client = client(url, tok)
+        self.me = me
+        self.events = []
+        self.chats = {}
+        self.lock = threading.Lock()
+        self.response = requests.get(f"{url}/api/stream/event", headers={"Authorization": f"Bearer {tok}"},
+                                     stream=True, timeout=60)
+        threading.Thread(target=self.listen, daemon=True).start()
+
+    def listen(self):
+        try:
+            for line in self.response.iter_lines():
+                if not line:
+                    continue
+                event = json.loads(line)
+                with self.lock:
+                    self.events.append(event)
+                if event["type"] == "gameStart":
+                    game = event["game"]["gameId"]
+                    threading.Thread(target=self.follow, args=(game,), daemon=True).start()
+        except (requests.RequestException, AttributeError):
+            pass
+
+    def follow(self, game):
+        for line in self.client.bots.stream_game_state(game):
+            if line["type"] == "gameFull":
+                with self.lock:
+                    self.events.append({"type": "following", "game": game})
+            if line["type"] == "chatLine":
+                with self.lock:
+                    self.chats.setdefault(game, []).append({"room": line["room"], "text": line["text"]})
+
+    def chat_of(self, game, limit, count):
+        deadline = time.time() + limit
+        while time.time() < deadline:
+            with self.lock:
+                lines = list(self.chats.get(game, []))
+            if len(lines) >= count:
+                return lines
+            time.sleep(0.05)
+        return lines
+
+    def close(self):
+        self.response.close()
+
+    wait_for = Bot.wait_for
+    id = property(lambda self: self.me)
+
+
 def fog(url):
     bot = Bot(url)
     time.sleep(0.3)
@@ -209,6 +311,8 @@ if __name__ == "__main__":
     args = [a.rstrip("/") for a in sys.argv[2:] if not a.startswith("--")]
     if sys.argv[1] == "duel":
         duel(*args, seek="--no-seek" not in sys.argv)
+    elif sys.argv[1] == "late":
+        late(*args)
     else:
         fog(*args)
     sys.stdout.flush()
