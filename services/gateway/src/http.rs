@@ -36,6 +36,8 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
     let api = Router::new()
         .route("/api/games/{id}", get(game))
         .route("/api/games/{id}/pgn", get(archive_api::pgn))
+        // lichess's export address, which lichess-bot reads at a game's end.
+        .route("/game/export/{id}", get(archive_api::pgn))
         .route("/api/players/{id}", get(archive_api::profile))
         .route("/api/players/{id}/games", get(archive_api::player_games))
         .route("/api/leaderboard/{variant}", get(archive_api::leaderboard))

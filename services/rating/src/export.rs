@@ -18,9 +18,20 @@ fn name(player: Option<&FinishedPlayer>) -> String {
             format!("Fogblast computer ({level})")
         }
         Some(p) if !p.name.is_empty() => p.name.clone(),
-        Some(p) => p.id.clone(),
+        // A player who never chose a name is shown as the page shows them;
+        // their id goes in a tag of its own.
+        Some(_) => "Anonymous".to_owned(),
         None => String::new(),
     }
+}
+
+/// `WhitePlayerId` and `BlackPlayerId`: the seats' player ids, which the
+/// names do not carry.
+fn id_tags(white: Option<&FinishedPlayer>, black: Option<&FinishedPlayer>) -> Vec<(String, String)> {
+    [("WhitePlayerId", white), ("BlackPlayerId", black)]
+        .into_iter()
+        .filter_map(|(tag, p)| p.filter(|p| !p.computer && !p.id.is_empty()).map(|p| (tag.to_owned(), p.id.clone())))
+        .collect()
 }
 
 fn termination(reason: EndReason) -> &'static str {
@@ -67,7 +78,37 @@ pub fn pgn(archived: &ArchivedGame) -> Result<String, String> {
         termination: termination(game.reason()).to_owned(),
         white_elo: elo(&archived.white_rating),
         black_elo: elo(&archived.black_rating),
-        extra_tags: Vec::new(),
+        extra_tags: id_tags(game.white.as_ref(), game.black.as_ref()),
     };
     fogblast_pgn::write_game(&record).map_err(|e| format!("game {} cannot be written as PGN: {e}", game.game_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use fogblast_proto::events::GameFinished;
+
+    use super::*;
+
+    fn person(id: &str, name: &str) -> FinishedPlayer {
+        FinishedPlayer { id: id.into(), name: name.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn a_player_without_a_name_is_anonymous_with_the_id_in_a_tag_of_its_own() {
+        let game = GameFinished {
+            game_id: "g1".into(),
+            variant: Variant::Atomic as i32,
+            initial_fen: STARTING_FEN.into(),
+            white: Some(person("ijndniymry9xhlue", "")),
+            black: Some(person("p2p2p2p2p2p2p2p", "Magnus")),
+            result: "1-0".into(),
+            moves: vec!["e2e4".into()],
+            ..Default::default()
+        };
+        let pgn = pgn(&ArchivedGame { game: Some(game), ..Default::default() }).unwrap();
+        assert!(pgn.contains("[White \"Anonymous\"]"), "{pgn}");
+        assert!(pgn.contains("[Black \"Magnus\"]"), "{pgn}");
+        assert!(pgn.contains("[WhitePlayerId \"ijndniymry9xhlue\"]"), "{pgn}");
+        assert!(!pgn.contains("[White \"ijndniymry9xhlue\"]"), "{pgn}");
+    }
 }
