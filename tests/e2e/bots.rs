@@ -82,10 +82,7 @@ async fn a_bot_that_connects_late_hears_its_challenge_and_its_game_and_chats() {
     assert_eq!(seen["too_long_status"], 400, "{seen}");
     let tested: Vec<&Value> = seen["token_test"].as_object().unwrap().values().collect();
     assert!(tested.iter().any(|t| t.is_null()), "a forged token is null: {seen}");
-    assert!(
-        tested.iter().any(|t| t["userId"] == dave && t["scopes"].as_str().unwrap().contains("bot:play")),
-        "{seen}"
-    );
+    assert!(tested.iter().any(|t| t["userId"] == dave && t["scopes"].as_str().unwrap().contains("bot:play")), "{seen}");
     assert_eq!(seen["finish_status"], "resign", "{seen}");
     up.terminate();
 }

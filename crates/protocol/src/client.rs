@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::id::{Id, ID_RULE};
 use crate::vocab::{
-    ChatRoom, ColorChoice, DrawAction, Level, Opponent, RatingRange, RematchAction, TakebackAction, TimeControl, Variant,
+    ChatRoom, ColorChoice, DrawAction, Level, Opponent, RatingRange, RematchAction, TakebackAction, TimeControl,
+    Variant,
 };
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

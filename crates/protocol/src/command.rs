@@ -94,7 +94,8 @@ mod tests {
         let offer = command(r#"{"t":"rematch","game":"g1"}"#).unwrap();
         assert_eq!(offer.action, Action::Rematch(proto::Rematch {}));
         let chat = command(r#"{"t":"chat","game":"g1","room":"players","text":"good luck"}"#).unwrap();
-        let line = proto::ChatLine { room: proto::ChatRoom::Players as i32, text: "good luck".into(), ..Default::default() };
+        let line =
+            proto::ChatLine { room: proto::ChatRoom::Players as i32, text: "good luck".into(), ..Default::default() };
         assert_eq!(chat.action, Action::Chat(line));
         let decline = command(r#"{"t":"rematch","game":"g1","action":"decline"}"#).unwrap();
         assert_eq!(decline.action, Action::DeclineRematch(proto::DeclineRematch {}));

@@ -19,16 +19,16 @@ mod server;
 mod vocab;
 
 pub use client::{
-    id_of, parse, BadFrame, ChatMessage, ClientFrame, Create, DrawOffer, GameRef, Hello, Join, Move, RematchRequest, Request,
-    Resume, Seek, TakebackOffer,
+    id_of, parse, BadFrame, ChatMessage, ClientFrame, Create, DrawOffer, GameRef, Hello, Join, Move, RematchRequest,
+    Request, Resume, Seek, TakebackOffer,
 };
 pub use command::{chat_line, GameCommand};
 pub use id::{Id, MAX_ID_BYTES};
 pub use server::{
-    ChatLine, Clock, EndFrame, LobbyFrame, LobbyUpdateFrame, MoveFrame, OpenBoard, PairedOpponent, Player, Players, ServerFrame,
-    StateFrame,
+    ChatLine, Clock, EndFrame, LobbyFrame, LobbyUpdateFrame, MoveFrame, OpenBoard, PairedOpponent, Player, Players,
+    ServerFrame, StateFrame,
 };
 pub use vocab::{
-    ChatRoom, Color, ColorChoice, DrawAction, EndReason, Level, Opponent, RatingRange, RematchAction, Status, TakebackAction,
-    TimeControl, Variant, Viewer,
+    ChatRoom, Color, ColorChoice, DrawAction, EndReason, Level, Opponent, RatingRange, RematchAction, Status,
+    TakebackAction, TimeControl, Variant, Viewer,
 };

@@ -10,8 +10,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::id::Id;
 use crate::vocab::{
-    ChatRoom, Color, ColorChoice, DrawAction, EndReason, Level, RematchAction, Status, TakebackAction, TimeControl, Variant,
-    Viewer,
+    ChatRoom, Color, ColorChoice, DrawAction, EndReason, Level, RematchAction, Status, TakebackAction, TimeControl,
+    Variant, Viewer,
 };
 
 fn is_zero(n: &u64) -> bool {

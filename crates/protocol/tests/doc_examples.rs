@@ -179,6 +179,7 @@ fn every_example_in_the_protocol_page_reads_and_writes_back_unchanged() {
         "opponent_gone",
         "opponent_back",
         "rematch",
+        "chat",
         "reconnect",
         "error",
         "seeking",

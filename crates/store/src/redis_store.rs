@@ -458,7 +458,9 @@ impl GameStore for RedisStore {
         let mut invocation = self.scripts.seats_of.prepare_invoke();
         invocation.key(self.seats_key(player)).arg(MAX_SEATS_LISTED);
         let reply = self.run(&invocation).await?;
-        let Value::Array(games) = reply else { return Err(StoreError::new(format!("unexpected seats reply {reply:?}"))) };
+        let Value::Array(games) = reply else {
+            return Err(StoreError::new(format!("unexpected seats reply {reply:?}")));
+        };
         games.iter().map(game_id).collect()
     }
 

@@ -7,8 +7,8 @@
 use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::offer_event::Kind as OfferKind;
 use fogblast_proto::game::{
-    Audience, AudienceEvent, ChatRoom, EndEvent, EventPayload, GameState, MoveEvent, MoveView, OfferEvent, PresenceEvent,
-    RematchEvent, SeatEvent, Status,
+    Audience, AudienceEvent, ChatRoom, EndEvent, EventPayload, GameState, MoveEvent, MoveView, OfferEvent,
+    PresenceEvent, RematchEvent, SeatEvent, Status,
 };
 use fogblast_rules::{Bitboard, Board, Color, Fen, Position, Setup, Variant};
 

@@ -296,9 +296,8 @@ impl Next<'_> {
             }
             *written += 1;
         }
-        let name = seat
-            .and_then(|c| self.live.seat(c).player.as_ref())
-            .map_or_else(|| player.to_string(), |p| p.name.clone());
+        let name =
+            seat.and_then(|c| self.live.seat(c).player.as_ref()).map_or_else(|| player.to_string(), |p| p.name.clone());
         let line = ChatLine { room: room as i32, text: text.to_owned(), player_id: player.to_string(), name };
         let chat = &mut self.record().chat;
         chat.push(line.clone());

@@ -211,7 +211,8 @@ impl Shard {
     /// before the commit that seats them: the index may list a game that
     /// never came to be, never miss one that did.
     async fn note_seats(&self, live: &LiveGame) -> Result<(), ServiceError> {
-        let game = GameId::parse(&live.record.game_id).map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
+        let game =
+            GameId::parse(&live.record.game_id).map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
         for player in live.people() {
             self.store.note_seat(&player, &game, SEAT_NOTED_FOR).await.map_err(unavailable)?;
         }

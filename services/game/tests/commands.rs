@@ -6,9 +6,9 @@
 use fogblast_game_service::commands::{apply, apply_in_place, next_due, Command, Event, InPlace, Outcome};
 use fogblast_game_service::create::{new_record, NewGame};
 use fogblast_game_service::refusal::CommandError;
-use fogblast_game_service::{LiveGame, Timeouts};
+use fogblast_game_service::{audience, LiveGame, Timeouts, Viewer};
 use fogblast_proto::error::ErrorCode;
-use fogblast_proto::game::{ClockSettings, ColorChoice, EndReason, OfferAction, Status};
+use fogblast_proto::game::{ChatRoom, ClockSettings, ColorChoice, EndReason, OfferAction, Status};
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_rules::{Color, Variant};
 use rand::rngs::StdRng;
@@ -401,4 +401,40 @@ fn a_move_applied_in_place_makes_the_same_game_as_a_copy() {
         assert_eq!(in_place.record, copied.record);
         assert_eq!(in_place.fen(), copied.fen());
     }
+}
+
+fn chat(live: &LiveGame, player: &str, room: ChatRoom, text: &str) -> Result<Outcome, CommandError> {
+    apply(live, Command::Chat { player: id(player), room, text: text.into() }, START + 1_000, &timeouts())
+}
+
+/// The players' room is the seats' alone; the spectators' room anyone's.
+/// A line is 1 to 140 characters, kept with the last few in the record,
+/// and each seat's lines are counted against its budget.
+#[test]
+fn chat_lines_go_to_their_room_and_bad_ones_change_nothing() {
+    let live = game(Variant::Fog, None);
+    assert_eq!(chat(&live, "spectator1", ChatRoom::Players, "hi").unwrap_err(), CommandError::NotSeated);
+    assert_eq!(chat(&live, "w", ChatRoom::Players, "   ").unwrap_err(), CommandError::ChatText);
+    assert_eq!(chat(&live, "w", ChatRoom::Players, &"x".repeat(141)).unwrap_err(), CommandError::ChatText);
+    assert_eq!(chat(&live, "w", ChatRoom::Unspecified, "hi").unwrap_err(), CommandError::UnknownChatRoom);
+    let Outcome::Applied(said) = chat(&live, "w", ChatRoom::Players, " good luck ").unwrap() else { panic!() };
+    let [Event::Chat(line)] = said.events.as_slice() else { panic!("one chat event: {:?}", said.events) };
+    assert_eq!((line.text.as_str(), line.player_id.as_str(), line.name.as_str()), ("good luck", "w", "w"));
+    assert_eq!(said.live.seat(Color::White).chat_lines, 1);
+    let seen = audience::event_for_all(&said.live, &said.events[0], 3, START, &timeouts());
+    assert!(seen.white.is_some() && seen.black.is_some(), "both seats read the players' room");
+    assert!(seen.spectators.is_none(), "spectators never read the players' room");
+    let spectator_state = fogblast_game_service::state_for(&said.live, 3, Viewer::Spectator, START, &timeouts());
+    assert!(spectator_state.chat.is_empty(), "nor find it in a state: {:?}", spectator_state.chat);
+    let Outcome::Applied(watched) = chat(&said.live, "spectator1", ChatRoom::Spectators, "hello").unwrap() else {
+        panic!()
+    };
+    let seen = audience::event_for_all(&watched.live, &watched.events[0], 4, START, &timeouts());
+    assert!(seen.white.is_some() && seen.spectators.is_some(), "everyone reads the spectators' room");
+    let mut live = watched.live;
+    for n in 0..60 {
+        live = applied(chat(&live, "b", ChatRoom::Players, &format!("line {n}")));
+    }
+    assert_eq!(live.record.chat.len(), fogblast_game_service::commands::CHAT_LINES_KEPT);
+    assert_eq!(live.record.chat.last().unwrap().text, "line 59");
 }

@@ -80,8 +80,7 @@ pub async fn account(State(gateway): State<Arc<Gateway>>, bot: Bot) -> ApiResult
 
 /// `GET /api/user/{id}`: a player's public data. Nobody blocks anybody here.
 pub async fn public_data(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
-    let player =
-        PlayerId::parse(&id).map_err(|_| ApiError::new(StatusCode::NOT_FOUND, format!("no player {id:?}")))?;
+    let player = PlayerId::parse(&id).map_err(|_| ApiError::new(StatusCode::NOT_FOUND, format!("no player {id:?}")))?;
     let profile = profile(&gateway, player.as_str()).await;
     let mut data = user(player.as_str(), profile.as_ref());
     data["blocking"] = json!(false);
@@ -95,11 +94,7 @@ pub struct PlayingQuery {
 
 /// `GET /api/account/playing`: the bot's games being played, as the event
 /// stream's `gameStart` writes them.
-pub async fn playing(
-    State(gateway): State<Arc<Gateway>>,
-    bot: Bot,
-    Query(query): Query<PlayingQuery>,
-) -> ApiResult {
+pub async fn playing(State(gateway): State<Arc<Gateway>>, bot: Bot, Query(query): Query<PlayingQuery>) -> ApiResult {
     let most = query.nb.unwrap_or(9).clamp(1, 50);
     let mut now_playing = Vec::new();
     for game in gateway.router.seats_of(&bot.player).await? {
@@ -128,9 +123,10 @@ pub async fn test_tokens(State(gateway): State<Arc<Gateway>>, request: axum::ext
     }
     let mut answers = Map::new();
     for token in tokens {
-        let answer = gateway.signer.verify(token).map_or(Value::Null, |verified| {
-            json!({ "userId": verified.player.as_str(), "scopes": SCOPES, "expires": Value::Null })
-        });
+        let answer = gateway.signer.verify(token).map_or(
+            Value::Null,
+            |verified| json!({ "userId": verified.player.as_str(), "scopes": SCOPES, "expires": Value::Null }),
+        );
         answers.insert(token.to_owned(), answer);
     }
     Ok(Json(Value::Object(answers)).into_response())
@@ -143,13 +139,8 @@ pub struct StatusQuery {
 
 /// `GET /api/users/status?ids=a,b`: whether each is online, on any gateway.
 pub async fn status(State(gateway): State<Arc<Gateway>>, bot: Bot, Query(query): Query<StatusQuery>) -> ApiResult {
-    let ids: Vec<String> = query
-        .ids
-        .split(',')
-        .map(str::trim)
-        .filter(|id| PlayerId::parse(id).is_ok())
-        .map(str::to_owned)
-        .collect();
+    let ids: Vec<String> =
+        query.ids.split(',').map(str::trim).filter(|id| PlayerId::parse(id).is_ok()).map(str::to_owned).collect();
     if ids.len() > crate::online::MAX_ASKED {
         return Err(ApiError::bad(format!("at most {} ids", crate::online::MAX_ASKED)));
     }
@@ -157,10 +148,8 @@ pub async fn status(State(gateway): State<Arc<Gateway>>, bot: Bot, Query(query):
     let online = crate::online::ask(gateway.bus.as_ref(), ask)
         .await
         .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned()))?;
-    let users: Vec<Value> = ids
-        .iter()
-        .map(|id| json!({ "id": id, "name": id, "title": "BOT", "online": online.contains(id) }))
-        .collect();
+    let users: Vec<Value> =
+        ids.iter().map(|id| json!({ "id": id, "name": id, "title": "BOT", "online": online.contains(id) })).collect();
     Ok(bot.answer(Json(users)))
 }
 

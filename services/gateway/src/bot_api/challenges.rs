@@ -24,8 +24,8 @@ use fogblast_proto::game::{
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::notices::{
-    challenge_subject, pending_challenges_subject, player_notice::Notice, player_subject, Challenge, ChallengeAnswer, ChallengeGone, GameStarted,
-    Opponent, PlayerNotice,
+    challenge_subject, pending_challenges_subject, player_notice::Notice, player_subject, Challenge, ChallengeAnswer,
+    ChallengeGone, GameStarted, Opponent, PlayerNotice,
 };
 use fogblast_protocol::ServerFrame;
 use futures::StreamExt;
@@ -121,7 +121,8 @@ pub async fn create(
         rated: request.rated,
         challenger_color: created.color,
     };
-    let unavailable = |e: fogblast_bus::BusError| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned());
+    let unavailable =
+        |e: fogblast_bus::BusError| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.message().to_owned());
     let answers = gateway.bus.subscribe(&challenge_subject(&challenge.id)).await.map_err(unavailable)?;
     let asked = gateway.bus.subscribe(&pending_challenges_subject(&challenge.dest_id)).await.map_err(unavailable)?;
     let inbox = futures::stream::select(answers.map(Inbox::Answer), asked.map(|_| Inbox::Asked)).boxed();

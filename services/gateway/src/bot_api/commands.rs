@@ -110,12 +110,7 @@ pub async fn takeback(
 
 /// `POST /api/{bot|board}/game/{id}/chat`: `room` (`player` or
 /// `spectator`) and `text`, in the chat budget the WebSocket shares.
-pub async fn chat(
-    State(gateway): State<Arc<Gateway>>,
-    bot: Bot,
-    Path(id): Path<String>,
-    params: Params,
-) -> ApiResult {
+pub async fn chat(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>, params: Params) -> ApiResult {
     let room = super::lichess::parse_room(params.get("room"))?;
     let text = params.get("text").ok_or_else(|| ApiError::bad("text: the line to write"))?.to_owned();
     gateway.may_chat(&bot.player)?;

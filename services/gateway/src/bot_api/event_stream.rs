@@ -44,8 +44,15 @@ pub async fn open(State(gateway): State<Arc<Gateway>>, bot: Bot, headers: Header
     task.spawn(async move {
         let (conn, frames, _closed) = Conn::from_ip(bot.ip);
         let _online = gateway.online.stream_opened(&bot.player);
-        let mut stream =
-            EventStream { gateway: &gateway, bot: &bot, lines: &lines, conn: &conn, base, games: HashMap::new(), challenges: HashSet::new() };
+        let mut stream = EventStream {
+            gateway: &gateway,
+            bot: &bot,
+            lines: &lines,
+            conn: &conn,
+            base,
+            games: HashMap::new(),
+            challenges: HashSet::new(),
+        };
         stream.run(notices, frames).await;
         gateway.feeds.unsubscribe_all(&conn);
         gateway.limits.disconnect(bot.ip);
@@ -139,7 +146,9 @@ impl EventStream<'_> {
     /// in on the player's subject) the challenges waiting for it.
     async fn replay(&mut self) -> bool {
         let me = self.bot.player.as_str();
-        if let Err(error) = self.gateway.bus.publish(&pending_challenges_subject(me), Vec::new(), Vec::new().into()).await {
+        if let Err(error) =
+            self.gateway.bus.publish(&pending_challenges_subject(me), Vec::new(), Vec::new().into()).await
+        {
             debug!(player = me, error = error.message(), "could not ask for the challenges waiting");
         }
         let games = match self.gateway.router.seats_of(&self.bot.player).await {
