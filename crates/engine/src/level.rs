@@ -84,6 +84,7 @@ impl Level {
             eval_noise: settings.eval_noise,
             overlook: settings.overlook,
             seed,
+            ..Limits::default()
         }
     }
 }

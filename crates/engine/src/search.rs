@@ -40,6 +40,14 @@ pub struct Limits {
     /// What the search pretends not to see: a newcomer's narrow attention.
     pub overlook: Overlook,
     pub seed: u64,
+    /// Root moves left out of the search, as if they were not legal (UCI's
+    /// MultiPV finds its second line with the first line's move left out).
+    /// Empty (the default) searches every move.
+    pub root_excluded: Vec<Move>,
+    /// How many best root moves each iteration reports, each line searched
+    /// with the better lines' first moves left out; 0 and 1 both mean only
+    /// the best, the search as it is without this.
+    pub multipv: usize,
 }
 
 /// Percent of moves the search does not look at, each chosen by position,
@@ -94,6 +102,9 @@ pub struct SearchReport {
     pub nodes: u64,
     pub elapsed: Duration,
     pub pv: Vec<Move>,
+    /// Which line this is when several are asked for ([`Limits::multipv`]):
+    /// 1 for the best (and for every report of a one-line search).
+    pub multipv: usize,
 }
 
 impl SearchReport {
@@ -128,6 +139,8 @@ pub struct Searcher {
     seed: u64,
     /// The root move that last raised alpha in the current iteration.
     root_best: Option<Move>,
+    /// Root moves the search leaves out (see [`Limits::root_excluded`]).
+    root_excluded: Vec<Move>,
     /// Static evaluation by ply on the current path (`-INFINITY` in check).
     evals: [i32; MAX_PLY + 1],
     /// The move played at each ply of the current path (`None` for a null
@@ -162,6 +175,7 @@ impl Searcher {
             overlook: Overlook::default(),
             seed: 0,
             root_best: None,
+            root_excluded: Vec::new(),
             evals: [0; MAX_PLY + 1],
             path: [None; MAX_PLY + 1],
             reductions: reduction_table(),
@@ -198,6 +212,7 @@ impl Searcher {
         self.seed = limits.seed;
         self.overlook = limits.overlook;
         self.node_limit = limits.nodes.unwrap_or(u64::MAX);
+        self.root_excluded.clone_from(&limits.root_excluded);
         self.tt.new_search();
         self.order.new_search();
         // The network plays full-strength atomic chess; the weaker levels'
@@ -208,29 +223,15 @@ impl Searcher {
         if let Some(net) = self.net {
             self.sums[0] = Accumulator::new(net, root.board());
         }
-        let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, root.ply()));
-        let movetime = limits.movetime;
-        // A fixed time a move (no clock) is there to be spent: iterations
-        // go on until the deadline, and an unfinished one still counts when
-        // a root move beat the previous best in it. With a clock, no new
-        // iteration starts past half the planned time.
-        let soft = match (budget, movetime) {
-            (Some(b), Some(t)) => Some(b.soft.min(t)),
-            (Some(b), None) => Some(b.soft),
-            (None, _) => None,
-        };
-        let hard = match (budget, movetime) {
-            (Some(b), Some(t)) => Some(b.hard.min(t)),
-            (Some(b), None) => Some(b.hard),
-            (None, t) => t,
-        };
+        let (soft, hard) = time_limits(limits, root.ply());
         self.hard_deadline = hard.map(|d| self.started + d);
         self.keys.clear();
         self.keys.extend_from_slice(history);
         let root_key = root.zobrist_hash();
         self.keys.push(root_key);
 
-        let root_moves = root.legal_moves();
+        let mut root_moves = root.legal_moves();
+        root_moves.retain(|m| !self.root_excluded.contains(m));
         let mut report = SearchReport {
             best: root_moves.first().copied(),
             score: 0,
@@ -238,6 +239,7 @@ impl Searcher {
             nodes: 0,
             elapsed: Duration::ZERO,
             pv: Vec::new(),
+            multipv: 1,
         };
         if root_moves.len() <= 1 && limits.depth.is_none() && limits.nodes.is_none() {
             // Nothing to think about.
@@ -264,16 +266,13 @@ impl Searcher {
                 }
                 break;
             }
-            let best = self.tt.probe(root_key).and_then(|e| e.best).or(report.best);
-            report = SearchReport {
-                best,
-                score,
-                depth,
-                nodes: self.nodes,
-                elapsed: self.started.elapsed(),
-                pv: self.principal_variation(root),
-            };
+            let (best, pv) = self.iteration_result(root, root_key, report.best);
+            report =
+                SearchReport { best, score, depth, nodes: self.nodes, elapsed: self.started.elapsed(), pv, multipv: 1 };
             on_iteration(&report);
+            if limits.multipv > 1 {
+                self.other_lines(root, &report, limits.multipv, stop, on_iteration);
+            }
             if self.aborted || report.mate_in_plies().is_some_and(|n| n.unsigned_abs() <= depth) {
                 break;
             }
@@ -286,6 +285,64 @@ impl Searcher {
         report.nodes = self.nodes;
         report.elapsed = self.started.elapsed();
         report
+    }
+
+    /// The best move and principal variation of a completed iteration: the
+    /// root's table entry, unless root moves were left out (then the root
+    /// result is not stored, and the move that last raised alpha is best).
+    fn iteration_result(&self, root: &Position, root_key: u64, last: Option<Move>) -> (Option<Move>, Vec<Move>) {
+        if self.root_excluded.is_empty() {
+            let best = self.tt.probe(root_key).and_then(|e| e.best).or(last);
+            (best, self.principal_variation(root))
+        } else {
+            let best = self.root_best.or(last);
+            (best, best.map(|m| self.line(root, m)).unwrap_or_default())
+        }
+    }
+
+    /// MultiPV: after the best line of an iteration, the next best lines at
+    /// the same depth, each a full-window search of the root with the first
+    /// moves of the lines before it left out. Stops early when time runs
+    /// out (the iteration's best line stands) or no root move is left.
+    fn other_lines(
+        &mut self,
+        root: &Position,
+        first: &SearchReport,
+        count: usize,
+        stop: &AtomicBool,
+        on_line: &mut dyn FnMut(&SearchReport),
+    ) {
+        let Some(best) = first.best else { return };
+        let root_key = root.zobrist_hash();
+        let excluded_before = self.root_excluded.len();
+        let available = root.legal_moves().iter().filter(|m| !self.root_excluded.contains(m)).count();
+        self.root_excluded.push(best);
+        for multipv in 2..=count.min(available) {
+            self.root_best = None;
+            let score = self.negamax(root, first.depth as i32, 0, -INFINITY, INFINITY, root_key, stop);
+            let Some(m) = self.root_best.filter(|_| !self.aborted) else { break };
+            let report = SearchReport {
+                best: Some(m),
+                score,
+                depth: first.depth,
+                nodes: self.nodes,
+                elapsed: self.started.elapsed(),
+                pv: self.line(root, m),
+                multipv,
+            };
+            on_line(&report);
+            self.root_excluded.push(m);
+        }
+        self.root_excluded.truncate(excluded_before);
+    }
+
+    /// `first` followed by the table's principal variation after it.
+    fn line(&self, root: &Position, first: Move) -> Vec<Move> {
+        let mut child = *root;
+        child.play_unchecked(first);
+        let mut pv = vec![first];
+        pv.extend(self.principal_variation(&child).into_iter().take(31));
+        pv
     }
 
     /// Searches the root in a narrow window around the last score, widening
@@ -532,7 +589,10 @@ impl Searcher {
         let us = pos.turn();
         for pick in 0..scored.len() {
             let m = scored.pick(pick);
-            if (filter && self.overlooks(pos, ply, key, m)) || Some(m) == excluded {
+            if (filter && self.overlooks(pos, ply, key, m))
+                || Some(m) == excluded
+                || (ply == 0 && self.root_excluded.contains(&m))
+            {
                 continue;
             }
             // Singular extension: when the hash move is far better than
@@ -668,7 +728,8 @@ impl Searcher {
         } else {
             Bound::Upper
         };
-        if excluded.is_none() {
+        // With root moves left out the root's result is not its value.
+        if excluded.is_none() && (ply > 0 || self.root_excluded.is_empty()) {
             self.tt.store(Entry { key, best: best_move, score: score_to_tt(best_score, ply), depth, bound });
             // Correction history: a quiet result that disagrees with the
             // static score teaches how far off that score runs here.
@@ -773,6 +834,27 @@ impl Searcher {
         }
         best
     }
+}
+
+/// How long a search may go on: past the first no new iteration starts;
+/// at the second it stops. A fixed time a move (no clock) is there to be
+/// spent: iterations go on until the deadline, and an unfinished one
+/// still counts when a root move beat the previous best in it. With a
+/// clock, no new iteration starts past half the planned time.
+fn time_limits(limits: &Limits, ply: u32) -> (Option<Duration>, Option<Duration>) {
+    let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, ply));
+    let movetime = limits.movetime;
+    let soft = match (budget, movetime) {
+        (Some(b), Some(t)) => Some(b.soft.min(t)),
+        (Some(b), None) => Some(b.soft),
+        (None, _) => None,
+    };
+    let hard = match (budget, movetime) {
+        (Some(b), Some(t)) => Some(b.hard.min(t)),
+        (Some(b), None) => Some(b.hard),
+        (None, t) => t,
+    };
+    (soft, hard)
 }
 
 const SINGULAR_DEPTH: i32 = 7;

@@ -167,8 +167,24 @@ fn handshake_lists_the_options_then_uciok() {
         lines.contains(&"option name UCI_Variant type combo default atomic var atomic var chess".to_owned()),
         "{lines:?}"
     );
-    assert!(lines.contains(&"option name Hash type spin default 16 min 1 max 1024".to_owned()), "{lines:?}");
-    assert!(lines.contains(&"option name UCI_Chess960 type check default false".to_owned()), "{lines:?}");
+    let options: Vec<&str> = lines.iter().filter(|l| l.starts_with("option ")).map(String::as_str).collect();
+    assert_eq!(
+        options,
+        [
+            "option name UCI_Variant type combo default atomic var atomic var chess",
+            "option name Hash type spin default 16 min 1 max 1024",
+            "option name UCI_Chess960 type check default false",
+            "option name Threads type spin default 1 min 1 max 1024",
+            "option name Move Overhead type spin default 10 min 0 max 5000",
+            "option name MultiPV type spin default 1 min 1 max 64",
+            "option name Ponder type check default false",
+            "option name UCI_ShowWDL type check default false",
+            "option name UCI_LimitStrength type check default false",
+            "option name UCI_Elo type spin default 2400 min 800 max 2400",
+            "option name SyzygyPath type string default <empty>",
+        ]
+    );
+    assert_eq!(lines.last().unwrap(), "uciok");
     assert_eq!(engine.ready(), ["readyok"]);
     engine.quit();
 }
@@ -369,4 +385,278 @@ fn end_of_input_lets_a_bounded_search_finish() {
     let replies = String::from_utf8(replies).unwrap();
     assert!(replies.contains("info depth 2 "), "{replies}");
     assert!(replies.ends_with('\n') && replies.lines().last().unwrap().starts_with("bestmove "), "{replies}");
+}
+
+/// The `info depth` lines among `lines`.
+fn infos(lines: &[String]) -> Vec<&String> {
+    lines.iter().filter(|line| line.starts_with("info depth ")).collect()
+}
+
+/// The value after `key` in an info line (`nodes`, `multipv`, ...).
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let mut words = line.split_whitespace();
+    words.by_ref().find(|&word| word == key)?;
+    words.next()
+}
+
+/// The moves after ` pv `.
+fn pv(line: &str) -> Vec<&str> {
+    line.split(" pv ").nth(1).map(|pv| pv.split_whitespace().collect()).unwrap_or_default()
+}
+
+fn after(moves: &[&str]) -> Position {
+    let mut pos = Position::new(Variant::Atomic);
+    for text in moves {
+        pos = pos.play(pos.parse_uci(&text.parse().unwrap()).unwrap()).unwrap().0;
+    }
+    pos
+}
+
+#[test]
+fn lichess_bots_default_options_are_all_accepted() {
+    let engine = Engine::start();
+    for (name, value) in [
+        ("Move Overhead", "100"),
+        ("Threads", "4"),
+        ("Hash", "512"),
+        ("SyzygyPath", "./syzygy/"),
+        ("UCI_ShowWDL", "true"),
+        ("Ponder", "true"),
+    ] {
+        engine.send(&format!("setoption name {name} value {value}"));
+    }
+    let lines = engine.ready();
+    assert!(errors(&lines).is_empty(), "{lines:#?}");
+    let notes: Vec<&String> = lines.iter().filter(|l| l.starts_with("info string ")).collect();
+    assert_eq!(notes.len(), 2, "{lines:#?}");
+    assert!(notes[0].contains("single-threaded"), "Threads above 1 says the search uses one: {notes:?}");
+    assert!(notes[1].contains("SyzygyPath") && notes[1].contains("ignored"), "{notes:?}");
+    // An empty path (the default) says nothing.
+    engine.send("setoption name SyzygyPath value <empty>");
+    engine.send("setoption name Threads value 1");
+    assert_eq!(engine.ready(), ["readyok"]);
+    engine.quit();
+}
+
+#[test]
+fn option_values_out_of_range_are_reported_with_the_range() {
+    let engine = Engine::start();
+    let bad = [
+        ("Threads", "0", "from 1 to 1024"),
+        ("MultiPV", "65", "from 1 to 64"),
+        ("Move Overhead", "-5", "from 0 to 5000"),
+        ("UCI_Elo", "100", "from 800 to 2400"),
+        ("UCI_ShowWDL", "yes", "true or false"),
+        ("Ponder", "1", "true or false"),
+    ];
+    for (name, value, _) in bad {
+        engine.send(&format!("setoption name {name} value {value}"));
+    }
+    engine.send("setoption name Contempt value 20");
+    let lines = engine.ready();
+    let errors = errors(&lines);
+    assert_eq!(errors.len(), bad.len() + 1, "{lines:#?}");
+    for ((name, _, range), error) in bad.iter().zip(&errors) {
+        assert!(error.contains(name) && error.contains(range), "{name}: {error}");
+    }
+    let unknown = errors.last().unwrap();
+    for name in ["Threads", "Move Overhead", "MultiPV", "Ponder", "UCI_ShowWDL", "UCI_Elo", "SyzygyPath"] {
+        assert!(unknown.contains(name), "the unknown option's error lists {name}: {unknown}");
+    }
+    engine.quit();
+}
+
+#[test]
+fn bestmove_names_the_reply_the_principal_variation_expects() {
+    let engine = Engine::start();
+    engine.send("position startpos moves e2e4 e7e5");
+    engine.send("go depth 4");
+    let (best, lines) = engine.best_move();
+    let bestmove: Vec<&str> = lines.last().unwrap().split_whitespace().collect();
+    let last = pv(infos(&lines).last().unwrap());
+    assert_eq!(bestmove, ["bestmove", &best, "ponder", last[1]], "{lines:#?}");
+    assert_eq!(best, last[0]);
+    let pos = after(&["e2e4", "e7e5", &best]);
+    assert_legal(&pos, last[1]);
+    engine.quit();
+}
+
+#[test]
+fn ponderhit_turns_pondering_into_the_timed_search() {
+    let engine = Engine::start();
+    engine.send("setoption name Ponder value true");
+    engine.send("position startpos moves e2e4 e7e5");
+    // A tenth of a second on the clock: a timed search would long be done.
+    engine.send("go ponder wtime 100 btime 100");
+    let mut pondering = engine.read_until(|l| l.starts_with("info depth 1 "));
+    pondering.extend(engine.drain(Duration::from_millis(500)));
+    assert!(!pondering.iter().any(|l| l.starts_with("bestmove")), "pondering holds its move: {pondering:#?}");
+    engine.send("ponderhit");
+    let (best, lines) = engine.best_move();
+    assert_legal(&after(&["e2e4", "e7e5"]), &best);
+    assert!(errors(&lines).is_empty(), "{lines:#?}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("bestmove")).count(), 1, "{lines:#?}");
+    assert_eq!(engine.ready(), ["readyok"], "one bestmove only");
+
+    // A pondering search that ends on its own (a depth) holds its move too.
+    engine.send("go ponder depth 2");
+    let mut pondering = engine.read_until(|l| l.starts_with("info depth 2 "));
+    pondering.extend(engine.ready());
+    assert!(!pondering.iter().any(|l| l.starts_with("bestmove")), "{pondering:#?}");
+    engine.send("ponderhit");
+    let (best, _) = engine.best_move();
+    assert_legal(&after(&["e2e4", "e7e5"]), &best);
+    assert_eq!(engine.ready(), ["readyok"]);
+    engine.quit();
+}
+
+#[test]
+fn stop_while_pondering_gives_the_bestmove() {
+    let engine = Engine::start();
+    engine.send("setoption name Ponder value true");
+    engine.send("position startpos moves d2d4");
+    engine.send("go ponder wtime 100 btime 100 winc 0 binc 0");
+    let mut pondering = engine.read_until(|l| l.starts_with("info depth 1 "));
+    pondering.extend(engine.drain(Duration::from_millis(500)));
+    assert!(!pondering.iter().any(|l| l.starts_with("bestmove")), "{pondering:#?}");
+    engine.send("stop");
+    let (best, lines) = engine.best_move();
+    assert_legal(&after(&["d2d4"]), &best);
+    assert_eq!(lines.iter().filter(|l| l.starts_with("bestmove")).count(), 1, "{lines:#?}");
+    assert_eq!(engine.ready(), ["readyok"], "one bestmove only");
+    // A ponderhit with nothing pondering changes nothing.
+    engine.send("ponderhit");
+    assert_eq!(engine.ready(), ["readyok"]);
+    engine.quit();
+}
+
+#[test]
+fn multipv_reports_the_best_lines_and_plays_the_first() {
+    let engine = Engine::start();
+    engine.send("setoption name MultiPV value 3");
+    engine.send("position startpos moves e2e4 e7e5");
+    engine.send("go depth 5");
+    let (best, lines) = engine.best_move();
+    assert!(errors(&lines).is_empty(), "{lines:#?}");
+    let pos = after(&["e2e4", "e7e5"]);
+    for depth in 1..=5 {
+        let at_depth: Vec<&String> =
+            infos(&lines).into_iter().filter(|l| field(l, "depth") == Some(&depth.to_string())).collect();
+        let numbers: Vec<&str> = at_depth.iter().filter_map(|l| field(l, "multipv")).collect();
+        assert_eq!(numbers, ["1", "2", "3"], "three lines at depth {depth}: {lines:#?}");
+        let mut firsts: Vec<&str> = at_depth.iter().map(|l| pv(l)[0]).collect();
+        firsts.iter().for_each(|m| assert_legal(&pos, m));
+        firsts.sort_unstable();
+        firsts.dedup();
+        assert_eq!(firsts.len(), 3, "three different moves at depth {depth}: {at_depth:#?}");
+    }
+    let line_one = infos(&lines).into_iter().rfind(|l| field(l, "multipv") == Some("1")).unwrap();
+    assert_eq!(pv(line_one)[0], best, "bestmove is line 1: {lines:#?}");
+
+    // No more lines than moves: a lone king has three.
+    engine.send("setoption name MultiPV value 5");
+    engine.send("position fen 4k3/8/8/8/8/8/8/K7 w - - 0 1");
+    engine.send("go depth 2");
+    let (_, lines) = engine.best_move();
+    let numbers: Vec<&str> = infos(&lines).iter().filter_map(|l| field(l, "multipv")).collect();
+    assert_eq!(numbers, ["1", "2", "3", "1", "2", "3"], "{lines:#?}");
+
+    // Back to one line: the usual output, without `multipv`.
+    engine.send("setoption name MultiPV value 1");
+    engine.send("position startpos");
+    engine.send("go depth 2");
+    let (_, lines) = engine.best_move();
+    assert!(infos(&lines).iter().all(|l| field(l, "multipv").is_none()), "{lines:#?}");
+    engine.quit();
+}
+
+#[test]
+fn show_wdl_adds_win_draw_and_loss_to_every_score() {
+    let engine = Engine::start();
+    engine.send("setoption name UCI_ShowWDL value true");
+    let wdl = |line: &str| -> Vec<u32> {
+        let after = line.split(" wdl ").nth(1).unwrap_or_else(|| panic!("no wdl in {line}"));
+        after.split_whitespace().take(3).map(|n| n.parse().unwrap()).collect()
+    };
+    engine.send("position startpos moves e2e4");
+    engine.send("go depth 4");
+    let (_, lines) = engine.best_move();
+    assert_eq!(infos(&lines).len(), 4, "{lines:#?}");
+    for line in infos(&lines) {
+        assert_eq!(wdl(line).iter().sum::<u32>(), 1000, "{line}");
+        let score = line.split(" score ").nth(1).unwrap();
+        assert!(score.split_whitespace().nth(2) == Some("wdl"), "wdl follows the score: {line}");
+    }
+
+    engine.send(&format!("position fen {KIWIPETE}"));
+    engine.send("go depth 2");
+    let (_, lines) = engine.best_move();
+    let mate = infos(&lines).into_iter().find(|l| l.contains(" score mate 1 ")).expect("a mate");
+    assert_eq!(wdl(mate), [1000, 0, 0], "{mate}");
+
+    // The side to move is mated: a certain loss.
+    engine.send("position fen 4k3/4Q3/8/8/8/8/8/4K3 b - - 0 1");
+    engine.send("go depth 2");
+    let (_, lines) = engine.best_move();
+    assert!(lines.contains(&"info depth 0 score mate 0 wdl 0 0 1000".to_owned()), "{lines:#?}");
+    engine.quit();
+}
+
+#[test]
+fn move_overhead_comes_off_the_clock() {
+    let engine = Engine::start();
+    // 5,010 ms on the clock less 5,000 ms of overhead leaves no time to
+    // plan with: the first iteration, which always completes, is the
+    // only one (without the overhead the budget is over 100 ms).
+    engine.send("setoption name Move Overhead value 5000");
+    engine.send("position startpos moves e2e4");
+    engine.send("go wtime 5010 btime 5010");
+    let (best, lines) = engine.best_move();
+    assert!(errors(&lines).is_empty(), "{lines:#?}");
+    let depths: Vec<&str> = infos(&lines).iter().filter_map(|l| field(l, "depth")).collect();
+    assert_eq!(depths, ["1"], "{lines:#?}");
+    assert_legal(&after(&["e2e4"]), &best);
+    engine.quit();
+}
+
+#[test]
+fn a_low_elo_plays_as_easy() {
+    use std::sync::atomic::AtomicBool;
+
+    use fogblast_engine::{Level, Searcher};
+
+    let moves = ["e2e4", "e7e5", "g1f3"];
+    let engine = Engine::start();
+    engine.send("setoption name UCI_LimitStrength value true");
+    engine.send("setoption name UCI_Elo value 800");
+    engine.send(&format!("position startpos moves {}", moves.join(" ")));
+    // The level caps the search: without a limit of its own it ends.
+    engine.send("go");
+    let (best, lines) = engine.best_move();
+    assert!(errors(&lines).is_empty(), "{lines:#?}");
+
+    // The same search as Easy's limits give (seed 0 before any ucinewgame),
+    // with the same size of table. Easy searches fewer than 1,024 nodes
+    // here, so it never reads the clock: load cannot change its result.
+    let mut searcher = Searcher::new(16);
+    let root = after(&moves);
+    let mut history = Vec::new();
+    let mut pos = Position::new(Variant::Atomic);
+    for text in moves {
+        history.push(pos.zobrist_hash());
+        pos = pos.play(pos.parse_uci(&text.parse().unwrap()).unwrap()).unwrap().0;
+    }
+    let mut reports = Vec::new();
+    let limits = Level::Easy.limits(None, None, 0);
+    searcher.search(&root, &history, &limits, &AtomicBool::new(false), &mut |r| reports.push(r.clone()));
+    let expected = reports.last().unwrap();
+    let info = *infos(&lines).last().unwrap();
+    assert_eq!(field(info, "depth"), Some(expected.depth.to_string().as_str()), "{lines:#?}");
+    assert_eq!(field(info, "nodes"), Some(expected.nodes.to_string().as_str()), "{lines:#?}");
+    assert_eq!(
+        Some(best.as_str()),
+        expected.best.map(|m| m.to_uci(fogblast_rules::CastlingMode::Standard).to_string()).as_deref()
+    );
+    assert_eq!(infos(&lines).len(), reports.len(), "{lines:#?}");
+    engine.quit();
 }

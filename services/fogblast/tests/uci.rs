@@ -1,8 +1,9 @@
 //! `fogblast uci` run as a GUI runs it: a child process spoken to over its
-//! stdin and stdout.
+//! stdin and stdout, by hand and through python-chess (the library
+//! lichess-bot drives its engine with).
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -57,7 +58,8 @@ fn plays_the_handshake_and_a_search() {
     writeln!(stdin, "ucinewgame\nposition startpos moves e2e4 e7e5\ngo depth 2").unwrap();
     let search = read_until("bestmove");
     assert!(search.iter().any(|line| line.starts_with("info depth 2 score ")), "{search:?}");
-    let best = search.last().unwrap().strip_prefix("bestmove ").unwrap();
+    // `bestmove <move> [ponder <reply>]`
+    let best = search.last().unwrap().split_whitespace().nth(1).unwrap();
     let pos = fogblast_rules::Position::from_fen(
         "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
         fogblast_rules::Variant::Atomic,
@@ -78,4 +80,47 @@ fn plays_the_handshake_and_a_search() {
         thread::sleep(Duration::from_millis(10));
     };
     assert!(status.success(), "{status}");
+}
+
+/// Runs `command` to its end, killing it past `limit`.
+fn run_for(command: &mut Command, limit: Duration) -> Output {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the command starts");
+    let started = Instant::now();
+    while child.try_wait().expect("waiting").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("the output");
+    assert!(started.elapsed() <= limit, "{command:?} ran past {limit:?}: {}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+/// python-chess refuses an option the engine did not declare and a spin
+/// value outside its range: `tests/python/uci_options.py` configures
+/// lichess-bot's default uci_options and plays atomic moves with pondering,
+/// following the expected reply (`ponderhit`) and playing another (`stop`).
+#[test]
+fn python_chess_sets_lichess_bots_default_options_and_ponders() {
+    let python = fogblast_testkit::python::python();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/uci_options.py");
+    let mut command = Command::new(python);
+    command.arg(script).args([env!("CARGO_BIN_EXE_fogblast"), "uci"]);
+    let output = run_for(&mut command, Duration::from_secs(300));
+    assert!(
+        output.status.success(),
+        "python-chess failed: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed = String::from_utf8(output.stdout).expect("UTF-8");
+    let seen: serde_json::Value = serde_json::from_str(printed.lines().last().expect("a summary")).expect(&printed);
+    assert_eq!(seen["engine_moves"], 10, "{seen}");
+    assert!(seen["name"].as_str().is_some_and(|name| name.starts_with("Fogblast")), "{seen}");
+    assert!(seen["ponder_moves"].as_u64().unwrap() > 0, "bestmove names a reply to ponder on: {seen}");
+    assert!(seen["followed"].as_u64().unwrap() > 0, "a pondering search met ponderhit: {seen}");
+    assert!(seen["not_followed"].as_u64().unwrap() > 0, "a pondering search was stopped: {seen}");
+    assert!(seen["wdl_lines"].as_u64().unwrap() > 0, "UCI_ShowWDL: python-chess read wdl: {seen}");
 }
