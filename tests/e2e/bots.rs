@@ -87,6 +87,27 @@ async fn a_bot_that_connects_late_hears_its_challenge_and_its_game_and_chats() {
     up.terminate();
 }
 
+/// The fog-of-war bot example (`examples/fog_bot.py`) plays the computer to
+/// the end from its observations alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fog_bot_example_plays_the_computer_to_the_end() {
+    let up = Proc::up("bots-fog-example");
+    let python = fogblast_testkit::python::python();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fog_bot.py");
+    let mut command = Command::new(python);
+    command.arg(script).args(["--url", &format!("http://{}", up.http), "--play-computer", "1"]);
+    let output = run_for(&mut command, Duration::from_secs(300));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the example failed: {stderr}\n{}", up.logs());
+    assert!(!stderr.contains("move refused"), "every move it chose was legal: {stderr}");
+    let printed = String::from_utf8(output.stdout).expect("UTF-8");
+    let seen: Value = serde_json::from_str(printed.lines().last().expect("a summary")).expect(&printed);
+    let status = seen["status"].as_str().unwrap_or_default();
+    assert!(!status.is_empty() && status != "started", "the game ended: {seen}");
+    assert!(seen["plies"].as_u64().unwrap() > 0, "{seen}");
+    up.terminate();
+}
+
 /// On the distributed path: the challenger on one gateway, the challenged
 /// bots on another, the challenges and their answers over NATS.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
