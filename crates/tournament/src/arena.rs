@@ -1,0 +1,1 @@
+//! Arena tournaments: scoring and pairing.

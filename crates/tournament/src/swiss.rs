@@ -1,0 +1,1 @@
+//! The Swiss system's pairings.

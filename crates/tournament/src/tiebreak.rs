@@ -1,0 +1,1 @@
+//! Tie-breaks for equal scores.
