@@ -148,6 +148,7 @@ client_frames! {
     "claim_victory" => ClaimVictory(GameRef),
     "rematch" => Rematch(RematchRequest),
     "chat" => Chat(ChatMessage),
+    "berserk" => Berserk(GameRef),
     "seek" => Seek(Seek),
     "cancel_seek" => CancelSeek,
     "lobby" => Lobby,

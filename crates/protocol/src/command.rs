@@ -59,6 +59,7 @@ impl TryFrom<ClientFrame> for GameCommand {
                 Some(RematchAction::Offer) | None => (r.game, Action::Rematch(proto::Rematch {})),
             },
             ClientFrame::Chat(c) => (c.game, Action::Chat(chat_line(c.room, c.text))),
+            ClientFrame::Berserk(r) => (r.game, Action::Berserk(proto::Berserk {})),
             frame @ (ClientFrame::Hello(_)
             | ClientFrame::Create(_)
             | ClientFrame::Join(_)

@@ -130,6 +130,12 @@ pub struct StateFrame {
     /// The last lines of the chat rooms the receiver reads, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chat: Vec<ChatLine>,
+    /// The tournament the game is played in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament: Option<String>,
+    /// The sides that went berserk, in a tournament game.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub berserk: Vec<Color>,
     /// When the state answers a request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Id>,
@@ -308,6 +314,12 @@ pub enum ServerFrame {
         v: u64,
         #[serde(flatten)]
         line: ChatLine,
+    },
+    Berserk {
+        game: String,
+        v: u64,
+        color: Option<Color>,
+        clock: Option<Clock>,
     },
     Reconnect {
         reason: String,

@@ -180,6 +180,7 @@ fn every_example_in_the_protocol_page_reads_and_writes_back_unchanged() {
         "opponent_back",
         "rematch",
         "chat",
+        "berserk",
         "reconnect",
         "error",
         "seeking",

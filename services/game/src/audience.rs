@@ -7,8 +7,8 @@
 use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::offer_event::Kind as OfferKind;
 use fogblast_proto::game::{
-    Audience, AudienceEvent, ChatRoom, EndEvent, EventPayload, GameState, MoveEvent, MoveView, OfferEvent,
-    PresenceEvent, RematchEvent, SeatEvent, Status,
+    Audience, AudienceEvent, BerserkEvent, ChatRoom, EndEvent, EventPayload, GameState, MoveEvent, MoveView,
+    OfferEvent, PresenceEvent, RematchEvent, SeatEvent, Status,
 };
 use fogblast_rules::{Bitboard, Board, Color, Fen, Position, Setup, Variant};
 
@@ -130,6 +130,9 @@ pub fn state_for(live: &LiveGame, version: u64, viewer: Viewer, now_ms: u64, tim
         first_move_in_ms: first_move_in_ms(live, now_ms, timeouts),
         created_at_ms: record.created_at_ms,
         chat: record.chat.iter().filter(|line| reads_room(line.room(), viewer)).cloned().collect(),
+        tournament_id: record.tournament_id.clone(),
+        white_berserk: live.seat(Color::White).berserk,
+        black_berserk: live.seat(Color::Black).berserk,
     }
 }
 
@@ -251,6 +254,7 @@ fn payload(
             Kind::Rematch(RematchEvent { by: wire(*by), game_id: game_id.clone(), declined: false })
         }
         Event::Chat(line) => Kind::Chat(line.clone()),
+        Event::Berserk { color, clock } => Kind::Berserk(BerserkEvent { color: wire(*color), clock: *clock }),
         Event::RematchDeclined { by } => {
             Kind::Rematch(RematchEvent { by: wire(*by), game_id: String::new(), declined: true })
         }

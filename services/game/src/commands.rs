@@ -93,6 +93,11 @@ pub enum Command {
         room: ChatRoom,
         text: String,
     },
+    /// Halves the player's own time and drops their increment, in a
+    /// tournament game with a clock, before their first move.
+    Berserk {
+        player: PlayerId,
+    },
     /// Whatever has fallen due: a flag, an abort, an abandoned game.
     Tick,
 }
@@ -135,6 +140,11 @@ pub enum Event {
         by: Color,
     },
     Chat(ChatLine),
+    /// `color` went berserk; `clock` is the clocks after it.
+    Berserk {
+        color: Color,
+        clock: Option<ClockState>,
+    },
 }
 
 /// What a command changed.
@@ -236,6 +246,7 @@ pub fn apply_in_place(
         Command::DeclineRematch { player } => next.decline_rematch(&player)?,
         Command::Presence { player, connected, lease_ms } => next.presence(&player, connected, lease_ms, timeouts),
         Command::Chat { player, room, text } => next.chat(&player, room, &text)?,
+        Command::Berserk { player } => next.berserk(&player)?,
         Command::Tick => next.tick(timeouts),
     };
     if !changed {
@@ -272,6 +283,28 @@ impl Next<'_> {
             Status::Ended => Err(CommandError::GameOver),
             _ => Err(CommandError::NotStarted),
         }
+    }
+
+    fn berserk(&mut self, player: &PlayerId) -> Result<bool, CommandError> {
+        let color = self.seated_color(player)?;
+        if self.live.record.tournament_id.is_empty() || self.live.record.clock.is_none() {
+            return Err(CommandError::NoBerserk);
+        }
+        if self.live.status() == Status::Ended {
+            return Err(CommandError::GameOver);
+        }
+        if self.moves_by(color) > 0 {
+            return Err(CommandError::BerserkAfterFirstMove);
+        }
+        let seat = self.live.seat_mut(color);
+        if seat.berserk {
+            return Ok(false);
+        }
+        seat.berserk = true;
+        seat.remaining_ms /= 2;
+        let clock = self.live.clock_at(self.now_ms);
+        self.events.push(Event::Berserk { color, clock });
+        Ok(true)
     }
 
     /// A chat line, kept with the last few and sent to the room's readers.
@@ -377,7 +410,8 @@ impl Next<'_> {
             let settings = self.live.record.clock.unwrap_or_default();
             let policy = LagPolicy::for_clock(&settings);
             let seat = self.live.seat_mut(color);
-            seat.remaining_ms = seat.remaining_ms - time.spent_ms + u64::from(settings.increment_ms);
+            let increment = if seat.berserk { 0 } else { u64::from(settings.increment_ms) };
+            seat.remaining_ms = seat.remaining_ms - time.spent_ms + increment;
             seat.lag_quota_ms = clock::next_quota(&policy, seat.lag_quota_ms, time.compensated_ms);
         }
         let san = position.san(m);
@@ -594,6 +628,9 @@ impl Next<'_> {
 
     fn rematch(&mut self, player: &PlayerId, new_game: String) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
+        if !self.live.record.tournament_id.is_empty() {
+            return Err(CommandError::RematchInTournament);
+        }
         if self.live.status() != Status::Ended {
             return Err(CommandError::RematchBeforeEnd);
         }

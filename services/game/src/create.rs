@@ -31,6 +31,8 @@ pub struct NewGame {
     pub clock: Option<fogblast_proto::game::ClockSettings>,
     pub computer: Option<Level>,
     pub rated: bool,
+    /// The tournament the game is played in; empty for none.
+    pub tournament: String,
 }
 
 fn bad(message: impl Into<String>) -> ServiceError {
@@ -67,6 +69,15 @@ impl NewGame {
         if request.player_name.len() > MAX_NAME_BYTES {
             return Err(bad(format!("names are at most {MAX_NAME_BYTES} bytes")));
         }
+        let tournament = &request.tournament_id;
+        if tournament.len() > fogblast_proto::ids::MAX_ID_LEN
+            || !tournament.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            return Err(bad("a tournament id is letters, digits and dashes"));
+        }
+        if !tournament.is_empty() && computer.is_some() {
+            return Err(bad("tournament games are between people"));
+        }
         Ok(NewGame {
             player,
             name: request.player_name.clone(),
@@ -76,6 +87,7 @@ impl NewGame {
             clock: request.clock,
             computer,
             rated: request.rated,
+            tournament: request.tournament_id.clone(),
         })
     }
 }
@@ -117,6 +129,7 @@ fn seat(player: Player, settings: Option<&fogblast_proto::game::ClockSettings>) 
         takeback_requests: 0,
         presence_reported: false,
         chat_lines: 0,
+        berserk: false,
     }
 }
 
@@ -162,6 +175,7 @@ pub fn new_record(game: &GameId, code: &str, spec: &NewGame, now_ms: u64, rng: &
         started_at_ms: if status == Status::Playing { now_ms } else { 0 },
         turn_started_ms: now_ms,
         seed: rng.random(),
+        tournament_id: spec.tournament.clone(),
         ..GameRecord::default()
     };
     (record, creator_color)

@@ -84,7 +84,9 @@ fn kinds(game: &GameRecord, version: u64, payload: &Payload) -> Vec<Kind> {
             clock: end.clock,
         })],
         // Chat is for those following the game, not the site's stream.
-        Payload::Offer(_) | Payload::Presence(_) | Payload::Rematch(_) | Payload::Chat(_) => Vec::new(),
+        Payload::Offer(_) | Payload::Presence(_) | Payload::Rematch(_) | Payload::Chat(_) | Payload::Berserk(_) => {
+            Vec::new()
+        }
     }
 }
 

@@ -35,8 +35,9 @@ pub fn subject(live: &LiveGame) -> String {
 pub fn finished_event(live: &LiveGame) -> GameFinished {
     let record = &live.record;
     let player = |seat: Option<&fogblast_proto::record::Seat>| {
+        let berserk = seat.is_some_and(|s| s.berserk);
         let player = seat.and_then(|s| s.player.clone()).unwrap_or_default();
-        FinishedPlayer { id: player.id, name: player.name, computer: player.computer, level: player.level }
+        FinishedPlayer { id: player.id, name: player.name, computer: player.computer, level: player.level, berserk }
     };
     GameFinished {
         game_id: record.game_id.clone(),
@@ -55,6 +56,7 @@ pub fn finished_event(live: &LiveGame) -> GameFinished {
         created_at_ms: record.created_at_ms,
         started_at_ms: record.started_at_ms,
         ended_at_ms: record.ended_at_ms,
+        tournament_id: record.tournament_id.clone(),
     }
 }
 

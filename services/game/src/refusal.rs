@@ -67,6 +67,12 @@ pub enum CommandError {
     ChatText,
     #[error("room must be players or spectators")]
     UnknownChatRoom,
+    #[error("berserk is for tournament games with a clock")]
+    NoBerserk,
+    #[error("berserk only before your first move")]
+    BerserkAfterFirstMove,
+    #[error("a tournament pairs its players again: there is no rematch")]
+    RematchInTournament,
 }
 
 impl CommandError {
@@ -99,7 +105,10 @@ impl CommandError {
             | RematchStarted
             | RematchOfferStands
             | NoRematchOffer
-            | ComputerPlaysOn => ErrorCode::Conflict,
+            | ComputerPlaysOn
+            | BerserkAfterFirstMove
+            | RematchInTournament => ErrorCode::Conflict,
+            NoBerserk => ErrorCode::NotAllowed,
         }
     }
 }

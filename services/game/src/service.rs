@@ -63,6 +63,7 @@ fn action_kind(action: &Action) -> &'static str {
         Action::DeclineRematch(_) => "decline_rematch",
         Action::Presence(_) => "report_presence",
         Action::Chat(_) => "chat",
+        Action::Berserk(_) => "berserk",
     }
 }
 
@@ -91,6 +92,7 @@ fn command_of(player: PlayerId, action: Action, game: &GameId) -> Result<Command
             let room = line.room();
             Command::Chat { player, room, text: line.text }
         }
+        Action::Berserk(_) => Command::Berserk { player },
     })
 }
 

@@ -35,6 +35,7 @@ fn game(variant: Variant, clock: Option<(u32, u32)>) -> LiveGame {
         clock: clock.map(|(initial_ms, increment_ms)| ClockSettings { initial_ms, increment_ms }),
         computer: None,
         rated: false,
+        tournament: String::new(),
     };
     let (record, _) =
         new_record(&GameId::parse("g1").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(1));
@@ -163,6 +164,7 @@ fn games_nobody_starts_or_joins_are_aborted() {
         clock: None,
         computer: None,
         rated: true,
+        tournament: String::new(),
     };
     let (record, _) =
         new_record(&GameId::parse("g2").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(2));
@@ -289,6 +291,7 @@ fn a_computer_game_whose_player_never_moves_nor_follows_it_is_aborted() {
         clock: None,
         computer: Some(fogblast_proto::game::Level::Easy),
         rated: false,
+        tournament: String::new(),
     };
     let (record, _) =
         new_record(&GameId::parse("g3").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(3));
@@ -437,4 +440,56 @@ fn chat_lines_go_to_their_room_and_bad_ones_change_nothing() {
     }
     assert_eq!(live.record.chat.len(), fogblast_game_service::commands::CHAT_LINES_KEPT);
     assert_eq!(live.record.chat.last().unwrap().text, "line 59");
+}
+
+/// A tournament game between "w" and "b" with a 60+2 clock.
+fn tournament_game() -> LiveGame {
+    let spec = NewGame {
+        player: id("w"),
+        name: "w".into(),
+        variant: Variant::Atomic,
+        chess960: false,
+        color: ColorChoice::ChooseWhite,
+        clock: Some(ClockSettings { initial_ms: 60_000, increment_ms: 2_000 }),
+        computer: None,
+        rated: false,
+        tournament: "arena-1".into(),
+    };
+    let (record, _) =
+        new_record(&GameId::parse("g2").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(1));
+    let live = LiveGame::from_record(record).unwrap();
+    applied(apply(&live, Command::Join { player: id("b"), name: "b".into() }, START, &timeouts()))
+}
+
+fn berserk(live: &LiveGame, player: &str) -> Result<Outcome, CommandError> {
+    apply(live, Command::Berserk { player: id(player) }, START + 500, &timeouts())
+}
+
+/// Berserk halves the player's own time and drops their increment, only in
+/// a tournament game with a clock and only before their first move.
+#[test]
+fn berserk_halves_the_time_and_drops_the_increment_before_the_first_move_only() {
+    let plain = game(Variant::Atomic, Some((60_000, 2_000)));
+    assert_eq!(berserk(&plain, "w").unwrap_err(), CommandError::NoBerserk);
+    let live = tournament_game();
+    assert_eq!(berserk(&live, "nobody").unwrap_err(), CommandError::NotSeated);
+    let Outcome::Applied(went) = berserk(&live, "w").unwrap() else { panic!("applied") };
+    assert!(matches!(went.events.as_slice(), [Event::Berserk { color: Color::White, .. }]), "{:?}", went.events);
+    let live = went.live;
+    assert!(live.seat(Color::White).berserk);
+    assert_eq!((remaining(&live, Color::White), remaining(&live, Color::Black)), (30_000, 60_000));
+    assert!(matches!(berserk(&live, "w").unwrap(), Outcome::Unchanged), "a second berserk changes nothing");
+    let live = play(&live, "w", "e2e4", START + 1_000, 0);
+    let live = play(&live, "b", "e7e5", START + 2_000, 0);
+    assert_eq!(berserk(&live, "b").unwrap_err(), CommandError::BerserkAfterFirstMove);
+    let live = play(&live, "w", "g1f3", START + 5_000, 0);
+    assert_eq!(remaining(&live, Color::White), 30_000 - 3_000, "no increment for the berserk side");
+    let live = play(&live, "b", "b8c6", START + 6_000, 0);
+    assert_eq!(remaining(&live, Color::Black), 60_000 - 1_000 + 2_000, "the other side keeps its increment");
+    let ended = applied(apply(&live, Command::Resign { player: id("b") }, START + 7_000, &timeouts()));
+    let rematch = Command::Rematch { player: id("w"), new_game: "g3".into() };
+    assert_eq!(apply(&ended, rematch, START + 8_000, &timeouts()).unwrap_err(), CommandError::RematchInTournament);
+    let finished = fogblast_game_service::finished_event(&ended);
+    assert_eq!(finished.tournament_id, "arena-1");
+    assert!(finished.white.unwrap().berserk && !finished.black.unwrap().berserk);
 }

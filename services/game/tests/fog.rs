@@ -44,6 +44,7 @@ fn new_fog_game(rng: &mut StdRng) -> LiveGame {
         clock: None,
         computer: None,
         rated: false,
+        tournament: String::new(),
     };
     let (record, _) = new_record(&GameId::parse("fog1").unwrap(), "CODE2345", &spec, 1_000, rng);
     let live = LiveGame::from_record(record).unwrap();

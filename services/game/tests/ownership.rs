@@ -874,6 +874,7 @@ async fn write_clocked_game(
         clock: Some(ClockSettings { initial_ms: 60_000, increment_ms: 0 }),
         computer: None,
         rated: false,
+        tournament: String::new(),
     };
     let (mut record, _) = create::new_record(game, "", &spec, now - 20_000, &mut StdRng::seed_from_u64(1));
     if let Some(fen) = initial_fen {

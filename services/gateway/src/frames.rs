@@ -67,6 +67,14 @@ pub fn state(state: &GameState) -> StateFrame {
         legal: state.legal.clone(),
         first_move_in_ms: state.first_move_in_ms,
         chat: state.chat.iter().filter_map(fogblast_protocol::convert::chat_line).collect(),
+        tournament: Some(state.tournament_id.clone()).filter(|id| !id.is_empty()),
+        berserk: [
+            (state.white_berserk, fogblast_protocol::Color::White),
+            (state.black_berserk, fogblast_protocol::Color::Black),
+        ]
+        .into_iter()
+        .filter_map(|(berserk, color)| berserk.then_some(color))
+        .collect(),
         id: None,
     }
 }
@@ -155,6 +163,9 @@ fn payload_frame(game: &str, version: u64, payload: Option<EventPayload>, audien
         }
         Kind::State(game_state) => ServerFrame::State(Box::new(state(&game_state))),
         Kind::Chat(line) => ServerFrame::Chat { game, v, line: fogblast_protocol::convert::chat_line(&line)? },
+        Kind::Berserk(berserk) => {
+            ServerFrame::Berserk { game, v, color: color(berserk.color()), clock: clock(berserk.clock.as_ref()) }
+        }
         Kind::Rematch(rematch) => ServerFrame::Rematch {
             game,
             v,

@@ -236,6 +236,7 @@ fn order(frame: &ClientFrame) -> Option<Order> {
         ClientFrame::Draw(o) => game(&o.game),
         ClientFrame::Takeback(o) => game(&o.game),
         ClientFrame::Chat(c) => game(&c.game),
+        ClientFrame::Berserk(r) => game(&r.game),
         ClientFrame::Seek(_) | ClientFrame::CancelSeek => Some(Order::In(Lane::Seeks)),
         // A game is created or joined by a code, not yet by an id, and the
         // lobby is a read: none has an order to keep.
@@ -335,7 +336,8 @@ impl Session {
             | ClientFrame::Draw(_)
             | ClientFrame::Takeback(_)
             | ClientFrame::Rematch(_)
-            | ClientFrame::Chat(_) => unreachable!("commands on a game, carried out above"),
+            | ClientFrame::Chat(_)
+            | ClientFrame::Berserk(_) => unreachable!("commands on a game, carried out above"),
             ClientFrame::Create(create) => self.create(create, id).await,
             ClientFrame::Join(join) => {
                 let code = join.code.trim().to_ascii_uppercase();

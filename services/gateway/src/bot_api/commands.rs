@@ -73,6 +73,13 @@ pub async fn abort(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path
     ok().map(|r| bot.answer(r))
 }
 
+/// `POST /api/{bot|board}/game/{id}/berserk`: in a tournament game, before
+/// the bot's first move.
+pub async fn berserk(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
+    send(&gateway, &bot, &id, Action::Berserk(fogblast_proto::game::Berserk {})).await?;
+    ok().map(|r| bot.answer(r))
+}
+
 pub async fn claim_victory(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
     let game = send(&gateway, &bot, &id, Action::ClaimVictory(ClaimVictory {})).await?;
     gateway.computer_games.ended(bot.ip, &game);

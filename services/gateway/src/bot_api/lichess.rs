@@ -177,7 +177,7 @@ fn initial_fen(state: &GameState) -> String {
 /// `gameFull`: the game's settings and players, then its state.
 pub fn game_full(state: &GameState) -> Value {
     let clock = state.clock_settings.as_ref();
-    json!({
+    let mut full = json!({
         "type": "gameFull",
         "id": state.game_id,
         "variant": variant(state.variant(), state.chess960),
@@ -190,7 +190,11 @@ pub fn game_full(state: &GameState) -> Value {
         "createdAt": state.created_at_ms,
         "clock": clock.map(|c| json!({ "initial": c.initial_ms, "increment": c.increment_ms })),
         "state": game_state(state),
-    })
+    });
+    if !state.tournament_id.is_empty() {
+        full["tournamentId"] = json!(state.tournament_id);
+    }
+    full
 }
 
 /// A `chatLine`: lichess names the rooms `player` and `spectator`.

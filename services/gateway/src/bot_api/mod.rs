@@ -74,6 +74,8 @@ pub fn routes() -> Router<Arc<Gateway>> {
         .route("/api/bot/game/{id}/draw/{answer}", post(commands::draw))
         .route("/api/board/game/{id}/draw/{answer}", post(commands::draw))
         .route("/api/bot/game/{id}/chat", post(commands::chat))
+        .route("/api/bot/game/{id}/berserk", post(commands::berserk))
+        .route("/api/board/game/{id}/berserk", post(commands::berserk))
         .route("/api/board/game/{id}/chat", post(commands::chat))
         .route("/api/bot/game/{id}/takeback/{answer}", post(commands::takeback))
         .route("/api/board/game/{id}/takeback/{answer}", post(commands::takeback))
