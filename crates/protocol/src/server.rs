@@ -355,6 +355,9 @@ pub enum ServerFrame {
         rated: bool,
         rating: u32,
         opponent: PairedOpponent,
+        /// The tournament that paired the game, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tournament: Option<String>,
     },
     Lobby(LobbyFrame),
     LobbyUpdate(LobbyUpdateFrame),

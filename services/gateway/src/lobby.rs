@@ -153,6 +153,11 @@ impl Matchmaker {
         self.client.clone().ok_or_else(no_matchmaker)
     }
 
+    /// The matchmaker's client, for calls with no wrapper here (tournaments).
+    pub fn rpc(&self) -> Result<MatchmakerClient<Channel>, ServiceError> {
+        self.client()
+    }
+
     pub async fn seek(
         &self,
         player: &str,

@@ -41,6 +41,7 @@ fn paired_frame(paired: Paired) -> Option<ServerFrame> {
             name: opponent.name.clone(),
             rating: opponent.rating,
         },
+        tournament: Some(paired.tournament_id).filter(|id| !id.is_empty()),
         game: paired.game_id,
     })
 }
@@ -112,6 +113,7 @@ mod tests {
             rated: true,
             rating: 1562,
             opponent: Some(Opponent { player_id: "llrxnuj8w8x0wfhw".into(), name: "bob".into(), rating: 1604 }),
+            tournament_id: String::new(),
         };
         assert_eq!(
             player(player_notice::Notice::Paired(paired)),
@@ -129,6 +131,7 @@ mod tests {
             rated: false,
             rating: 1500,
             opponent: Some(Opponent { player_id: "o".into(), name: "n".into(), rating: 1490 }),
+            tournament_id: String::new(),
         };
         assert_eq!(
             player(player_notice::Notice::Paired(paired)),

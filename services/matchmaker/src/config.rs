@@ -105,6 +105,9 @@ pub struct MatchmakerSettings {
     /// A pairing whose game could not be made for this many ms is given up; both players are told.
     #[arg(long = "pairing-give-up-ms", env = "FOGBLAST_MATCHMAKER_PAIRING_GIVE_UP_MS", default_value_t = 60_000)]
     pub pairing_give_up_ms: u64,
+    /// The shortest arena a player may create, in minutes.
+    #[arg(long = "tournament-min-minutes", env = "FOGBLAST_TOURNAMENT_MIN_MINUTES", default_value_t = 10)]
+    pub tournament_min_minutes: u32,
 }
 
 impl MatchmakerConfig {
@@ -114,6 +117,11 @@ impl MatchmakerConfig {
 }
 
 impl MatchmakerSettings {
+    pub fn tournament_limits(&self) -> crate::tournament::commands::Limits {
+        let defaults = crate::tournament::commands::Limits::default();
+        crate::tournament::commands::Limits { min_minutes: self.tournament_min_minutes.max(1), ..defaults }
+    }
+
     pub fn lease(&self) -> Duration {
         Duration::from_millis(self.lease_ms.max(3))
     }

@@ -33,6 +33,7 @@ mod pools;
 pub mod ratings;
 mod service;
 pub mod store;
+pub mod tournament;
 mod waves;
 
 pub use crate::core::{Matchmaker, SetupError};
@@ -71,9 +72,22 @@ pub async fn run(
     let grpc_addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
     let drain = config.drain();
-    let matchmaker = Matchmaker::new(config, store, bus, games)?;
+    let tournament_store = store.tournaments().clone();
+    let limits = config.settings.tournament_limits();
+    let ratings = ratings::Ratings::new(config.rating_addr.as_deref()).map_err(SetupError::Config)?;
+    let matchmaker = Matchmaker::new(config, store, bus.clone(), games.clone())?;
+    let tournaments = Arc::new(tournament::commands::Tournaments {
+        store: tournament_store,
+        bus: bus.clone(),
+        games,
+        ratings,
+        replica: matchmaker.replica().to_owned(),
+        limits,
+    });
     let (stop_tx, stop) = watch::channel(false);
     let pools = tokio::spawn(matchmaker.clone().manage_pools(stop.clone()));
+    let driver = tokio::spawn(tournaments.clone().drive(Arc::new(tournament::driver::Memory::default()), stop.clone()));
+    let results = tokio::spawn(tournament::results::run(tournaments.store.clone(), bus.clone(), stop.clone()));
     let lobby = tokio::spawn(matchmaker.clone().publish_lobby(stop.clone()));
     let mut http_stop = stop.clone();
     let metrics = matchmaker.metrics();
@@ -86,7 +100,7 @@ pub async fn run(
         },
     ));
     info!(replica = %matchmaker.replica(), grpc = %grpc_addr, metrics = %metrics_addr, "matchmaker listening");
-    let service = MatchmakerServer::new(service::MatchmakerService::new(matchmaker.clone()));
+    let service = MatchmakerServer::new(service::MatchmakerService::new(matchmaker.clone(), tournaments.clone()));
     let (served, _) = fogblast_runtime::serve_with_drain(shutdown, drain, |signal| {
         Server::builder()
             .layer(fogblast_telemetry::GrpcTraceLayer)
@@ -98,6 +112,8 @@ pub async fn run(
     let _ = stop_tx.send(true);
     let _ = pools.await;
     let _ = lobby.await;
+    let _ = driver.await;
+    let _ = results.await;
     let http_served = match http.await {
         Ok(result) => result.map_err(ServeError::MetricsServer),
         Err(error) => {

@@ -36,6 +36,7 @@ pub fn paired(pairing: &PendingPairing, pool: &PoolKey, white: bool) -> Bytes {
             name: opponent.name.clone(),
             rating: opponent.rating,
         }),
+        tournament_id: String::new(),
     }))
 }
 

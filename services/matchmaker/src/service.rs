@@ -8,21 +8,26 @@ use std::time::Instant;
 use fogblast_proto::error::ServiceError;
 use fogblast_proto::matchmaker::matchmaker_server::Matchmaker as MatchmakerRpc;
 use fogblast_proto::matchmaker::{
-    CancelSeekRequest, CancelSeekResponse, CloseBoardRequest, CloseBoardResponse, ListLobbyRequest, Lobby,
-    OpenBoardRequest, OpenBoardResponse, PlayerLeftRequest, PlayerLeftResponse, SeekRequest, SeekResponse,
+    CancelSeekRequest, CancelSeekResponse, CloseBoardRequest, CloseBoardResponse, CreateTournamentRequest,
+    GetTournamentRequest, ListLobbyRequest, ListTournamentsRequest, Lobby, OpenBoardRequest, OpenBoardResponse,
+    PlayerLeftRequest, PlayerLeftResponse, SeekRequest, SeekResponse, Tournament, TournamentList,
+    TournamentPlayerRequest,
 };
 use tonic::{Request, Response, Status};
 
 use crate::core::{bad, Matchmaker};
+use crate::tournament::commands::Tournaments;
+use crate::tournament::Presence;
 
 #[derive(Debug, Clone)]
 pub struct MatchmakerService {
     matchmaker: Arc<Matchmaker>,
+    tournaments: Arc<Tournaments>,
 }
 
 impl MatchmakerService {
-    pub fn new(matchmaker: Arc<Matchmaker>) -> MatchmakerService {
-        MatchmakerService { matchmaker }
+    pub fn new(matchmaker: Arc<Matchmaker>, tournaments: Arc<Tournaments>) -> MatchmakerService {
+        MatchmakerService { matchmaker, tournaments }
     }
 
     async fn timed<T>(
@@ -86,5 +91,39 @@ impl MatchmakerRpc for MatchmakerService {
     async fn list_lobby(&self, request: Request<ListLobbyRequest>) -> Result<Response<Lobby>, Status> {
         let request = request.into_inner();
         self.timed("list_lobby", self.matchmaker.list_lobby(request.variant, request.limit)).await
+    }
+
+    async fn create_tournament(
+        &self,
+        request: Request<CreateTournamentRequest>,
+    ) -> Result<Response<Tournament>, Status> {
+        self.timed("create_tournament", self.tournaments.create(&request.into_inner())).await
+    }
+
+    async fn list_tournaments(&self, _: Request<ListTournamentsRequest>) -> Result<Response<TournamentList>, Status> {
+        self.timed("list_tournaments", async { Ok(TournamentList { tournaments: self.tournaments.list().await? }) })
+            .await
+    }
+
+    async fn get_tournament(&self, request: Request<GetTournamentRequest>) -> Result<Response<Tournament>, Status> {
+        self.timed("get_tournament", self.tournaments.get(&request.into_inner())).await
+    }
+
+    async fn join_tournament(&self, request: Request<TournamentPlayerRequest>) -> Result<Response<Tournament>, Status> {
+        self.timed("join_tournament", self.tournaments.join(&request.into_inner())).await
+    }
+
+    async fn withdraw_tournament(
+        &self,
+        request: Request<TournamentPlayerRequest>,
+    ) -> Result<Response<Tournament>, Status> {
+        self.timed("withdraw_tournament", self.tournaments.leave(&request.into_inner(), Presence::Withdrawn)).await
+    }
+
+    async fn pause_tournament(
+        &self,
+        request: Request<TournamentPlayerRequest>,
+    ) -> Result<Response<Tournament>, Status> {
+        self.timed("pause_tournament", self.tournaments.leave(&request.into_inner(), Presence::Paused)).await
     }
 }

@@ -38,6 +38,8 @@ mod scripts;
 pub use memory_backend::MemoryMatchStore;
 pub use redis_backend::RedisMatchStore;
 
+use crate::tournament::{MemoryTournamentStore, RedisTournamentStore, TournamentStore};
+
 /// How many hashes the lobby is spread over.
 pub const LOBBY_BUCKETS: u64 = 8;
 /// Players' pointers and colour histories expire after a month unused.
@@ -329,24 +331,40 @@ pub trait MatchBackend: Send + Sync + fmt::Debug {
 }
 
 /// The matchmaker's store: a cheap handle on one of the adapters, whose
-/// methods it offers directly.
+/// methods it offers directly, and the tournaments' store beside it.
 #[derive(Clone, Debug)]
-pub struct MatchStore(Arc<dyn MatchBackend>);
+pub struct MatchStore {
+    backend: Arc<dyn MatchBackend>,
+    tournaments: Arc<dyn TournamentStore>,
+}
 
 impl MatchStore {
     /// Redis at `url`, every key under `<key_prefix>mm:`; shared by replicas.
     pub async fn connect(url: &str, key_prefix: &str) -> Result<MatchStore, StoreError> {
-        Ok(MatchStore(Arc::new(RedisMatchStore::connect(url, key_prefix).await?)))
+        Ok(MatchStore {
+            backend: Arc::new(RedisMatchStore::connect(url, key_prefix).await?),
+            tournaments: Arc::new(RedisTournamentStore::connect(url, key_prefix).await?),
+        })
     }
 
     /// This process's memory: for one replica running next to everything
     /// else (`fogblast up`); gone when the process ends.
     pub fn in_memory() -> MatchStore {
-        MatchStore(Arc::new(MemoryMatchStore::new()))
+        MatchStore { backend: Arc::new(MemoryMatchStore::new()), tournaments: Arc::new(MemoryTournamentStore::new()) }
     }
 
+    /// `backend`, with tournaments in this process's memory.
     pub fn new(backend: Arc<dyn MatchBackend>) -> MatchStore {
-        MatchStore(backend)
+        MatchStore { backend, tournaments: Arc::new(MemoryTournamentStore::new()) }
+    }
+
+    /// The same store with `tournaments` for its tournaments.
+    pub fn with_tournaments(self, tournaments: Arc<dyn TournamentStore>) -> MatchStore {
+        MatchStore { tournaments, ..self }
+    }
+
+    pub fn tournaments(&self) -> &Arc<dyn TournamentStore> {
+        &self.tournaments
     }
 }
 
@@ -354,7 +372,7 @@ impl std::ops::Deref for MatchStore {
     type Target = dyn MatchBackend;
 
     fn deref(&self) -> &(dyn MatchBackend + 'static) {
-        self.0.as_ref()
+        self.backend.as_ref()
     }
 }
 

@@ -156,9 +156,10 @@ impl Archive {
         let inserted = sqlx::query(
             "INSERT INTO games (id, variant, chess960, initial_fen, white_id, white_name, white_computer, white_level, \
              black_id, black_name, black_computer, black_level, rated, result, reason, moves, clocks, \
-             clock_initial_ms, clock_increment_ms, final_fen, created_ms, started_ms, ended_ms, archived_ms) \
+             clock_initial_ms, clock_increment_ms, final_fen, created_ms, started_ms, ended_ms, archived_ms, \
+             tournament_id, white_berserk, black_berserk) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-             $22, $23, $24) ON CONFLICT (id) DO NOTHING",
+             $22, $23, $24, $25, $26, $27) ON CONFLICT (id) DO NOTHING",
         )
         .bind(&game.game_id)
         .bind(variant_text)
@@ -184,6 +185,9 @@ impl Archive {
         .bind(game.started_at_ms as i64)
         .bind(game.ended_at_ms as i64)
         .bind(now_ms)
+        .bind(&game.tournament_id)
+        .bind(i64::from(white.berserk))
+        .bind(i64::from(black.berserk))
         .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {
@@ -582,7 +586,7 @@ impl Archive {
 const GAME_SELECT: &str = "SELECT g.id, g.variant, g.chess960, g.initial_fen, g.white_id, g.white_name, \
     g.white_computer, g.white_level, g.black_id, g.black_name, g.black_computer, g.black_level, g.rated, g.result, \
     g.reason, g.moves, g.clocks, g.clock_initial_ms, g.clock_increment_ms, g.final_fen, g.created_ms, g.started_ms, \
-    g.ended_ms, r.white_before, r.white_after, r.white_deviation, r.black_before, r.black_after, r.black_deviation \
+    g.ended_ms, g.tournament_id, g.white_berserk, g.black_berserk, r.white_before, r.white_after, r.white_deviation, r.black_before, r.black_after, r.black_deviation \
     FROM games g LEFT JOIN rated_games r ON r.game_id = g.id";
 
 fn count(row: &AnyRow, column: &str) -> Result<u32, sqlx::Error> {
@@ -601,6 +605,7 @@ fn archived(row: &AnyRow) -> Result<ArchivedGame, ArchiveError> {
             name: row.try_get(format!("{side}_name").as_str())?,
             computer: flag(row, &format!("{side}_computer"))?,
             level: row.try_get::<i64, _>(format!("{side}_level").as_str())? as i32,
+            berserk: flag(row, &format!("{side}_berserk"))?,
         })
     };
     let split = |text: String| -> Vec<String> { text.split_whitespace().map(str::to_owned).collect() };
@@ -625,6 +630,7 @@ fn archived(row: &AnyRow) -> Result<ArchivedGame, ArchiveError> {
         created_at_ms: row.try_get::<i64, _>("created_ms")? as u64,
         started_at_ms: row.try_get::<i64, _>("started_ms")? as u64,
         ended_at_ms: row.try_get::<i64, _>("ended_ms")? as u64,
+        tournament_id: row.try_get("tournament_id")?,
     };
     let change = |side: &str| -> Result<Option<RatingChange>, sqlx::Error> {
         let before: Option<f64> = row.try_get(format!("{side}_before").as_str())?;

@@ -33,7 +33,15 @@ fn nats_config(scratch: &Scratch) -> NatsConfig {
 }
 
 fn player(id: &str) -> FinishedPlayer {
-    FinishedPlayer { id: id.to_owned(), name: format!("name-{id}"), computer: false, level: 0 }
+    // Players whose id starts with `b` went berserk, so the archive's
+    // round trip carries the flag both ways.
+    FinishedPlayer {
+        id: id.to_owned(),
+        name: format!("name-{id}"),
+        computer: false,
+        level: 0,
+        berserk: id.starts_with('b'),
+    }
 }
 
 fn finished(id: &str, white: &str, black: &str, result: &str, ended_ms: u64) -> GameFinished {
@@ -54,6 +62,7 @@ fn finished(id: &str, white: &str, black: &str, result: &str, ended_ms: u64) -> 
         created_at_ms: ended_ms - 60_000,
         started_at_ms: ended_ms - 50_000,
         ended_at_ms: ended_ms,
+        tournament_id: "arena-1".to_owned(),
     }
 }
 

@@ -111,7 +111,10 @@ impl EventStream<'_> {
         let Some(notice) = PlayerNotice::decode(payload).ok().and_then(|n| n.notice) else { return true };
         let me = self.bot.player.as_str();
         match notice {
-            Notice::Paired(paired) => self.started(&paired.game_id, "lobby").await,
+            Notice::Paired(paired) => {
+                let source = if paired.tournament_id.is_empty() { "lobby" } else { "arena" };
+                self.started(&paired.game_id, source).await
+            }
             Notice::GameStarted(started) => self.started(&started.game_id, "friend").await,
             Notice::Challenge(challenge) => {
                 if self.challenges.len() >= CHALLENGES_REMEMBERED {

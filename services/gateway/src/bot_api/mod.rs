@@ -36,6 +36,7 @@ mod commands;
 mod event_stream;
 mod game_stream;
 mod lichess;
+mod tournaments;
 
 /// How often an open stream sends an empty line.
 const KEEP_ALIVE: Duration = Duration::from_secs(5);
@@ -49,7 +50,12 @@ pub const RENEWED_TOKEN_HEADER: &str = "fogblast-token";
 
 /// `POST /api/token`, in the address's API budget like the rest of `/api`.
 pub fn token_routes() -> Router<Arc<Gateway>> {
-    Router::new().route("/api/token", post(token)).route("/api/token/test", post(account::test_tokens))
+    Router::new()
+        .route("/api/token", post(token))
+        .route("/api/token/test", post(account::test_tokens))
+        .route("/api/tournament", get(tournaments::list))
+        .route("/api/tournament/{id}", get(tournaments::get))
+        .route("/api/tournament/{id}/results", get(tournaments::results))
 }
 
 /// The routes a token opens, each request in the player's Bot API budget
@@ -87,6 +93,9 @@ pub fn routes() -> Router<Arc<Gateway>> {
         .route("/api/challenge/{id}/decline", post(challenges::decline))
         .route("/api/challenge/{id}/cancel", post(challenges::cancel))
         .route("/api/board/seek", post(challenges::seek))
+        .route("/api/tournament", post(tournaments::create))
+        .route("/api/tournament/{id}/join", post(tournaments::join))
+        .route("/api/tournament/{id}/withdraw", post(tournaments::withdraw))
 }
 
 /// A refusal as lichess writes it.

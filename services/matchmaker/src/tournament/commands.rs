@@ -1,0 +1,317 @@
+//! The tournament commands any replica serves: create, list, look, join,
+//! pause and withdraw. Each checks its input and makes one atomic change
+//! in the store; the driver (`driver.rs`) does the rest.
+
+use std::sync::Arc;
+
+use fogblast_bus::EventBus;
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::{ClockSettings, Variant};
+use fogblast_proto::ids::PlayerId;
+use fogblast_proto::matchmaker::{
+    CreateTournamentRequest, GetTournamentRequest, Tournament, TournamentGame, TournamentPlayerRequest,
+    TournamentStanding,
+};
+use fogblast_tournament::arena::standing_order;
+use rand::Rng;
+
+use super::redis::presence_word;
+use super::{Entrant, Joined, Presence, Snapshot, Stage, Status, TournamentRecord, TournamentStore};
+use crate::games::Games;
+use crate::pool::{variant_from_name, variant_name};
+use crate::ratings::Ratings;
+use crate::store::StoreError;
+
+/// The longest name, in characters.
+pub const MAX_NAME_CHARS: usize = 30;
+/// The longest description, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 400;
+/// Tournaments one player may create in an hour.
+pub const CREATIONS_PER_HOUR: usize = 3;
+/// How far ahead a player's tournament may start.
+const MAX_START_AHEAD_MS: u64 = 7 * 24 * 3600 * 1000;
+/// How long finished tournaments stay listed.
+const FINISHED_LISTED_MS: u64 = 24 * 3600 * 1000;
+
+/// The settings a tournament may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub min_minutes: u32,
+    pub max_minutes: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { min_minutes: 10, max_minutes: 720 }
+    }
+}
+
+/// The tournaments of one matchmaker replica.
+#[derive(Debug)]
+pub struct Tournaments {
+    pub(crate) store: Arc<dyn TournamentStore>,
+    pub(crate) bus: Arc<dyn EventBus>,
+    pub(crate) games: Arc<dyn Games>,
+    pub(crate) ratings: Ratings,
+    pub(crate) replica: String,
+    pub(crate) limits: Limits,
+}
+
+fn bad(message: impl Into<String>) -> ServiceError {
+    ServiceError::new(ErrorCode::BadRequest, message)
+}
+
+pub(crate) fn unavailable(error: StoreError) -> ServiceError {
+    ServiceError::new(ErrorCode::Unavailable, format!("the tournament store: {error}"))
+}
+
+fn not_found(id: &str) -> ServiceError {
+    ServiceError::new(ErrorCode::NotFound, format!("no tournament {id:?}"))
+}
+
+/// Text shown to players: no control characters (a description may have
+/// line breaks), at most `max` characters. Markup is kept as text: every
+/// client shows it escaped.
+fn checked_text(what: &str, text: &str, min: usize, max: usize, lines: bool) -> Result<String, ServiceError> {
+    let text = text.trim();
+    let count = text.chars().count();
+    if count < min || count > max {
+        return Err(bad(format!("a tournament {what} is {min} to {max} characters")));
+    }
+    if text.chars().any(|c| c.is_control() && !(lines && c == '\n')) {
+        return Err(bad(format!("a tournament {what} has no control characters")));
+    }
+    Ok(text.to_owned())
+}
+
+fn checked_clock(clock: Option<&ClockSettings>) -> Result<(u32, u32), ServiceError> {
+    let clock = clock.ok_or_else(|| bad("an arena has a clock"))?;
+    if !(60_000..=3_600_000).contains(&clock.initial_ms) || clock.initial_ms % 1000 != 0 {
+        return Err(bad("initial time is 1 to 60 whole minutes' worth of seconds"));
+    }
+    if clock.increment_ms > 60_000 || clock.increment_ms % 1000 != 0 {
+        return Err(bad("increment is 0 to 60 whole seconds"));
+    }
+    Ok((clock.initial_ms, clock.increment_ms))
+}
+
+fn new_id() -> String {
+    let mut rng = rand::rng();
+    (0..8).map(|_| char::from(b"abcdefghijkmnpqrstuvwxyz23456789"[rng.random_range(0..32)])).collect()
+}
+
+impl Tournaments {
+    /// A player's (or, with no player, the operator's) new tournament.
+    pub async fn create(&self, request: &CreateTournamentRequest) -> Result<Tournament, ServiceError> {
+        let record = self.checked_record(request).await?;
+        if !request.player_id.is_empty() {
+            self.refuse_floods(&request.player_id).await?;
+        }
+        if !self.store.create(&record).await.map_err(unavailable)? {
+            return Err(ServiceError::new(ErrorCode::Conflict, format!("tournament {} exists", record.id)));
+        }
+        tracing::info!(tournament = %record.id, name = %record.name, by = %record.created_by, "tournament created");
+        self.view(&record.id, 0, 0, None).await
+    }
+
+    async fn checked_record(&self, request: &CreateTournamentRequest) -> Result<TournamentRecord, ServiceError> {
+        if !request.player_id.is_empty() {
+            PlayerId::parse(&request.player_id).map_err(|e| bad(e.to_string()))?;
+        }
+        let name = checked_text("name", &request.name, 2, MAX_NAME_CHARS, false)?;
+        let description = checked_text("description", &request.description, 0, MAX_DESCRIPTION_CHARS, true)?;
+        let variant = match Variant::try_from(request.variant) {
+            Ok(Variant::Unspecified) | Err(_) => return Err(bad("variant must be standard, atomic or fog")),
+            Ok(variant) => variant,
+        };
+        if request.chess960 && variant == Variant::Fog {
+            return Err(bad("Chess960 starting positions are for standard and atomic only"));
+        }
+        let clock = checked_clock(request.clock.as_ref())?;
+        let Limits { min_minutes, max_minutes } = self.limits;
+        if !(min_minutes..=max_minutes).contains(&request.minutes) {
+            return Err(bad(format!("an arena lasts {min_minutes} to {max_minutes} minutes")));
+        }
+        let now = self.store.now_ms().await.map_err(unavailable)?;
+        let starts_ms = if request.starts_ms == 0 { now + 60_000 } else { request.starts_ms };
+        if starts_ms + 60_000 < now || starts_ms > now + MAX_START_AHEAD_MS {
+            return Err(bad("a tournament starts from now to a week ahead"));
+        }
+        Ok(TournamentRecord {
+            id: new_id(),
+            name,
+            description,
+            variant: variant_name(variant).to_owned(),
+            chess960: request.chess960,
+            clock,
+            rated: request.rated,
+            starts_ms,
+            minutes: request.minutes,
+            created_by: request.player_id.clone(),
+            created_ms: now,
+        })
+    }
+
+    /// At most [`CREATIONS_PER_HOUR`] tournaments a player made in the last
+    /// hour, and one not yet finished at a time.
+    async fn refuse_floods(&self, player: &str) -> Result<(), ServiceError> {
+        let now = self.store.now_ms().await.map_err(unavailable)?;
+        let listed = self.store.list(now.saturating_sub(3_600_000)).await.map_err(unavailable)?;
+        let theirs: Vec<_> = listed.iter().filter(|(r, _, _)| r.created_by == player).collect();
+        let recent = theirs.iter().filter(|(r, _, _)| r.created_ms + 3_600_000 > now).count();
+        let open = theirs.iter().filter(|(_, status, _)| *status != Status::Finished).count();
+        if recent >= CREATIONS_PER_HOUR || open >= 1 {
+            return Err(ServiceError::new(
+                ErrorCode::RateLimited,
+                "you may have one tournament at a time, and make three an hour",
+            ));
+        }
+        Ok(())
+    }
+
+    pub async fn list(&self) -> Result<Vec<Tournament>, ServiceError> {
+        let now = self.store.now_ms().await.map_err(unavailable)?;
+        let listed = self.store.list(now.saturating_sub(FINISHED_LISTED_MS)).await.map_err(unavailable)?;
+        Ok(listed
+            .into_iter()
+            .map(|(record, status, players)| Tournament {
+                players: players as u32,
+                now_ms: now,
+                ..header(&record, status)
+            })
+            .collect())
+    }
+
+    pub async fn get(&self, request: &GetTournamentRequest) -> Result<Tournament, ServiceError> {
+        let me = Some(request.player_id.as_str()).filter(|p| !p.is_empty());
+        self.view(&request.tournament_id, request.from_rank, request.count, me).await
+    }
+
+    async fn view(&self, id: &str, from_rank: u32, count: u32, me: Option<&str>) -> Result<Tournament, ServiceError> {
+        let snapshot = self.store.snapshot(id).await.map_err(unavailable)?.ok_or_else(|| not_found(id))?;
+        Ok(view(&snapshot, from_rank, count, me))
+    }
+
+    pub async fn join(&self, request: &TournamentPlayerRequest) -> Result<Tournament, ServiceError> {
+        let player = PlayerId::parse(&request.player_id).map_err(|e| bad(e.to_string()))?;
+        let name = checked_text("player name", &request.name, 0, MAX_NAME_CHARS, false)?;
+        let snapshot = self
+            .store
+            .snapshot(&request.tournament_id)
+            .await
+            .map_err(unavailable)?
+            .ok_or_else(|| not_found(&request.tournament_id))?;
+        let variant = variant_from_name(&snapshot.record.variant).unwrap_or(Variant::Atomic);
+        let given = Some(request.rating).filter(|r| *r > 0);
+        let rating = self.ratings.rating(player.as_str(), variant, given).await;
+        let entrant = Entrant { name, rating, joined_ms: snapshot.now_ms };
+        match self.store.join(&request.tournament_id, player.as_str(), &entrant).await.map_err(unavailable)? {
+            Joined::Joined | Joined::Already => {}
+            Joined::NoSuchTournament => return Err(not_found(&request.tournament_id)),
+            Joined::Finished => {
+                return Err(ServiceError::new(ErrorCode::Conflict, "the tournament is over"));
+            }
+        }
+        self.view(&request.tournament_id, 0, 0, Some(player.as_str())).await
+    }
+
+    pub async fn leave(
+        &self,
+        request: &TournamentPlayerRequest,
+        presence: Presence,
+    ) -> Result<Tournament, ServiceError> {
+        let player = PlayerId::parse(&request.player_id).map_err(|e| bad(e.to_string()))?;
+        let id = &request.tournament_id;
+        if !self.store.set_presence(id, player.as_str(), presence).await.map_err(unavailable)? {
+            self.store.snapshot(id).await.map_err(unavailable)?.ok_or_else(|| not_found(id))?;
+            return Err(ServiceError::new(ErrorCode::Conflict, "you have not joined this tournament"));
+        }
+        self.view(id, 0, 0, Some(player.as_str())).await
+    }
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Created => "created",
+        Status::Started => "started",
+        Status::Finished => "finished",
+    }
+}
+
+/// A tournament's settings and status, without standings.
+pub fn header(record: &TournamentRecord, status: Status) -> Tournament {
+    Tournament {
+        id: record.id.clone(),
+        name: record.name.clone(),
+        description: record.description.clone(),
+        variant: variant_from_name(&record.variant).unwrap_or(Variant::Unspecified) as i32,
+        chess960: record.chess960,
+        clock: Some(ClockSettings { initial_ms: record.clock.0, increment_ms: record.clock.1 }),
+        rated: record.rated,
+        starts_ms: record.starts_ms,
+        ends_ms: record.ends_ms(),
+        minutes: record.minutes,
+        status: status_name(status).to_owned(),
+        created_by: record.created_by.clone(),
+        ..Tournament::default()
+    }
+}
+
+/// Every player who joined, in standings order, with their line.
+pub fn standings(snapshot: &Snapshot) -> Vec<TournamentStanding> {
+    let mut lines: Vec<TournamentStanding> = snapshot
+        .joined
+        .iter()
+        .map(|(player, entrant)| {
+            let standing = snapshot.standing.get(player).cloned().unwrap_or_default();
+            let presence = snapshot.presence.get(player).copied().unwrap_or(Presence::Active);
+            TournamentStanding {
+                rank: 0,
+                player_id: player.clone(),
+                name: entrant.name.clone(),
+                rating: entrant.rating,
+                score: standing.sheet.score,
+                fire: standing.sheet.on_fire(),
+                sheet: standing.sheet.entries.iter().map(|e| e.points).collect(),
+                wins: standing.sheet.wins() as u32,
+                games: standing.sheet.entries.len() as u32,
+                berserks: standing.berserks,
+                presence: presence_word(presence).to_owned(),
+                playing: standing.playing.clone().unwrap_or_default(),
+            }
+        })
+        .collect();
+    lines.sort_by(|a, b| standing_order((&a.player_id, a.score, a.rating), (&b.player_id, b.score, b.rating)));
+    for (i, line) in lines.iter_mut().enumerate() {
+        line.rank = i as u32 + 1;
+    }
+    lines
+}
+
+/// The tournament as a client sees it: a page of standings from `from_rank`.
+pub fn view(snapshot: &Snapshot, from_rank: u32, count: u32, me: Option<&str>) -> Tournament {
+    let lines = standings(snapshot);
+    let count = if count == 0 { 50 } else { count.min(200) } as usize;
+    let start = from_rank.saturating_sub(1) as usize;
+    let mine = me.and_then(|me| lines.iter().find(|l| l.player_id == me).cloned());
+    let playing = lines
+        .iter()
+        .filter_map(|l| snapshot.games.get(&l.playing))
+        .filter(|g| g.stage == Stage::Started)
+        .fold(Vec::<TournamentGame>::new(), |mut games, g| {
+            if !games.iter().any(|known| known.game_id == g.id) {
+                games.push(TournamentGame { game_id: g.id.clone(), white: g.white.clone(), black: g.black.clone() });
+            }
+            games
+        });
+    Tournament {
+        players: lines.len() as u32,
+        version: snapshot.version,
+        now_ms: snapshot.now_ms,
+        standings: lines.into_iter().skip(start).take(count).collect(),
+        me: mine,
+        playing,
+        games: snapshot.games.values().filter(|g| g.stage == Stage::Done && !g.result.is_empty()).count() as u32,
+        ..header(&snapshot.record, snapshot.status)
+    }
+}

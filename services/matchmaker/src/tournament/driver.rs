@@ -1,0 +1,377 @@
+//! The driver: every second each replica takes the lease of the
+//! tournaments it can and carries each one forward. One pass reads the
+//! tournament at once, decides (start, count results, pair a wave, finish)
+//! with the arena's rules, and writes it all in one commit fenced by the
+//! lease; only then are the paired games made through the game service.
+//! A driver killed at any point leaves a state the next holder continues
+//! from: a game recorded as paired is made (by its fixed id and request
+//! ids, so a create or join sent twice makes nothing twice), and a result
+//! is in the inbox until a commit counts it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use fogblast_proto::error::ErrorCode;
+use fogblast_proto::game::{ColorChoice, CreateGameRequest, JoinGameRequest, Variant};
+use fogblast_proto::ids::GameId;
+use fogblast_proto::notices::{player_notice::Notice, player_subject, Opponent, Paired, PlayerNotice};
+use fogblast_tournament::arena::{pair_wave, Candidate, Outcome, Pairing, Played};
+use futures::StreamExt;
+use prost::Message;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use super::commands::Tournaments;
+use super::{Commit, Presence, Snapshot, Stage, Standing, Status, TourGame};
+use crate::pool::variant_from_name;
+use crate::store::StoreError;
+
+/// How often the driver looks at its tournaments.
+pub const TICK: Duration = Duration::from_millis(500);
+/// How long a lease lasts unless renewed: a killed driver's tournaments
+/// are taken over after this.
+pub const LEASE: Duration = Duration::from_secs(3);
+/// How often a tournament pairs its free players.
+pub const WAVE_MS: u64 = 2_000;
+/// A paired game the game service could not make in this long is given up.
+const GIVE_UP_MS: u64 = 60_000;
+/// Games made at once.
+const CONCURRENT_GAMES: usize = 32;
+
+/// What this replica remembers between passes: when each tournament it
+/// drives last paired.
+#[derive(Debug, Default)]
+pub struct Memory {
+    last_wave: Mutex<HashMap<String, u64>>,
+    held: Mutex<HashMap<String, String>>,
+}
+
+impl Tournaments {
+    /// Drives tournaments until `stop`; then lets go of their leases.
+    pub async fn drive(self: Arc<Self>, memory: Arc<Memory>, mut stop: watch::Receiver<bool>) {
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => self.pass(&memory).await,
+                _ = stop.changed() => break,
+            }
+        }
+        let held: Vec<(String, String)> = memory.held.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
+        for (id, token) in held {
+            let _ = self.store.release(&id, &token).await;
+        }
+    }
+
+    async fn pass(&self, memory: &Memory) {
+        let now = match self.store.now_ms().await {
+            Ok(now) => now,
+            Err(error) => return warn!(%error, "tournaments: the store does not answer"),
+        };
+        let listed = match self.store.list(now).await {
+            Ok(listed) => listed,
+            Err(error) => return warn!(%error, "tournaments: cannot list them"),
+        };
+        for (record, status, _) in listed {
+            if status == Status::Finished || record.starts_ms > now + 60_000 {
+                continue;
+            }
+            let token = match self.store.acquire(&record.id, &self.replica, LEASE).await {
+                Ok(Some(token)) => token,
+                Ok(None) => {
+                    memory.held.lock().unwrap_or_else(PoisonError::into_inner).remove(&record.id);
+                    continue;
+                }
+                Err(error) => {
+                    warn!(tournament = %record.id, %error, "cannot take the tournament's lease");
+                    continue;
+                }
+            };
+            memory.held.lock().unwrap_or_else(PoisonError::into_inner).insert(record.id.clone(), token.clone());
+            if let Err(error) = self.drive_one(&record.id, &token, memory).await {
+                warn!(tournament = %record.id, %error, "tournament pass left for the next");
+            }
+        }
+    }
+
+    /// One pass over one tournament held under `token`.
+    pub async fn drive_one(&self, id: &str, token: &str, memory: &Memory) -> Result<(), StoreError> {
+        let Some(snapshot) = self.store.snapshot(id).await? else { return Ok(()) };
+        let last_wave = memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).get(id).copied().unwrap_or(0);
+        let wave = snapshot.now_ms >= last_wave + WAVE_MS;
+        let decided = decide(&snapshot, wave, &Pairing::default());
+        if !decided.commit.is_empty() && !self.store.commit(id, token, &decided.commit).await? {
+            return Ok(());
+        }
+        if wave {
+            memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), snapshot.now_ms);
+        }
+        if let Some(status) = decided.commit.status {
+            info!(tournament = %id, ?status, "tournament moved on");
+        }
+        let mut games: BTreeMap<String, TourGame> = snapshot.games.clone();
+        for game in &decided.commit.games {
+            games.insert(game.id.clone(), game.clone());
+        }
+        let to_make: Vec<TourGame> =
+            games.into_values().filter(|g| matches!(g.stage, Stage::New | Stage::Created)).collect();
+        if to_make.is_empty() {
+            return Ok(());
+        }
+        let made: Vec<(TourGame, Option<(String, String)>)> = futures::stream::iter(to_make)
+            .map(|game| self.make(&snapshot, game))
+            .buffer_unordered(CONCURRENT_GAMES)
+            .collect()
+            .await;
+        let mut current: BTreeMap<String, Standing> = snapshot.standing.clone();
+        current.extend(decided.commit.standing.iter().cloned());
+        let mut commit = Commit::default();
+        for (game, freed) in made {
+            if let Some((white, black)) = freed {
+                for player in [white, black] {
+                    let mut standing = current.get(&player).cloned().unwrap_or_default();
+                    if standing.playing.as_deref() == Some(game.id.as_str()) {
+                        standing.playing = None;
+                        standing.free_since_ms = snapshot.now_ms;
+                        commit.standing.push((player, standing));
+                    }
+                }
+            }
+            commit.games.push(game);
+        }
+        if self.store.commit(id, token, &commit).await? {
+            for game in commit.games.iter().filter(|g| g.stage == Stage::Started) {
+                self.tell_paired(&snapshot, game).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a paired game as far as it goes: made, then the black seat
+    /// taken. Returns the game at its new stage and, when it was given up,
+    /// its players to free.
+    async fn make(&self, snapshot: &Snapshot, mut game: TourGame) -> (TourGame, Option<(String, String)>) {
+        let record = &snapshot.record;
+        if game.stage == Stage::New {
+            let request = CreateGameRequest {
+                game_id: game.id.clone(),
+                request_id: format!("create-{}", game.id),
+                player_id: game.white.clone(),
+                player_name: name_of(snapshot, &game.white),
+                variant: variant_from_name(&record.variant).unwrap_or(Variant::Atomic) as i32,
+                chess960: record.chess960,
+                color: ColorChoice::ChooseWhite as i32,
+                clock: Some(fogblast_proto::game::ClockSettings {
+                    initial_ms: record.clock.0,
+                    increment_ms: record.clock.1,
+                }),
+                rated: record.rated,
+                tournament_id: record.id.clone(),
+                ..Default::default()
+            };
+            match self.games.create(request).await {
+                Ok(created) => {
+                    game.code = created.code;
+                    game.stage = Stage::Created;
+                }
+                Err(error) => return self.failed(snapshot, game, error),
+            }
+        }
+        let request = JoinGameRequest {
+            player_id: game.black.clone(),
+            player_name: name_of(snapshot, &game.black),
+            code: game.code.clone(),
+            request_id: format!("join-{}", game.id),
+        };
+        match self.games.join(request).await {
+            Ok(_) => game.stage = Stage::Started,
+            Err(error) if matches!(error.code, ErrorCode::NotFound | ErrorCode::Conflict) => {
+                // Seated by an earlier try whose answer was lost?
+                let seated = self.games.state(&game.id, &game.black).await.ok().and_then(|s| s.black);
+                if seated.is_some_and(|black| black.id == game.black) {
+                    game.stage = Stage::Started;
+                } else {
+                    return self.failed(snapshot, game, error);
+                }
+            }
+            Err(error) => return self.failed(snapshot, game, error),
+        }
+        (game, None)
+    }
+
+    /// A game the game service would not make: tried again while it may
+    /// come back, given up (its players free again) otherwise.
+    fn failed(
+        &self,
+        snapshot: &Snapshot,
+        mut game: TourGame,
+        error: fogblast_proto::error::ServiceError,
+    ) -> (TourGame, Option<(String, String)>) {
+        let young = snapshot.now_ms.saturating_sub(game.paired_ms) < GIVE_UP_MS;
+        if error.code == ErrorCode::Unavailable && young {
+            return (game, None);
+        }
+        warn!(tournament = %snapshot.record.id, game = %game.id, %error, "giving up a paired game");
+        game.stage = Stage::Done;
+        let players = (game.white.clone(), game.black.clone());
+        (game, Some(players))
+    }
+
+    async fn tell_paired(&self, snapshot: &Snapshot, game: &TourGame) {
+        let record = &snapshot.record;
+        for (player, other, white) in [(&game.white, &game.black, true), (&game.black, &game.white, false)] {
+            let paired = Paired {
+                game_id: game.id.clone(),
+                color: if white { fogblast_proto::game::Color::White } else { fogblast_proto::game::Color::Black }
+                    as i32,
+                variant: variant_from_name(&record.variant).unwrap_or(Variant::Atomic) as i32,
+                clock: Some(fogblast_proto::game::ClockSettings {
+                    initial_ms: record.clock.0,
+                    increment_ms: record.clock.1,
+                }),
+                rated: record.rated,
+                rating: snapshot.joined.get(player).map_or(0, |e| e.rating),
+                opponent: Some(Opponent {
+                    player_id: other.clone(),
+                    name: name_of(snapshot, other),
+                    rating: snapshot.joined.get(other).map_or(0, |e| e.rating),
+                }),
+                tournament_id: record.id.clone(),
+            };
+            let notice = PlayerNotice { notice: Some(Notice::Paired(paired)) };
+            if let Err(error) =
+                self.bus.publish(&player_subject(player), Vec::new(), notice.encode_to_vec().into()).await
+            {
+                warn!(%player, %error, "a tournament pairing was not told");
+            }
+        }
+    }
+}
+
+fn name_of(snapshot: &Snapshot, player: &str) -> String {
+    snapshot.joined.get(player).map_or_else(|| player.to_owned(), |e| e.name.clone())
+}
+
+/// What one pass decides.
+#[derive(Debug, Default)]
+pub struct Decided {
+    pub commit: Commit,
+}
+
+/// The pass, without I/O: start, count the results in the inbox, pair a
+/// wave (when `wave`), finish. Every change is in the returned commit.
+pub fn decide(snapshot: &Snapshot, wave: bool, rules: &Pairing) -> Decided {
+    let now = snapshot.now_ms;
+    let mut status = snapshot.status;
+    let mut commit = Commit::default();
+    if status == Status::Created && now >= snapshot.record.starts_ms {
+        status = Status::Started;
+        commit.status = Some(Status::Started);
+    }
+    let mut standing: BTreeMap<String, Standing> = snapshot.standing.clone();
+    let mut changed: BTreeMap<String, ()> = BTreeMap::new();
+    let mut games: BTreeMap<String, TourGame> = BTreeMap::new();
+    for result in snapshot.results.values() {
+        commit.results_taken.push(result.game.clone());
+        let Some(game) = snapshot.games.get(&result.game) else { continue };
+        if game.stage == Stage::Done {
+            continue;
+        }
+        count(game, result, now, &mut standing);
+        changed.insert(game.white.clone(), ());
+        changed.insert(game.black.clone(), ());
+        games.insert(
+            game.id.clone(),
+            TourGame { stage: Stage::Done, result: result.result.clone(), plies: result.plies, ..game.clone() },
+        );
+    }
+    if status == Status::Started && now < snapshot.record.ends_ms() && wave {
+        let boards = pair_wave(&candidates(snapshot, &standing), now, rules);
+        let first = snapshot.games.len();
+        for (i, board) in boards.into_iter().enumerate() {
+            let id = GameId::derived(&format!("tour:{}:{}", snapshot.record.id, first + i)).into_string();
+            for player in [&board.white, &board.black] {
+                standing.entry(player.clone()).or_default().playing = Some(id.clone());
+                changed.insert(player.clone(), ());
+            }
+            let game = TourGame {
+                id: id.clone(),
+                white: board.white,
+                black: board.black,
+                stage: Stage::New,
+                code: String::new(),
+                paired_ms: now,
+                result: String::new(),
+                plies: 0,
+            };
+            games.insert(id, game);
+        }
+    }
+    let in_play = snapshot.games.values().chain(games.values()).any(|g| {
+        let current = games.get(&g.id).unwrap_or(g);
+        current.stage != Stage::Done
+    });
+    if status == Status::Started && now >= snapshot.record.ends_ms() && !in_play {
+        commit.status = Some(Status::Finished);
+    }
+    commit.standing = changed
+        .into_keys()
+        .map(|p| {
+            let s = standing.get(&p).cloned().unwrap_or_default();
+            (p, s)
+        })
+        .collect();
+    commit.games = games.into_values().collect();
+    Decided { commit }
+}
+
+/// Scores a finished game on both players' sheets and frees them.
+fn count(game: &TourGame, result: &super::ReportedResult, now: u64, standing: &mut BTreeMap<String, Standing>) {
+    let outcomes = match result.result.as_str() {
+        "1-0" => Some((Outcome::Win, Outcome::Loss)),
+        "0-1" => Some((Outcome::Loss, Outcome::Win)),
+        "1/2-1/2" => Some((Outcome::Draw, Outcome::Draw)),
+        _ => None,
+    };
+    let sides = [
+        (&game.white, &game.black, true, result.white_berserk),
+        (&game.black, &game.white, false, result.black_berserk),
+    ];
+    for (i, (player, opponent, white, berserk)) in sides.into_iter().enumerate() {
+        let entry = standing.entry(player.clone()).or_default();
+        if let Some((white_outcome, black_outcome)) = outcomes {
+            let outcome = if i == 0 { white_outcome } else { black_outcome };
+            let played = Played { game: &game.id, opponent, outcome, plies: result.plies, berserk };
+            entry.sheet.record(&played);
+            entry.berserks += u32::from(berserk);
+            entry.white_minus_black += if white { 1 } else { -1 };
+            entry.last_white = Some(white);
+        }
+        if entry.playing.as_deref() == Some(game.id.as_str()) {
+            entry.playing = None;
+            entry.free_since_ms = now;
+        }
+    }
+}
+
+/// The players who may be paired now: joined, active and not playing.
+fn candidates(snapshot: &Snapshot, standing: &BTreeMap<String, Standing>) -> Vec<Candidate> {
+    snapshot
+        .joined
+        .iter()
+        .filter(|(player, _)| snapshot.presence.get(*player).copied().unwrap_or(Presence::Active) == Presence::Active)
+        .filter_map(|(player, entrant)| {
+            let line = standing.get(player).cloned().unwrap_or_default();
+            line.playing.is_none().then(|| Candidate {
+                id: player.clone(),
+                score: line.sheet.score,
+                rating: entrant.rating,
+                white_minus_black: line.white_minus_black,
+                last_white: line.last_white,
+                last_opponent: line.sheet.last_opponent().map(str::to_owned),
+                free_since_ms: line.free_since_ms.max(entrant.joined_ms),
+            })
+        })
+        .collect()
+}

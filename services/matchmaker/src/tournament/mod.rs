@@ -1,0 +1,232 @@
+//! Arena tournaments in the matchmaker: created by players or by the
+//! operator's schedule, joined, paused and left through the gRPC API, and
+//! driven (started, paired, scored, finished) by exactly one replica at a
+//! time, the holder of the tournament's lease. The rules themselves are
+//! `fogblast_tournament::arena`; this module keeps the state in a store
+//! and carries the rules out.
+//!
+//! State, per tournament (see [`TournamentStore`]):
+//! - its record (settings, start, length), status and version;
+//! - `joined`: who joined, with their name and rating (any replica writes);
+//! - `presence`: active, paused or withdrawn (any replica writes);
+//! - `standing`: each player's sheet, colours and current game (the
+//!   driver writes, fenced by its lease);
+//! - `games`: every game paired, its stage and result (the driver writes);
+//! - `results`: finished games told by the finished-games stream, waiting
+//!   to be counted (any replica adds, once per game; the driver takes).
+//!
+//! A result is counted exactly once: it enters `results` once (set if
+//! absent), and the driver's one fenced commit both scores it and marks
+//! the game counted, so a second delivery, a second driver or a driver
+//! killed mid-way can neither lose nor double it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use fogblast_tournament::arena::Sheet;
+use serde::{Deserialize, Serialize};
+
+use crate::store::StoreError;
+
+pub mod commands;
+pub mod driver;
+mod memory;
+mod redis;
+pub mod results;
+
+pub use memory::MemoryTournamentStore;
+pub use redis::RedisTournamentStore;
+
+/// An arena's settings, fixed when it is created.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TournamentRecord {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// `standard`, `atomic` or `fog`.
+    pub variant: String,
+    #[serde(default)]
+    pub chess960: bool,
+    /// Initial time and increment, ms.
+    pub clock: (u32, u32),
+    pub rated: bool,
+    pub starts_ms: u64,
+    pub minutes: u32,
+    /// The player who made it; empty for the operator's schedule.
+    #[serde(default)]
+    pub created_by: String,
+    #[serde(default)]
+    pub created_ms: u64,
+}
+
+impl TournamentRecord {
+    pub fn ends_ms(&self) -> u64 {
+        self.starts_ms.saturating_add(u64::from(self.minutes) * 60_000)
+    }
+}
+
+/// Where a tournament is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Created,
+    Started,
+    Finished,
+}
+
+/// A player who joined.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entrant {
+    pub name: String,
+    pub rating: u32,
+    pub joined_ms: u64,
+}
+
+/// Whether a player who joined is paired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    Active,
+    /// Not paired until they come back; their score stays.
+    Paused,
+    /// Left; shown in the standings with their score.
+    Withdrawn,
+}
+
+/// What the driver keeps of a player.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Standing {
+    pub sheet: Sheet,
+    pub white_minus_black: i32,
+    pub last_white: Option<bool>,
+    /// Since when the player has been free to be paired (ms).
+    pub free_since_ms: u64,
+    /// The game being played now, if any.
+    pub playing: Option<String>,
+    /// Games with a berserk.
+    #[serde(default)]
+    pub berserks: u32,
+}
+
+/// How far a tournament game has got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Paired; no game yet.
+    New,
+    /// White created it; black not seated yet.
+    Created,
+    /// Both seated and told.
+    Started,
+    /// Its result was counted (or it never started and was given up).
+    Done,
+}
+
+/// A game the tournament paired.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TourGame {
+    pub id: String,
+    pub white: String,
+    pub black: String,
+    pub stage: Stage,
+    #[serde(default)]
+    pub code: String,
+    pub paired_ms: u64,
+    /// `1-0`, `0-1`, `1/2-1/2`, or `*` (aborted), once counted.
+    #[serde(default)]
+    pub result: String,
+    #[serde(default)]
+    pub plies: u32,
+}
+
+/// A finished game as the stream told it, waiting to be counted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportedResult {
+    pub game: String,
+    pub result: String,
+    pub plies: u32,
+    pub white_berserk: bool,
+    pub black_berserk: bool,
+}
+
+/// Everything about one tournament, read at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub record: TournamentRecord,
+    pub status: Status,
+    pub version: u64,
+    pub now_ms: u64,
+    pub joined: BTreeMap<String, Entrant>,
+    pub presence: BTreeMap<String, Presence>,
+    pub standing: BTreeMap<String, Standing>,
+    pub games: BTreeMap<String, TourGame>,
+    pub results: BTreeMap<String, ReportedResult>,
+}
+
+/// The driver's writes, made at once if it still holds the lease.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Commit {
+    pub status: Option<Status>,
+    pub standing: Vec<(String, Standing)>,
+    pub games: Vec<TourGame>,
+    /// Results taken out of the inbox (counted, or for no game of ours).
+    pub results_taken: Vec<String>,
+}
+
+impl Commit {
+    pub fn is_empty(&self) -> bool {
+        self.status.is_none() && self.standing.is_empty() && self.games.is_empty() && self.results_taken.is_empty()
+    }
+}
+
+/// What joining found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Joined {
+    /// In now (first time, or back from a pause or a withdrawal).
+    Joined,
+    /// Already in and active: nothing changed.
+    Already,
+    NoSuchTournament,
+    Finished,
+}
+
+/// Where tournaments are kept: Redis for replicas sharing them
+/// ([`RedisTournamentStore`]) or this process's memory for `fogblast up`
+/// ([`MemoryTournamentStore`]). Each method is atomic.
+#[async_trait]
+pub trait TournamentStore: Send + Sync + fmt::Debug {
+    async fn now_ms(&self) -> Result<u64, StoreError>;
+
+    /// Creates the tournament; false when its id is taken.
+    async fn create(&self, record: &TournamentRecord) -> Result<bool, StoreError>;
+
+    /// Every tournament not finished, and those finished since `since_ms`,
+    /// with their status and how many joined.
+    async fn list(&self, since_ms: u64) -> Result<Vec<(TournamentRecord, Status, usize)>, StoreError>;
+
+    async fn snapshot(&self, id: &str) -> Result<Option<Snapshot>, StoreError>;
+
+    async fn join(&self, id: &str, player: &str, entrant: &Entrant) -> Result<Joined, StoreError>;
+
+    /// Sets a player's presence; false when they never joined.
+    async fn set_presence(&self, id: &str, player: &str, presence: Presence) -> Result<bool, StoreError>;
+
+    /// Adds a finished game's result to the inbox, once: false when it
+    /// was already there or the tournament is unknown.
+    async fn report(&self, id: &str, result: &ReportedResult) -> Result<bool, StoreError>;
+
+    /// Takes the tournament's lease (or extends this replica's own).
+    async fn acquire(&self, id: &str, replica: &str, ttl: Duration) -> Result<Option<String>, StoreError>;
+
+    async fn release(&self, id: &str, token: &str) -> Result<(), StoreError>;
+
+    /// Writes `commit` if `token` still holds the lease: false if not.
+    async fn commit(&self, id: &str, token: &str, commit: &Commit) -> Result<bool, StoreError>;
+}
+
+pub(crate) fn json<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    Ok(serde_json::to_string(value)?)
+}
