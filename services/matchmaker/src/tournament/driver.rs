@@ -375,3 +375,148 @@ fn candidates(snapshot: &Snapshot, standing: &BTreeMap<String, Standing>) -> Vec
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Entrant, ReportedResult, TournamentRecord};
+    use super::*;
+
+    const START: u64 = 1_000_000;
+
+    fn snapshot(players: &[&str], now_ms: u64) -> Snapshot {
+        let record = TournamentRecord {
+            id: "t1".into(),
+            name: "Hourly".into(),
+            description: String::new(),
+            variant: "atomic".into(),
+            chess960: false,
+            clock: (60_000, 0),
+            rated: true,
+            starts_ms: START,
+            minutes: 10,
+            created_by: String::new(),
+            created_ms: 0,
+        };
+        let joined = players
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ((*p).to_owned(), Entrant { name: p.to_uppercase(), rating: 1500 + i as u32, joined_ms: 0 }))
+            .collect();
+        Snapshot {
+            record,
+            status: Status::Created,
+            version: 1,
+            now_ms,
+            joined,
+            presence: BTreeMap::new(),
+            standing: BTreeMap::new(),
+            games: BTreeMap::new(),
+            results: BTreeMap::new(),
+        }
+    }
+
+    /// The snapshot after `commit`, as the store would give it back.
+    fn after(mut snapshot: Snapshot, commit: &Commit, now_ms: u64) -> Snapshot {
+        if let Some(status) = commit.status {
+            snapshot.status = status;
+        }
+        snapshot.standing.extend(commit.standing.iter().cloned());
+        for game in &commit.games {
+            snapshot.games.insert(game.id.clone(), game.clone());
+        }
+        for taken in &commit.results_taken {
+            snapshot.results.remove(taken);
+        }
+        snapshot.now_ms = now_ms;
+        snapshot
+    }
+
+    fn started(mut snapshot: Snapshot) -> Snapshot {
+        for game in snapshot.games.values_mut() {
+            game.stage = Stage::Started;
+        }
+        snapshot
+    }
+
+    #[test]
+    fn an_arena_starts_on_time_and_pairs_everyone_free() {
+        let early = snapshot(&["a", "b", "c", "d", "e"], START - 1);
+        assert!(decide(&early, true, &Pairing::default()).commit.is_empty(), "nothing before the start");
+        let due = snapshot(&["a", "b", "c", "d", "e"], START);
+        let commit = decide(&due, true, &Pairing::default()).commit;
+        assert_eq!(commit.status, Some(Status::Started));
+        assert_eq!(commit.games.len(), 2, "five players: two boards, one waits");
+        let playing: Vec<_> = commit.standing.iter().filter(|(_, s)| s.playing.is_some()).collect();
+        assert_eq!(playing.len(), 4);
+        assert!(commit.games.iter().all(|g| g.stage == Stage::New));
+        let next = after(due, &commit, START + 100);
+        let again = decide(&next, true, &Pairing::default()).commit;
+        assert!(again.games.is_empty(), "the one left has nobody free to meet");
+    }
+
+    #[test]
+    fn a_result_is_counted_once_and_frees_both_players() {
+        let first = snapshot(&["a", "b"], START);
+        let commit = decide(&first, true, &Pairing::default()).commit;
+        let mut playing = started(after(first, &commit, START + 60_000));
+        let game = playing.games.values().next().unwrap().clone();
+        let result = ReportedResult {
+            game: game.id.clone(),
+            result: "1-0".into(),
+            plies: 30,
+            white_berserk: true,
+            black_berserk: false,
+        };
+        playing.results.insert(game.id.clone(), result.clone());
+        let counted = decide(&playing, false, &Pairing::default()).commit;
+        assert_eq!(counted.results_taken, vec![game.id.clone()]);
+        let scored = after(playing, &counted, START + 61_000);
+        let white = &scored.standing[&game.white];
+        assert_eq!((white.sheet.score, white.berserks, white.playing.clone()), (3, 1, None), "2 + a berserk point");
+        assert_eq!(scored.standing[&game.black].sheet.score, 0);
+        assert_eq!(scored.games[&game.id].stage, Stage::Done);
+        // Told again (a redelivery): taken out, scored nothing more.
+        let mut again = scored.clone();
+        again.results.insert(game.id.clone(), result);
+        let commit = decide(&again, false, &Pairing::default()).commit;
+        assert_eq!(commit.results_taken, vec![game.id.clone()]);
+        let twice = after(again, &commit, START + 62_000);
+        assert_eq!(twice.standing[&game.white].sheet.score, 3);
+        assert_eq!(twice.standing[&game.white].sheet.entries.len(), 1);
+    }
+
+    #[test]
+    fn the_arena_finishes_once_its_last_game_has_ended() {
+        let first = snapshot(&["a", "b"], START);
+        let commit = decide(&first, true, &Pairing::default()).commit;
+        let ends = first.record.ends_ms();
+        let mut late = started(after(first, &commit, ends + 1));
+        let finishing = decide(&late, true, &Pairing::default()).commit;
+        assert_eq!(finishing.status, None, "a game is still being played");
+        assert!(finishing.games.is_empty(), "nobody is paired after the end");
+        let game = late.games.values().next().unwrap().id.clone();
+        let result = ReportedResult {
+            game: game.clone(),
+            result: "1/2-1/2".into(),
+            plies: 40,
+            white_berserk: false,
+            black_berserk: false,
+        };
+        late.results.insert(game, result);
+        let done = decide(&late, true, &Pairing::default()).commit;
+        assert_eq!(done.status, Some(Status::Finished));
+    }
+
+    #[test]
+    fn paused_and_withdrawn_players_are_not_paired() {
+        let mut snap = snapshot(&["a", "b", "c", "d"], START);
+        snap.presence.insert("a".into(), Presence::Paused);
+        snap.presence.insert("b".into(), Presence::Withdrawn);
+        let commit = decide(&snap, true, &Pairing::default()).commit;
+        assert_eq!(commit.games.len(), 1);
+        let game = &commit.games[0];
+        let mut seated = [game.white.as_str(), game.black.as_str()];
+        seated.sort();
+        assert_eq!(seated, ["c", "d"]);
+    }
+}
