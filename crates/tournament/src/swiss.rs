@@ -265,7 +265,7 @@ fn validate(players: &[SwissPlayer], round: u32, rounds_total: u32) -> Result<()
 /// `Ok(None)` with an even count; the bye's index with an odd one; the
 /// outer `None` when nobody's bye leaves the rest pairable.
 fn choose_bye(field: &Field, active: &[usize]) -> Option<Option<usize>> {
-    if active.len() % 2 == 0 {
+    if active.len().is_multiple_of(2) {
         return field.pairable(active).then_some(None);
     }
     let mut order = active.to_vec();

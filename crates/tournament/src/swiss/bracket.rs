@@ -462,3 +462,92 @@ pub(crate) fn exchanges_of_size(n1: usize, n2: usize, size: usize) -> Option<Vec
     });
     Some(all)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_transpositions(s1: &[usize], s2: &[usize]) -> Vec<Vec<usize>> {
+        let limits = Limits::new(usize::MAX);
+        let mut seen = Vec::new();
+        transpose(&|_, _| true, s1, s2, &limits, &mut |pairs, _| {
+            seen.push(pairs.iter().map(|&(_, b)| b).collect());
+            Flow::Continue
+        });
+        seen
+    }
+
+    /// FIDE Handbook C.04.3 (2017), Article 4.2.1's example: an 11-player
+    /// homogeneous bracket has 720 transpositions, 6-7-8-9-10,
+    /// 6-7-8-9-11, 6-7-8-10-9, ..., 11-10-9-8-7.
+    #[test]
+    fn handbook_transpositions_of_a_homogeneous_bracket() {
+        let seen = all_transpositions(&[1, 2, 3, 4, 5], &[6, 7, 8, 9, 10, 11]);
+        assert_eq!(seen.len(), 720);
+        assert_eq!(seen[0], [6, 7, 8, 9, 10]);
+        assert_eq!(seen[1], [6, 7, 8, 9, 11]);
+        assert_eq!(seen[2], [6, 7, 8, 10, 9]);
+        assert_eq!(seen[719], [11, 10, 9, 8, 7]);
+    }
+
+    /// The same article's heterogeneous example: two MDPs in an 11-player
+    /// bracket give 72 transpositions, 3-4, 3-5, 3-6, ..., 3-11, 4-3, 4-5,
+    /// ..., 11-10.
+    #[test]
+    fn handbook_transpositions_with_two_moved_down_players() {
+        let seen = all_transpositions(&[1, 2], &[3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        assert_eq!(seen.len(), 72);
+        assert_eq!(seen[0], [3, 4]);
+        assert_eq!(seen[1], [3, 5]);
+        assert_eq!(seen[7], [3, 11]);
+        assert_eq!(seen[8], [4, 3]);
+        assert_eq!(seen[9], [4, 5]);
+        assert_eq!(seen[71], [11, 10]);
+    }
+
+    /// Where an exchange (given in 1-based sequence numbers, S1 = 1..=5,
+    /// S2 = 6..=11) sits in the order of Article 4.3.2.
+    fn position(from_s1: &[usize], from_s2: &[usize]) -> usize {
+        let size = from_s1.len();
+        let wanted = Exchange {
+            from_s1: from_s1.iter().map(|b| b - 1).collect::<Vec<_>>(),
+            from_s2: from_s2.iter().map(|b| b - 1).collect::<Vec<_>>(),
+        };
+        let mut sorted = wanted.clone();
+        sorted.from_s1.sort_unstable();
+        sorted.from_s2.sort_unstable();
+        exchanges_of_size(5, 6, size).unwrap().iter().position(|e| *e == sorted).unwrap()
+    }
+
+    /// Article 4.3.2's examples, for a bracket of eleven players.
+    #[test]
+    fn handbook_exchange_order() {
+        // Smallest difference of the sums moved.
+        assert!(position(&[4], &[6]) < position(&[5], &[8]));
+        assert!(position(&[4, 3], &[8, 6]) < position(&[5, 4], &[9, 8]));
+        // Then the highest players moved out of S1.
+        assert!(position(&[5], &[7]) < position(&[4], &[6]));
+        assert!(position(&[5, 2], &[6, 7]) < position(&[4, 3], &[6, 7]));
+        assert!(position(&[5, 4, 1], &[6, 7, 8]) < position(&[5, 3, 2], &[6, 7, 8]));
+        // Then the lowest players moved out of S2.
+        assert!(position(&[5], &[6]) < position(&[5], &[7]));
+        assert!(position(&[5, 4], &[6, 9]) < position(&[5, 4], &[7, 8]));
+        assert!(position(&[5, 4, 3], &[6, 7, 10]) < position(&[5, 4, 3], &[6, 8, 9]));
+        // The very first exchange swaps the last of S1 with the first of S2.
+        assert_eq!(position(&[5], &[6]), 0);
+    }
+
+    #[test]
+    fn exchanges_apply_and_keep_sequence_order() {
+        let players = [10, 11, 12, 13, 14, 15];
+        let exchange = Exchange { from_s1: vec![2], from_s2: vec![3] };
+        assert_eq!(exchange.apply(&players, 3), (vec![10, 11, 13], vec![12, 14, 15]));
+    }
+
+    #[test]
+    fn combinations_are_lexicographic() {
+        assert_eq!(combinations(4, 2), [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]);
+        assert_eq!(combinations(3, 0), [Vec::<usize>::new()]);
+        assert!(combinations(2, 3).is_empty());
+    }
+}

@@ -68,7 +68,9 @@ impl Field {
         let (ea, eb) = (&self.entrants[a], &self.entrants[b]);
         let both_absolute =
             ea.preference.strength == Strength::Absolute && eb.preference.strength == Strength::Absolute;
-        !(both_absolute && ea.preference.color == eb.preference.color && !ea.topscorer && !eb.topscorer)
+        // C3, which topscorers escape in the last round.
+        let clash = both_absolute && ea.preference.color == eb.preference.color;
+        !clash || ea.topscorer || eb.topscorer
     }
 
     /// Pairing order: score, then pairing number.

@@ -27,7 +27,7 @@ pub(crate) fn maximum_matching(n: usize, adjacent: &dyn Fn(usize, usize) -> bool
 
 /// Whether every one of the `n` vertices can be matched.
 pub(crate) fn has_perfect_matching(n: usize, adjacent: &dyn Fn(usize, usize) -> bool) -> bool {
-    n % 2 == 0 && maximum_matching(n, adjacent).iter().all(Option::is_some)
+    n.is_multiple_of(2) && maximum_matching(n, adjacent).iter().all(Option::is_some)
 }
 
 struct Blossom<'a> {
