@@ -1,5 +1,6 @@
 //! The Swiss system's pairings, after FIDE's Dutch system (Handbook C.04.3,
-//! the rules in force since 2017), as a pure function from the players'
+//! the text approved in 2016 and in force from 2017 until January 2026;
+//! rule numbers below are that text's), as a pure function from the players'
 //! records to the next round's boards.
 //!
 //! # What is implemented
@@ -15,8 +16,8 @@
 //!   homogeneous bracket (S1 the first half, S2 the rest). Candidates are
 //!   generated in the handbook's order: which MDPs are paired (highest
 //!   first), transpositions of S2 (lexicographic on the first N1 sequence
-//!   numbers, Article 4.2), exchanges between S1 and S2 of the remainder
-//!   (Article 4.3.2's order: fewest players exchanged, smallest difference
+//!   numbers, rule D.1), exchanges between S1 and S2 of the remainder
+//!   (rule D.2's order: fewest players exchanged, smallest difference
 //!   of the sums of sequence numbers, highest moved out of S1, lowest moved
 //!   out of S2). Unpaired players float down to the next bracket.
 //! * **Absolute criteria.** C1 no rematch; C2 no second pairing-allocated
@@ -38,8 +39,10 @@
 //! * **Bye.** With an odd number of players, the bye goes to the
 //!   lowest-ranked player of the lowest score who has not had one and whose
 //!   absence leaves the others pairable. It scores
-//!   [`SwissSettings::bye_points_x2`] and counts as a downfloat.
-//! * **Colours** (Article 5): grant both preferences; else the stronger one
+//!   [`SwissSettings::bye_points_x2`]. As in the 2017 text (A.4.b), any
+//!   player who does not play a round (bye, absence, late entry) receives a
+//!   downfloat.
+//! * **Colours** (section E): grant both preferences; else the stronger one
 //!   (absolute > strong > mild), or the wider colour difference when both
 //!   are absolute; else alternate from the last round the two had different
 //!   colours; else the higher-ranked player's preference; with no
@@ -52,6 +55,13 @@
 //!   worth [`SwissSettings::late_join_points_x2`] (zero by default). A
 //!   withdrawn (or absent) player is not paired and [`record_round`] gives
 //!   them an unplayed, pointless round.
+//! * **Round-pairing outlook (A.9).** Instead of pairing brackets freely
+//!   and, on reaching a dead end, re-pairing the penultimate bracket and
+//!   collapsing everything below into one last bracket, every bracket
+//!   applies the completion criterion itself: its downfloaters together
+//!   with everyone below must be pairable. The pairings are the same
+//!   whenever no dead end arises; when one would, lower score groups stay
+//!   separate brackets rather than collapsing into one.
 //!
 //! # What is simplified
 //!
@@ -98,12 +108,12 @@ pub enum ColorPlayed {
     Absent,
 }
 
-/// The float a player received in a round.
+/// The float a player received in a round (A.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum Float {
     #[default]
     None,
-    /// Played someone with a lower score, or scored without playing.
+    /// Played someone with a lower score, or did not play.
     Down,
     /// Played someone with a higher score.
     Up,
@@ -146,7 +156,8 @@ impl SwissPlayer {
         SwissPlayer {
             points_x2: missed * settings.late_join_points_x2,
             colors: vec![ColorPlayed::Absent; missed as usize],
-            floats: vec![Float::None; missed as usize],
+            // Not playing a round counts as a downfloat (A.4.b).
+            floats: vec![Float::Down; missed as usize],
             ..SwissPlayer::new(id, rating)
         }
     }
@@ -201,8 +212,10 @@ pub struct RoundPairing {
     pub bye_points_x2: u32,
     /// Withdrawn or absent players, not paired this round.
     pub not_paired: Vec<String>,
-    /// The float each paired player (and the bye) receives this round, to
-    /// store in their record; players not listed receive [`Float::None`].
+    /// The float each player receives this round, to store in their record
+    /// (the bye and players not paired receive a downfloat, as the rules
+    /// say of anyone who does not play); players not listed receive
+    /// [`Float::None`].
     pub floats: Vec<(String, Float)>,
 }
 
@@ -307,10 +320,12 @@ fn round_pairing(
             Board { white: id(white), black: id(black) }
         })
         .collect();
-    if let Some(b) = bye.filter(|_| settings.bye_points_x2 > 0) {
+    // A player who does not play in a round receives a downfloat (A.4.b).
+    if let Some(b) = bye {
         floats.push((id(b), Float::Down));
     }
-    let not_paired = field.entrants.iter().filter(|e| !e.active).map(|e| e.id.clone()).collect();
+    let not_paired: Vec<String> = field.entrants.iter().filter(|e| !e.active).map(|e| e.id.clone()).collect();
+    floats.extend(not_paired.iter().map(|p| (p.clone(), Float::Down)));
     RoundPairing { round, boards, bye: bye.map(id), bye_points_x2: settings.bye_points_x2, not_paired, floats }
 }
 

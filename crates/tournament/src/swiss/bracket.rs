@@ -345,7 +345,7 @@ type Visit<'a> = &'a mut dyn FnMut(&[Pair], &[usize]) -> Flow;
 
 /// Pairs each of `s1`, in order, with a distinct member of `s2`, visiting
 /// the ways in the lexicographic order of S2's sequence (the Dutch
-/// transpositions, 2017 Article 4.2), and never descending past a prefix
+/// transpositions, rule D.1), and never descending past a prefix
 /// that breaks an absolute criterion. The visitor also gets the members of
 /// S2 left over, in order.
 pub(crate) fn transpose(
@@ -440,7 +440,7 @@ impl Exchange {
 }
 
 /// Every exchange of `size` players between an S1 of `n1` and an S2 of
-/// `n2`, in the order of the 2017 Article 4.3.2: smallest difference
+/// `n2`, in the order of rule D.2: smallest difference
 /// between the sums of the sequence numbers moved, then the highest moved
 /// out of S1, then the lowest moved out of S2. `None` past the cap.
 pub(crate) fn exchanges_of_size(n1: usize, n2: usize, size: usize) -> Option<Vec<Exchange>> {
@@ -477,9 +477,12 @@ mod tests {
         seen
     }
 
-    /// FIDE Handbook C.04.3 (2017), Article 4.2.1's example: an 11-player
-    /// homogeneous bracket has 720 transpositions, 6-7-8-9-10,
-    /// 6-7-8-9-11, 6-7-8-10-9, ..., 11-10-9-8-7.
+    /// FIDE Handbook C.04.3 (version of 2016/2017, effective until
+    /// 2026), D.1's example: "in a 11-player homogeneous bracket, it is
+    /// 6-7-8-9-10, 6-7-8-9-11, 6-7-8-10-11, ..., 6-11-10-9-8, 7-6-8-9-10,
+    /// ..., 11-10-9-8-7 (720 transpositions)". The third item printed is a
+    /// slip: lexicographic order, which the same sentence prescribes, and
+    /// the count of 720 both put 6-7-8-10-9 third.
     #[test]
     fn handbook_transpositions_of_a_homogeneous_bracket() {
         let seen = all_transpositions(&[1, 2, 3, 4, 5], &[6, 7, 8, 9, 10, 11]);
@@ -487,10 +490,13 @@ mod tests {
         assert_eq!(seen[0], [6, 7, 8, 9, 10]);
         assert_eq!(seen[1], [6, 7, 8, 9, 11]);
         assert_eq!(seen[2], [6, 7, 8, 10, 9]);
+        let last_from_6 = seen.iter().position(|t| *t == [6, 11, 10, 9, 8]).unwrap();
+        assert_eq!(last_from_6, 119);
+        assert_eq!(seen[120], [7, 6, 8, 9, 10]);
         assert_eq!(seen[719], [11, 10, 9, 8, 7]);
     }
 
-    /// The same article's heterogeneous example: two MDPs in an 11-player
+    /// The same rule's heterogeneous example: two MDPs in an 11-player
     /// bracket give 72 transpositions, 3-4, 3-5, 3-6, ..., 3-11, 4-3, 4-5,
     /// ..., 11-10.
     #[test]
@@ -506,7 +512,7 @@ mod tests {
     }
 
     /// Where an exchange (given in 1-based sequence numbers, S1 = 1..=5,
-    /// S2 = 6..=11) sits in the order of Article 4.3.2.
+    /// S2 = 6..=11) sits in the order of D.2.
     fn position(from_s1: &[usize], from_s2: &[usize]) -> usize {
         let size = from_s1.len();
         let wanted = Exchange {
@@ -519,7 +525,13 @@ mod tests {
         exchanges_of_size(5, 6, size).unwrap().iter().position(|e| *e == sorted).unwrap()
     }
 
-    /// Article 4.3.2's examples, for a bracket of eleven players.
+    /// D.2's examples (b, c, d), for a bracket of eleven players, quoted
+    /// from the handbook: "exchanging 6 with 4 is better than exchanging 8
+    /// with 5; similarly exchanging 8+6 with 4+3 is better than exchanging
+    /// 9+8 with 5+4"; "moving 5 from S1 to S2 is better than moving 4;
+    /// similarly, 5-2 is better than 4-3; 5-4-1 is better than 5-3-2";
+    /// "moving 6 from S2 to S1 is better than moving 7; similarly, 6-9 is
+    /// better than 7-8; 6-7-10 is better than 6-8-9".
     #[test]
     fn handbook_exchange_order() {
         // Smallest difference of the sums moved.

@@ -1,7 +1,6 @@
 //! Colour preferences and colour allocation of the Dutch system: the
 //! definitions of colour difference and absolute/strong/mild preference
-//! (C.04.3 A.6–A.7 in the 2017 numbering, 1.6–1.7 in later texts) and the
-//! allocation rules of Article 5, kept apart from the bracket search so both
+//! (C.04.3 A.6) and the allocation rules of section E, kept apart from the bracket search so both
 //! can be read against the handbook on their own.
 
 use serde::{Deserialize, Serialize};
@@ -82,7 +81,7 @@ pub(crate) struct Side<'a> {
 }
 
 /// The colour the higher-ranked player `high` receives against `low`
-/// (Article 5.2, in its order: both preferences; the stronger one, or the
+/// (rules E.1–E.5, in their order: both preferences; the stronger one, or the
 /// wider colour difference when both are absolute; alternation from the
 /// last round the two had different colours; the higher-ranked player's
 /// preference; and with no preference at all, the initial colour by the
