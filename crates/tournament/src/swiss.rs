@@ -38,7 +38,9 @@
 //!   reaches the best value possible for it is taken, else the best seen.
 //! * **Bye.** With an odd number of players, the bye goes to the
 //!   lowest-ranked player of the lowest score who has not had one and whose
-//!   absence leaves the others pairable. It scores
+//!   absence leaves the others pairable; among those, one who has missed
+//!   fewer rounds goes first (a refinement taken from the 2025 text's C9,
+//!   so a late joiner or a returning absentee is not sent away again). It scores
 //!   [`SwissSettings::bye_points_x2`]. As in the 2017 text (A.4.b), any
 //!   player who does not play a round (bye, absence, late entry) receives a
 //!   downfloat.
@@ -282,11 +284,14 @@ fn choose_bye(field: &Field, active: &[usize]) -> Option<Option<usize>> {
         return field.pairable(active).then_some(None);
     }
     let mut order = active.to_vec();
-    // Lowest score first, then the lowest ranked; those without a bye yet
-    // before those with one (C2 is absolute only while it can be kept).
+    // Those without a bye yet before those with one (C2 is absolute only
+    // while it can be kept); then the lowest score; then the fewest rounds
+    // already unplayed (the 2025 text's C9, so a late joiner is not sent
+    // away again); then the lowest ranked.
     order.sort_by(|&a, &b| {
         let (ea, eb) = (&field.entrants[a], &field.entrants[b]);
-        ea.byes.cmp(&eb.byes).then(ea.score.cmp(&eb.score)).then(b.cmp(&a))
+        let key = |e: &field::Entrant| (e.byes, e.score, e.unplayed);
+        key(ea).cmp(&key(eb)).then(b.cmp(&a))
     });
     order.into_iter().find_map(|candidate| {
         let rest: Vec<usize> = active.iter().copied().filter(|&i| i != candidate).collect();

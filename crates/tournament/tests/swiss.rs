@@ -79,6 +79,25 @@ fn completion_floats_the_top_bracket_down() {
     assert_eq!(pairing.not_paired, ["p04"]);
 }
 
+/// bbpPairings' regression tournament `test/tests/dutch_2025_C9` (five
+/// players, round 2; player 5 missed round 1 with a zero-point bye).
+/// Expected output there: 2-1, 3-5, bye to 4: the bye skips the player who
+/// already sat a round out.
+#[test]
+fn the_bye_skips_a_player_who_already_missed_a_round() {
+    use ColorPlayed::{Absent, Black as B, White as W};
+    let players = vec![
+        player(1, 2, &[(3, W)]),
+        player(2, 2, &[(4, B)]),
+        player(3, 0, &[(1, B)]),
+        player(4, 0, &[(2, W)]),
+        player(5, 0, &[(0, Absent)]),
+    ];
+    let pairing = pair_round(&players, 2, 3, &SwissSettings::default()).unwrap();
+    assert_eq!(boards(&pairing), [("p02", "p01"), ("p03", "p05")]);
+    assert_eq!(pairing.bye.as_deref(), Some("p04"));
+}
+
 #[test]
 fn colours_alternate_and_absolute_preferences_never_meet() {
     use ColorPlayed::{Black as B, White as W};

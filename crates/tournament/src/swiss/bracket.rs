@@ -320,24 +320,40 @@ fn count_float(counts: &mut [u32; 4], field: &Field, player: usize, float: Float
     counts[2 + offset] += u32::from(e.float_before == float);
 }
 
-/// The `k`-subsets of `0..n` in lexicographic order: the order in which the
-/// highest-ranked movers are preferred for S1.
-pub(crate) fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
-    let mut out = Vec::new();
-    let mut current: Vec<usize> = (0..k).collect();
+/// The `k`-subsets of `0..n` in lexicographic order (the order in which
+/// the highest-ranked movers are preferred for S1), produced one at a time
+/// since there can be far too many to hold.
+pub(crate) fn combinations(n: usize, k: usize) -> impl Iterator<Item = Vec<usize>> {
+    let mut next = (k <= n).then(|| (0..k).collect::<Vec<usize>>());
+    std::iter::from_fn(move || {
+        let current = next.take()?;
+        if let Some(i) = (0..k).rev().find(|&i| current[i] < n - k + i) {
+            let mut following = current.clone();
+            following[i] += 1;
+            for j in i + 1..k {
+                following[j] = following[j - 1] + 1;
+            }
+            next = Some(following);
+        }
+        Some(current)
+    })
+}
+
+/// n choose k, saturating.
+fn binomial(n: usize, k: usize) -> usize {
     if k > n {
-        return out;
+        return 0;
     }
-    loop {
-        out.push(current.clone());
-        let Some(i) = (0..k).rev().find(|&i| current[i] < n - k + i) else {
-            return out;
-        };
-        current[i] += 1;
-        for j in i + 1..k {
-            current[j] = current[j - 1] + 1;
+    let mut acc: u128 = 1;
+    for i in 0..k.min(n - k) {
+        // Exact at every step: a product of i + 1 consecutive integers is
+        // divisible by (i + 1)!.
+        acc = acc * (n - i) as u128 / (i as u128 + 1);
+        if acc > usize::MAX as u128 {
+            return usize::MAX;
         }
     }
+    acc as usize
 }
 
 type Compatible<'a> = &'a dyn Fn(usize, usize) -> bool;
@@ -444,13 +460,12 @@ impl Exchange {
 /// between the sums of the sequence numbers moved, then the highest moved
 /// out of S1, then the lowest moved out of S2. `None` past the cap.
 pub(crate) fn exchanges_of_size(n1: usize, n2: usize, size: usize) -> Option<Vec<Exchange>> {
-    let out_of_s1 = combinations(n1, size);
-    let out_of_s2 = combinations(n2, size);
-    if out_of_s1.len().saturating_mul(out_of_s2.len()) > EXCHANGE_CAP {
+    if binomial(n1, size).saturating_mul(binomial(n2, size)) > EXCHANGE_CAP {
         return None;
     }
-    let mut all: Vec<Exchange> = Vec::with_capacity(out_of_s1.len() * out_of_s2.len());
-    for a in &out_of_s1 {
+    let out_of_s2: Vec<Vec<usize>> = combinations(n2, size).collect();
+    let mut all: Vec<Exchange> = Vec::new();
+    for a in combinations(n1, size) {
         for b in &out_of_s2 {
             all.push(Exchange { from_s1: a.clone(), from_s2: b.iter().map(|&p| p + n1).collect() });
         }
@@ -558,8 +573,12 @@ mod tests {
 
     #[test]
     fn combinations_are_lexicographic() {
-        assert_eq!(combinations(4, 2), [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]);
-        assert_eq!(combinations(3, 0), [Vec::<usize>::new()]);
-        assert!(combinations(2, 3).is_empty());
+        let all = |n, k| combinations(n, k).collect::<Vec<_>>();
+        assert_eq!(all(4, 2), [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]);
+        assert_eq!(all(3, 0), [Vec::<usize>::new()]);
+        assert!(all(2, 3).is_empty());
+        assert_eq!(combinations(60, 30).take(2).count(), 2);
+        assert_eq!((binomial(11, 5), binomial(5, 0), binomial(3, 5)), (462, 1, 0));
+        assert_eq!(binomial(200, 100), usize::MAX);
     }
 }

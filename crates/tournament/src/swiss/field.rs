@@ -19,6 +19,8 @@ pub(crate) struct Entrant {
     pub played: Vec<Color>,
     pub preference: Preference,
     pub byes: u32,
+    /// Rounds not played for any reason (byes, absences, late entry).
+    pub unplayed: u32,
     /// The float received in the previous round and the one before.
     pub last_float: Float,
     pub float_before: Float,
@@ -120,6 +122,7 @@ fn entrant(p: &SwissPlayer, pairing_number: u32, round: u32, last_round: bool) -
         pairing_number,
         score: p.points_x2,
         preference: colour::preference(&played),
+        unplayed: (p.colors.len() - played.len()) as u32,
         played,
         byes,
         last_float: float_at(1),
