@@ -396,3 +396,45 @@ fn the_downfloater_is_paired_first_below() {
     assert_eq!(boards(&pairing), [("p02", "p01"), ("p04", "p03"), ("p06", "p05")]);
     assert_eq!(pairing.floats, [("p03".to_string(), Float::Down), ("p04".to_string(), Float::Up)]);
 }
+
+/// Two leaders who both need White may meet in the last round (C3 spares
+/// topscorers), one of them taking a third Black; a round earlier, or with
+/// the exception turned off, that pairing is refused.
+#[test]
+fn topscorers_may_break_colour_limits_in_the_last_round_only() {
+    use ColorPlayed::{Black as B, White as W};
+    let players = vec![
+        player(1, 7, &[(3, W), (4, W), (9, B), (10, B)]),
+        player(2, 7, &[(3, W), (4, W), (11, B), (12, B)]),
+        player(3, 2, &[(1, B), (2, B), (13, W), (14, W)]),
+        player(4, 2, &[(1, B), (2, W), (15, B), (16, W)]),
+    ];
+    let settings = SwissSettings::default();
+    let last = pair_round(&players, 5, 5, &settings).unwrap();
+    assert_eq!(boards(&last), [("p01", "p02"), ("p04", "p03")]);
+    assert_eq!(pair_round(&players, 5, 6, &settings), Err(PairingError::Impossible { round: 5 }));
+    let strict = SwissSettings { topscorer_exception: false, ..settings };
+    assert_eq!(pair_round(&players, 5, 5, &strict), Err(PairingError::Impossible { round: 5 }));
+}
+
+/// A hand-worked round 2 of eight players: round 1 was 1-5, 6-2, 3-7, 8-4
+/// and the higher-rated won every game. In the top bracket 1 and 3 (who had
+/// White) want Black, 2 and 4 want White: the first candidate 1-3, 2-4
+/// leaves two players without their colour, the next transposition 1-4,
+/// 2-3 leaves nobody, so it is taken.
+#[test]
+fn a_transposition_grants_every_colour_preference() {
+    use ColorPlayed::{Black as B, White as W};
+    let players = vec![
+        player(1, 2, &[(5, W)]),
+        player(2, 2, &[(6, B)]),
+        player(3, 2, &[(7, W)]),
+        player(4, 2, &[(8, B)]),
+        player(5, 0, &[(1, B)]),
+        player(6, 0, &[(2, W)]),
+        player(7, 0, &[(3, B)]),
+        player(8, 0, &[(4, W)]),
+    ];
+    let pairing = pair_round(&players, 2, 5, &SwissSettings::default()).unwrap();
+    assert_eq!(boards(&pairing), [("p04", "p01"), ("p02", "p03"), ("p05", "p08"), ("p07", "p06")]);
+}
