@@ -74,11 +74,12 @@
 //!   player left over by the last bracket; in ordinary cases both give the
 //!   same player.
 //! * The candidate search is bounded ([`SwissSettings::search_budget`]
-//!   nodes per bracket shape, and exchanges of at most a few thousand
-//!   combinations). If the bound is reached before any valid candidate is
-//!   found, the rest of the round is paired greedily by rank under the
-//!   absolute criteria: still valid, less polished. Ordinary brackets never
-//!   come near the bound.
+//!   nodes per bracket shape, and exchanges are only tried while there are
+//!   at most 20,000 of one size). If the bound is reached before any valid
+//!   candidate is found, the rest of the round is paired greedily by rank
+//!   under the absolute criteria: still valid, less polished. Ordinary
+//!   brackets never come near the bound; when a perfect candidate is not
+//!   found within it, the best one seen is taken.
 //! * Forfeits are the caller's to record: a forfeit win counts as a
 //!   [`ColorPlayed::Bye`] (scored without playing, so no further bye), a
 //!   forfeit loss as [`ColorPlayed::Absent`].
