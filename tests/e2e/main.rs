@@ -34,5 +34,6 @@ mod presence;
 mod rated;
 mod reconnect;
 mod soak;
+mod tournaments;
 mod trace;
 mod up;

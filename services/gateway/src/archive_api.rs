@@ -84,6 +84,11 @@ pub fn archived_value(archived: &ArchivedGame) -> Value {
         "started_ms": game.started_at_ms,
         "ended_ms": game.ended_at_ms,
         "rating": { "white": change_value(archived.white_rating.as_ref()), "black": change_value(archived.black_rating.as_ref()) },
+        "tournament": Some(game.tournament_id.as_str()).filter(|id| !id.is_empty()),
+        "berserk": {
+            "white": game.white.as_ref().is_some_and(|p| p.berserk),
+            "black": game.black.as_ref().is_some_and(|p| p.berserk),
+        },
     })
 }
 

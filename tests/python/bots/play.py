@@ -7,6 +7,8 @@ through its lichess-compatible Bot and Board API, for tests/e2e/bots.rs.
     play.py late URL   a bot challenged before its event stream opens
                        accepts; its stream reopened mid-game tells the
                        game again; chat, user status and token test
+    play.py arena URL  four bots play a one-minute atomic arena; the
+                       standings and the archived games at the end
     play.py fog URL    a bot plays the computer in fog of war to the end,
                        checking every state against what it may see
 
@@ -259,6 +261,110 @@ class LateBot:
     id = property(lambda self: self.me)
 
 
+class ArenaBot:
+    """A bot in an arena: plays every game it is paired in with random
+    legal moves, going berserk first when told to."""
+
+    def __init__(self, url, berserk):
+        self.url = url
+        self.token = token(url)
+        self.client = client(url, self.token)
+        self.id = self.client.account.get()["id"]
+        self.berserk = berserk
+        self.games = []
+        self.refusals = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self.listen, daemon=True).start()
+
+    def listen(self):
+        for event in self.client.bots.stream_incoming_events():
+            if event["type"] == "gameStart" and event["game"].get("source") == "arena":
+                game = event["game"]["gameId"]
+                with self.lock:
+                    if game in self.games:
+                        continue
+                    self.games.append(game)
+                threading.Thread(target=self.play, args=(game,), daemon=True).start()
+
+    def play(self, game):
+        headers = {"Authorization": f"Bearer {self.token}"}
+        if self.berserk:
+            answer = requests.post(f"{self.url}/api/bot/game/{game}/berserk", headers=headers, timeout=30)
+            if answer.status_code != 200:
+                self.refusals.append(("berserk", answer.status_code, answer.text))
+        for line in self.client.bots.stream_game_state(game):
+            state = line["state"] if line["type"] == "gameFull" else line if line["type"] == "gameState" else None
+            if state is None:
+                continue
+            if state["status"] != "started":
+                return
+            if state["legal"]:
+                try:
+                    self.client.bots.make_move(game, random.choice(state["legal"]))
+                except berserk.exceptions.ResponseError:
+                    pass  # the game moved on (a flag, the opponent's resignation)
+
+
+def arena(url):
+    """Four bots play a one-minute atomic arena through lichess's tournament
+    API; at the end, the standings and every archived game."""
+    bots = [ArenaBot(url, berserk=(i == 0)) for i in range(4)]
+    time.sleep(0.5)
+    created = bots[0].client.tournaments.create_arena(
+        clockTime=1, clockIncrement=0, minutes=1, name="Test <b>arena</b>", wait_minutes=0,
+        variant="atomic", rated=False, description="<script>alert(1)</script>",
+    )
+    tid = created["id"]
+    for bot in bots:
+        bot.client.tournaments.join_arena(tid)
+    twice = status_of(lambda: bots[1].client.tournaments.join_arena(tid))
+    deadline = time.time() + 300
+    info = None
+    while time.time() < deadline:
+        info = requests.get(f"{url}/api/tournament/{tid}", timeout=10).json()
+        if info["isFinished"]:
+            break
+        time.sleep(1)
+    results = [json.loads(line) for line in requests.get(f"{url}/api/tournament/{tid}/results", timeout=10).text.splitlines() if line]
+    listed = requests.get(f"{url}/api/tournament", timeout=10).json()
+    late = status_of(lambda: bots[1].client.tournaments.join_arena(tid))
+    # Every game of the arena from the archive, each player's list.
+    archived = {}
+    deadline = time.time() + 60
+    played = {g for bot in bots for g in bot.games}
+    while time.time() < deadline:
+        for bot in bots:
+            params = {"page_size": 100}
+            while True:
+                answer = requests.get(f"{url}/api/players/{bot.id}/games", params=params, timeout=10)
+                answer.raise_for_status()
+                page = answer.json()
+                for game in page["games"]:
+                    if game.get("tournament") == tid:
+                        archived[game["game"]] = game
+                if not page.get("next_page_token"):
+                    break
+                params["page_token"] = page["next_page_token"]
+        if played <= set(archived):
+            break
+        time.sleep(1)
+    print(json.dumps({
+        "tournament": tid,
+        "name": created["name"],
+        "description": created["description"],
+        "finished": info and info["isFinished"],
+        "podium": [p["id"] for p in (info or {}).get("podium", [])],
+        "results": results,
+        "listed_finished": [t["id"] for t in listed["finished"]],
+        "join_twice_status": twice[0],
+        "join_late_status": late[0],
+        "played": sorted(played),
+        "archived": list(archived.values()),
+        "refusals": [r for bot in bots for r in bot.refusals],
+        "players": [bot.id for bot in bots],
+    }))
+
+
 def fog(url):
     bot = Bot(url)
     time.sleep(0.3)
@@ -313,6 +419,8 @@ if __name__ == "__main__":
         duel(*args, seek="--no-seek" not in sys.argv)
     elif sys.argv[1] == "late":
         late(*args)
+    elif sys.argv[1] == "arena":
+        arena(*args)
     else:
         fog(*args)
     sys.stdout.flush()

@@ -279,6 +279,11 @@ pub fn decide(snapshot: &Snapshot, wave: bool, rules: &Pairing) -> Decided {
             continue;
         }
         count(game, result, now, &mut standing);
+        // A game aborted before a side's first move: that side is not
+        // there, and is not paired again until they join again.
+        if result.result == "*" && result.plies < 2 {
+            commit.paused.push(if result.plies == 0 { game.white.clone() } else { game.black.clone() });
+        }
         changed.insert(game.white.clone(), ());
         changed.insert(game.black.clone(), ());
         games.insert(

@@ -201,6 +201,9 @@ impl TournamentStore for MemoryTournamentStore {
         if let Some(status) = commit.status {
             t.status = status;
         }
+        for player in &commit.paused {
+            t.presence.insert(player.clone(), Presence::Paused);
+        }
         for (player, standing) in &commit.standing {
             t.standing.insert(player.clone(), standing.clone());
         }

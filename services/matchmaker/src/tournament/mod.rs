@@ -170,6 +170,8 @@ pub struct Snapshot {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Commit {
     pub status: Option<Status>,
+    /// Players paused by the driver: they did not start their last game.
+    pub paused: Vec<String>,
     pub standing: Vec<(String, Standing)>,
     pub games: Vec<TourGame>,
     /// Results taken out of the inbox (counted, or for no game of ours).
@@ -178,7 +180,11 @@ pub struct Commit {
 
 impl Commit {
     pub fn is_empty(&self) -> bool {
-        self.status.is_none() && self.standing.is_empty() && self.games.is_empty() && self.results_taken.is_empty()
+        self.status.is_none()
+            && self.paused.is_empty()
+            && self.standing.is_empty()
+            && self.games.is_empty()
+            && self.results_taken.is_empty()
     }
 }
 

@@ -89,13 +89,19 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 "#;
 
-/// KEYS: lease, meta, standing, games, results, counted.
-/// ARGV: token, status or '', number of standings, their (player, json)
-/// pairs, number of games, their (id, json) pairs, then the results taken.
+/// KEYS: lease, meta, standing, games, results, counted, presence.
+/// ARGV: token, status or '', number of players paused, their ids, number
+/// of standings, their (player, json) pairs, number of games, their (id,
+/// json) pairs, then the results taken.
 const COMMIT: &str = r#"
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], 'status', ARGV[2]) end
 local i = 3
+for _ = 1, tonumber(ARGV[i]) do
+  redis.call('HSET', KEYS[7], ARGV[i + 1], 'paused')
+  i = i + 1
+end
+i = i + 1
 for _ = 1, tonumber(ARGV[i]) do
   redis.call('HSET', KEYS[3], ARGV[i + 1], ARGV[i + 2])
   i = i + 2
@@ -333,10 +339,14 @@ impl TournamentStore for RedisTournamentStore {
 
     async fn commit(&self, id: &str, token: &str, commit: &Commit) -> Result<bool, StoreError> {
         let mut invocation = self.scripts.commit.prepare_invoke();
-        for part in ["lease", "meta", "standing", "games", "results", "counted"] {
+        for part in ["lease", "meta", "standing", "games", "results", "counted", "presence"] {
             invocation.key(self.key(id, part));
         }
         invocation.arg(token).arg(commit.status.map_or("", status_word));
+        invocation.arg(commit.paused.len());
+        for player in &commit.paused {
+            invocation.arg(player);
+        }
         invocation.arg(commit.standing.len());
         for (player, standing) in &commit.standing {
             invocation.arg(player).arg(json(standing)?);
