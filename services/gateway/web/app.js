@@ -12,7 +12,7 @@ import * as store from './js/store.js';
 import * as sound from './js/sound.js';
 import { GAME_FRAMES, isSeat } from './js/model.js';
 import { loadRules } from './js/rules.js';
-import { $, notice, homeShown, showScreen } from './js/page.js';
+import { $, notice, homeShown, gameShown, showScreen } from './js/page.js';
 import { startRouter } from './js/router.js';
 import { errorText } from './js/text.js';
 import { explainRefusal, refusedMoveText } from './js/features/refusals.js';
@@ -34,7 +34,7 @@ import { setPremove } from './js/features/premove.js';
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => session.playMove(uci),
   onRefused: (refusal) => notice(explainRefusal(session.activeModel(), refusal), 'error'),
-  onKey: (e) => replayKey(e),
+  onKey: (e) => replayKey(e, { onBoard: true }),
   onPremove: (uci) => { const m = session.activeModel(); if (m) setPremove(m.id, uci); renderGame(); },
   blastOf: (from, to) => blastPreview(session.activeModel(), from, to),
 });
@@ -135,6 +135,17 @@ function onApplied({ conn, frame: f, previous, model, main }) {
   }
 }
 
+/**
+ * The replay's keys on the whole game screen, as on lichess: anywhere but
+ * in a text field or a list to choose from (the board and the replay's own
+ * controls take them first).
+ */
+function pageKeys(e) {
+  if (e.defaultPrevented || !gameShown()) return;
+  if (e.target.closest && e.target.closest('input, select, textarea, [contenteditable="true"], [data-testid="board"], [data-testid="how-to-play"]')) return;
+  if (replayKey(e)) e.preventDefault();
+}
+
 function start() {
   connections.initConnections({ onFrame, onReady });
   session.initSession({
@@ -156,13 +167,14 @@ function start() {
   });
   ratings.initRatings({ render: renderGame });
   initReplay({ render: renderGame, explode: (squares) => board.explode(squares) });
-  initLobby({ joinByCode });
+  initLobby({ joinByCode, openGame: session.openGame });
   initSeek({ openGame: session.openGame });
   initYourGames({ openGame: session.openGame });
 
   startLooks(board);
   bindHome();
   bindGame(board);
+  document.addEventListener('keydown', pageKeys);
   bindHowToPlay(() => session.activeModel()?.variant || null);
   connections.startOnline();
   // Keep the page's files so it opens, and plays the computer, with no network.

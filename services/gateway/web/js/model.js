@@ -153,6 +153,7 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
     taken: [],
     archived: !!f.archived,
     replay: null,
+    views: null,
   };
   if (moves.length && moves.every(Boolean) && sans.filter(Boolean).length < moves.length) {
     // Every move is known (not fog of war): name them all.
@@ -166,6 +167,11 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
   }
   if (model.visible) for (const s of [...model.lost]) if (model.visible.has(s)) model.lost.delete(s);
   if (ended) return finish(model);
+  if (model.variant === 'fog' && isSeat(model)) {
+    // The seat's own views, one per ply it saw on this page, to look back at.
+    model.views = same && previous.views ? previous.views.slice(0, moves.length) : [];
+    model.views[moves.length] = { fen: f.fen, visible: f.visible || [], last: model.last };
+  }
   return model;
 }
 
@@ -194,6 +200,10 @@ function applyMove(m, f, now) {
   }
   if (Array.isArray(f.lost)) for (const s of f.lost) lost.add(s);
   next.lost = lost;
+  if (m.views) {
+    next.views = m.views.slice();
+    next.views[f.ply + 1] = { fen: f.fen, visible: next.visible ? [...next.visible] : [], last: next.last };
+  }
   return next;
 }
 
@@ -284,9 +294,42 @@ function lockOf(model, { myTurn, pending }) {
   return myTurn ? null : 'not_your_turn';
 }
 
+const browsed = new WeakMap();
+
+/**
+ * The positions of `model` one may look back at, by ply (frames[ply] is the
+ * board after `ply` moves, shaped as the rules module's `replay` answers):
+ * a finished game's replay; while a game is played, every position when all
+ * moves are known, and in fog of war the seat's own views only (null where
+ * it saw none on this page; a spectator sees none). Null when there are none.
+ */
+export function browseFrames(model) {
+  if (model.status === 'ended') return model.replay;
+  if (!model.moves.length) return null;
+  if (browsed.has(model)) return browsed.get(model);
+  let frames = null;
+  if (model.variant === 'fog') {
+    if (isSeat(model) && model.views) {
+      frames = Array.from({ length: model.moves.length + 1 }, (_, i) => {
+        const view = model.views[i];
+        if (!view) return null;
+        const seen = new Set(view.visible);
+        return {
+          position: parseFen(view.fen), exploded: [], last: view.last, san: model.sans[i - 1] || null, check: -1,
+          fog: new Set(ALL_SQUARES.filter((s) => !seen.has(s))),
+        };
+      });
+    }
+  } else {
+    frames = replay(model.initialFen, model.moves, model.variant);
+  }
+  browsed.set(model, frames);
+  return frames;
+}
+
 /**
  * What the board shows of `model`: `curtain` (same-device fog between
- * turns) shows nothing at all; `replayPly` a position of a finished game;
+ * turns) shows nothing at all; `replayPly` an earlier position (browseFrames);
  * otherwise the live position with fog, lost flags, and, on the player's
  * turn (`myTurn`), the legal moves and, unless a move is still in flight
  * (`pending`), the pieces it may pick up.
@@ -296,9 +339,9 @@ export function boardView(model, { curtain = false, replayPly = null, myTurn = f
   let view;
   if (curtain) {
     view = { board: new Array(64).fill(null), fog: new Set(ALL_SQUARES), last: null, check: -1, lost: new Set(), movable: null, legal: null };
-  } else if (ended && replayPly != null && model.replay) {
-    const frame = model.replay[replayPly];
-    view = { board: frame.position.board, fog: null, last: frame.last, check: frame.check, lost: new Set(), movable: null, legal: null };
+  } else if (replayPly != null && browseFrames(model)?.[replayPly]) {
+    const frame = browseFrames(model)[replayPly];
+    view = { board: frame.position.board, fog: frame.fog || null, last: frame.last, check: frame.check, lost: new Set(), movable: null, legal: null };
   } else {
     const fog = model.visible ? new Set(ALL_SQUARES.filter((s) => !model.visible.has(s)))
       : (model.variant === 'fog' && !ended && !isSeat(model) ? new Set(ALL_SQUARES) : null);
@@ -310,6 +353,6 @@ export function boardView(model, { curtain = false, replayPly = null, myTurn = f
   }
   view.variant = model.variant;
   view.seat = isSeat(model) && !curtain ? model.you[0] : null;
-  view.lock = lockOf(model, { myTurn, pending });
+  view.lock = replayPly != null && !ended && !curtain ? 'browsing' : lockOf(model, { myTurn, pending });
   return view;
 }

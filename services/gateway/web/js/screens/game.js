@@ -12,11 +12,11 @@ import {
   activeModel, act, currentGame, isHotseat, modelOf, openGame, goHome, pendingMove,
 } from '../game-session.js';
 import {
-  boardView, claimSecondsLeft, clockMs, clockRunning, firstMoveSecondsLeft, isSeat, movesMadeBy, other, turnColor, vsComputer,
+  boardView, browseFrames, claimSecondsLeft, clockMs, clockRunning, firstMoveSecondsLeft, isSeat, movesMadeBy, other, turnColor, vsComputer,
 } from '../model.js';
 import { COLOR_NAME, OUTCOME_TEXT, errorText, escapeHtml, fmtClock, outcomeFor, resultText, statusText } from '../text.js';
 import { curtainUp, lift } from '../features/hotseat.js';
-import { replayPly, setReplay, stepReplay, replayKey } from '../features/replay.js';
+import { replayPly, setReplay, stepReplay, replayKey, backToLive, resetReplay } from '../features/replay.js';
 import { changeOf, playerRating } from '../features/ratings.js';
 import { offlinePgn } from '../features/offline-play.js';
 import { linkPgn } from '../pgn.js';
@@ -57,6 +57,8 @@ export function renderGame() {
   const turn = turnColor(model);
   const myTurn = seat && model.status === 'playing' && turn === model.you;
   const curtain = curtainUp(model);
+  // A takeback may take away the position being looked at.
+  if (replayPly() != null && !browseFrames(model)?.[replayPly()]) resetReplay();
   const bottom = orientation(model, turn);
   board.setOrientation(bottom);
   const pending = !!pendingMove();
@@ -109,7 +111,9 @@ function renderPlayers(model, bottom, turn) {
     strip.dataset.color = color;
     const presence = strip.querySelector('.presence');
     presence.textContent = model.gone === color ? 'left the game' : '';
-    strip.classList.toggle('to-move', model.status === 'playing' && turn === color);
+    const toMove = model.status === 'playing' && turn === color;
+    strip.classList.toggle('to-move', toMove);
+    strip.querySelector('.turn-mark').hidden = !toMove;
     const clock = $(`clock-${color}`);
     if (clock.parentElement !== strip) strip.append(clock);
   }
@@ -162,8 +166,10 @@ function renderControls(model, canAct) {
 
   // A game that moved on (or ended) drops a half-made confirmation.
   if (!playing) { resetConfirm($('resign')); if (model.status !== 'waiting') resetConfirm($('abort')); }
-  setButton('abort', canAct && (model.status === 'waiting' || (playing && model.moves.length < 2)));
-  setButton('resign', canAct && playing);
+  // Until both sides have moved a game can be aborted for free: resigning then would be a needless loss.
+  const bothMoved = movesMadeBy(model, 'white') > 0 && movesMadeBy(model, 'black') > 0;
+  setButton('abort', canAct && (model.status === 'waiting' || (playing && !bothMoved)));
+  setButton('resign', canAct && playing && bothMoved);
   // The computer plays every game out: no draw offers to it.
   setButton('offer-draw', canAct && playing && !vsComputer(model), {
     disabled: model.drawOffer === model.you,
@@ -181,20 +187,25 @@ function renderControls(model, canAct) {
   $('new-game').textContent = ended || !seat ? 'New game' : 'Home';
 }
 
-/** The replay's controls once the game is over. */
+/** The replay's controls: stepping through a finished game, or looking back while it is played. */
 function renderReplay(model) {
   const replayEl = $('replay');
-  const frames = model.status === 'ended' ? model.replay : null;
+  const frames = browseFrames(model);
   replayEl.hidden = !(frames && model.moves.length);
+  const browsing = replayPly() != null && model.status !== 'ended';
+  $('game').dataset.browsing = browsing ? 'true' : 'false';
+  $('replay-live').hidden = !browsing;
   if (replayEl.hidden) return;
   const total = frames.length - 1;
   const ply = replayPly();
   const shown = ply == null ? total : ply;
+  const first = frames.findIndex(Boolean);
   $('replay-ply').textContent = `${shown} / ${total}`;
-  $('replay-start').disabled = shown === 0;
-  $('replay-prev').disabled = shown === 0;
+  $('replay-start').disabled = shown <= first;
+  $('replay-prev').disabled = shown <= first;
   $('replay-next').disabled = shown === total;
   $('replay-end').disabled = shown === total;
+  $('replay-end').setAttribute('aria-label', model.status === 'ended' ? 'Final position' : 'Back to the game');
 }
 
 /** The PGN link: the archive's, or for an offline game the engine's as a data link. */
@@ -255,6 +266,7 @@ function renderMoves(model, masked = false) {
   const items = [];
   const ply = replayPly();
   const shownPly = ply == null ? model.moves.length : ply;
+  const frames = browseFrames(model);
   for (let i = 0; i < model.moves.length; i += 2) {
     const row = [`<li class="move-row"><span class="move-no">${i / 2 + 1}.</span>`];
     for (const p of [i, i + 1]) {
@@ -266,7 +278,8 @@ function renderMoves(model, masked = false) {
       const classes = ['move'];
       if (!uci || masked) classes.push('hidden-move');
       if (p === shownPly - 1) classes.push('current');
-      row.push(`<span class="${classes.join(' ')}" data-ply="${p}"${model.status === 'ended' ? ' role="button" tabindex="-1"' : ''}>${escapeHtml(text)}</span>`);
+      const canShow = !masked && !!frames && !!frames[p + 1];
+      row.push(`<span class="${classes.join(' ')}" data-ply="${p}"${canShow ? ' role="button" tabindex="-1"' : ''}>${escapeHtml(text)}</span>`);
     }
     row.push('</li>');
     items.push(row.join(''));
@@ -334,10 +347,10 @@ export function bindGame(theBoard) {
   $('replay-next').addEventListener('click', () => stepReplay(1));
   $('replay-end').addEventListener('click', () => stepReplay('end'));
   $('replay').addEventListener('keydown', (e) => { if (replayKey(e)) e.preventDefault(); });
+  $('replay-live').addEventListener('click', () => { backToLive(); board.el.focus({ preventScroll: true }); });
   $('moves').addEventListener('click', (e) => {
-    const el = e.target.closest('[data-ply]');
-    const model = activeModel();
-    if (!el || !model || model.status !== 'ended') return;
+    const el = e.target.closest('[data-ply][role="button"]');
+    if (!el || !activeModel()) return;
     setReplay(Number(el.dataset.ply) + 1);
   });
 }
