@@ -132,6 +132,11 @@ export class Board {
     try { return pieceSvg(this.theme, color, role, this.mode === '3d' ? '3d' : '2d'); } catch { return ''; }
   }
 
+  /** A small flat drawing of a piece in the board's set, for beside the names. */
+  icon(color, role) {
+    try { return pieceSvg(this.theme, color, role, '2d'); } catch { return ''; }
+  }
+
   render() {
     const v = this.view;
     const board = this.pending ? this.pending.board : v.board;

@@ -8,7 +8,7 @@
 // game's positions) is asked of the rules module through js/rules.js, whose
 // answers depend on the question alone.
 
-import { parseFen, placementOf, name as squareName, START_FEN } from './chess.js';
+import { parseFen, placementOf, name as squareName, sq, fileOf, START_FEN } from './chess.js';
 import { replay, checkedKing } from './rules.js';
 
 export const ALL_SQUARES = Array.from({ length: 64 }, (_, i) => squareName(i));
@@ -154,6 +154,7 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
     archived: !!f.archived,
     replay: null,
     views: null,
+    captured: [],
   };
   if (moves.length && moves.every(Boolean) && sans.filter(Boolean).length < moves.length) {
     // Every move is known (not fog of war): name them all.
@@ -164,6 +165,13 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
     for (const [ply, [uci, san]] of Object.entries(remembered.sans)) {
       if (moves[ply] === uci && !sans[ply]) sans[ply] = san;
     }
+  }
+  if (model.variant === 'fog' && isSeat(model) && !ended) {
+    // What the seat took in the fog: its own knowledge, kept across a reload.
+    const known = same ? previous.captured.map((c) => [c.ply, [c.uci, c.role]]) : Object.entries((remembered && remembered.captured) || {});
+    model.captured = known
+      .filter(([ply, [uci]]) => moves[ply] === uci)
+      .map(([ply, [uci, role]]) => ({ ply: Number(ply), uci, role }));
   }
   if (model.visible) for (const s of [...model.lost]) if (model.visible.has(s)) model.lost.delete(s);
   if (ended) return finish(model);
@@ -200,11 +208,30 @@ function applyMove(m, f, now) {
   }
   if (Array.isArray(f.lost)) for (const s of f.lost) lost.add(s);
   next.lost = lost;
+  if (m.variant === 'fog' && isSeat(m) && mover === m.you && f.uci) {
+    const role = capturedBy(m.position.board, f.uci, m.you[0]);
+    if (role) next.captured = [...m.captured, { ply: f.ply, uci: f.uci, role }];
+  }
   if (m.views) {
     next.views = m.views.slice();
     next.views[f.ply + 1] = { fen: f.fen, visible: next.visible ? [...next.visible] : [], last: next.last };
   }
   return next;
+}
+
+/**
+ * The role of the piece the move `uci` of colour `c` took on `before` (the
+ * mover's own view: in fog of war a capture is always of a piece in sight),
+ * a pawn taken en passant included; null for a quiet move.
+ */
+export function capturedBy(before, uci, c) {
+  const from = sq(uci.slice(0, 2));
+  const to = sq(uci.slice(2, 4));
+  const target = before[to];
+  if (target && target.c !== c) return target.r;
+  const mover = before[from];
+  if (!target && mover && mover.r === 'p' && fileOf(from) !== fileOf(to)) return 'p';
+  return null;
 }
 
 /**

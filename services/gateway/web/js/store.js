@@ -11,6 +11,7 @@ export const KEYS = {
   look: 'look',             // {mode: "2d"|"3d", theme, sound}
   lost: 'lost',             // {game, seats: {white: [...], black: [...]}}: lost-piece flags in fog of war
   sans: 'sans',             // {game, seats: {white: {ply: [uci, san]}}}: own moves' SAN in fog of war
+  captured: 'captured',     // {game, seats: {white: {ply: [uci, role]}}}: what a seat took in fog of war
   ratingBefore: 'rating',   // {game, variant, rating, games}: the rating before a rated game
 };
 

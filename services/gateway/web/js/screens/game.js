@@ -22,6 +22,8 @@ import { offlinePgn } from '../features/offline-play.js';
 import { linkPgn } from '../pgn.js';
 import { confirmOnClick, reset as resetConfirm } from '../features/confirm.js';
 import { premoveAllowed, queuedFor, playPremove } from '../features/premove.js';
+import { material } from '../material.js';
+import { ROLE_NAMES } from '../../art/pieces.js';
 
 let board = null;
 let flipped = false;
@@ -103,6 +105,7 @@ function renderCurtain(curtain, turn) {
 
 /** Players and clocks, placed by orientation. */
 function renderPlayers(model, bottom, turn) {
+  const counted = material(model);
   for (const [where, color] of [['bottom', bottom], ['top', other(bottom)]]) {
     const strip = document.querySelector(`[data-strip="${where}"]`);
     const label = playerLabel(model, color);
@@ -114,9 +117,27 @@ function renderPlayers(model, bottom, turn) {
     const toMove = model.status === 'playing' && turn === color;
     strip.classList.toggle('to-move', toMove);
     strip.querySelector('.turn-mark').hidden = !toMove;
+    renderMaterial(strip.querySelector('.material'), color, counted && counted[color]);
     const clock = $(`clock-${color}`);
     if (clock.parentElement !== strip) strip.append(clock);
   }
+}
+
+/** The pieces `color` took, drawn small, and its lead in points ("+3"); nothing when not to be shown. */
+function renderMaterial(el, color, counted) {
+  el.dataset.testid = `material-${color}`;
+  const taken = counted ? counted.taken : [];
+  const ahead = counted && counted.ahead ? `+${counted.ahead}` : '';
+  const key = `${board.theme}|${taken.join('')}|${ahead}`;
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  el.dataset.ahead = counted && counted.ahead != null ? String(counted.ahead) : '';
+  const them = color === 'white' ? 'b' : 'w';
+  el.innerHTML = taken.map((r) => `<span class="taken" data-role="${r}" data-color="${them}">${board.icon(them, r)}</span>`).join('')
+    + (ahead ? `<span class="ahead">${ahead}</span>` : '');
+  const words = taken.map((r) => ROLE_NAMES[r]).join(', ');
+  el.setAttribute('aria-label', taken.length || ahead ? `${color === 'white' ? 'White' : 'Black'} took ${words || 'nothing'}${ahead ? `, ${ahead}` : ''}` : '');
+  el.hidden = !taken.length && !ahead;
 }
 
 /** The status line, the result and the rating change. */
