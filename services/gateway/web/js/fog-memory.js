@@ -24,7 +24,7 @@ export function keepAfterMove(model, frame) {
   const lostSeats = lost && lost.game === model.id ? lost.seats || {} : {};
   lostSeats[model.you] = [...model.lost];
   store.set(store.KEYS.lost, { game: model.id, seats: lostSeats });
-  const took = model.captured.find((c) => c.ply === frame.ply);
+  const took = (model.captured || []).find((c) => c.ply === frame.ply);
   if (took) {
     const captured = store.get(store.KEYS.captured);
     const seats = captured && captured.game === model.id ? captured.seats || {} : {};
