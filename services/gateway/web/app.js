@@ -30,9 +30,12 @@ import { initReplay, replayKey, resetReplay } from './js/features/replay.js';
 import { resetCurtain } from './js/features/hotseat.js';
 import { initYourGames, loadProfile } from './js/features/your-games.js';
 import { setPremove } from './js/features/premove.js';
+import { setting, startSettings, toggleZen } from './js/features/settings.js';
+import { bindConfirmMove, dropWaiting, offerMove } from './js/features/confirm-move.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
-  onMove: (uci) => session.playMove(uci),
+  onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
+  autoQueen: () => setting('autoQueen'),
   onRefused: (refusal) => notice(explainRefusal(session.activeModel(), refusal), 'error'),
   onKey: (e) => replayKey(e, { onBoard: true }),
   onPremove: (uci) => { const m = session.activeModel(); if (m) setPremove(m.id, uci); renderGame(); },
@@ -142,7 +145,9 @@ function onApplied({ conn, frame: f, previous, model, main }) {
  */
 function pageKeys(e) {
   if (e.defaultPrevented || !gameShown()) return;
-  if (e.target.closest && e.target.closest('input, select, textarea, [contenteditable="true"], [data-testid="board"], [data-testid="how-to-play"]')) return;
+  if (e.target.closest && e.target.closest('input, select, textarea, [contenteditable="true"], [data-testid="how-to-play"], [data-testid="settings"]')) return;
+  if ((e.key === 'z' || e.key === 'Z') && !e.altKey && !e.ctrlKey && !e.metaKey) { toggleZen(); e.preventDefault(); return; }
+  if (e.target.closest && e.target.closest('[data-testid="board"]')) return;
   if (replayKey(e)) e.preventDefault();
 }
 
@@ -152,6 +157,7 @@ function start() {
     render: renderGame,
     onApplied,
     onOpened: () => {
+      dropWaiting();
       resetReplay();
       resetCurtain();
       resetGameView();
@@ -172,6 +178,8 @@ function start() {
   initYourGames({ openGame: session.openGame });
 
   startLooks(board);
+  startSettings(board, { render: renderGame });
+  bindConfirmMove();
   bindHome();
   bindGame(board);
   document.addEventListener('keydown', pageKeys);

@@ -26,6 +26,7 @@ export class Board {
    * @param {(event: KeyboardEvent) => boolean} [opts.onKey]  first look at keys; true when handled
    * @param {(uci: string|null) => void} [opts.onPremove]  a move queued while the opponent is to
    *   move (the view's `premove` colour), or null when the player cancelled it
+   * @param {() => boolean} [opts.autoQueen]  promote to a queen without asking
    * @param {(from: string, to: string) => ({squares: string[], ownKing: string|null}|null)} [opts.blastOf]
    *   what a capture would blow up, previewed while the player points at it
    */
@@ -127,14 +128,25 @@ export class Board {
     this.render();
   }
 
+  /** The set the pieces are drawn in: the one chosen apart, or the board theme's own. */
+  get pieceTheme() { return this.pieceSet || this.theme; }
+
+  /** Draws the pieces in another theme's set than the board's (null: the board's own). */
+  setPieceSet(theme) {
+    if ((theme || null) === (this.pieceSet || null)) return;
+    this.pieceSet = theme || null;
+    this.drawn.fill('');
+    this.render();
+  }
+
   svg(color, role) {
     // Not cached: every drawing has gradient ids of its own.
-    try { return pieceSvg(this.theme, color, role, this.mode === '3d' ? '3d' : '2d'); } catch { return ''; }
+    try { return pieceSvg(this.pieceTheme, color, role, this.mode === '3d' ? '3d' : '2d'); } catch { return ''; }
   }
 
   /** A small flat drawing of a piece in the board's set, for beside the names. */
   icon(color, role) {
-    try { return pieceSvg(this.theme, color, role, '2d'); } catch { return ''; }
+    try { return pieceSvg(this.pieceTheme, color, role, '2d'); } catch { return ''; }
   }
 
   render() {
@@ -320,12 +332,12 @@ export class Board {
       }
       uci = candidates[0].slice(0, 4);
       if (candidates.some((m) => m.length === 5)) {
-        const role = await this.askPromotion(piece.c);
+        const role = this.autoQueen() ? 'q' : await this.askPromotion(piece.c);
         if (!role) { this.render(); return; }
         uci += role;
       }
     } else if (piece.r === 'p' && rankOf(to) === (piece.c === 'w' ? 7 : 0)) {
-      const role = await this.askPromotion(piece.c);
+      const role = this.autoQueen() ? 'q' : await this.askPromotion(piece.c);
       if (!role) { this.render(); return; }
       uci += role;
     }
@@ -334,6 +346,9 @@ export class Board {
     this.render();
     this.opts.onMove(uci);
   }
+
+  /** Whether a pawn reaching the last rank becomes a queen without asking. */
+  autoQueen() { return !!(this.opts.autoQueen && this.opts.autoQueen()); }
 
   /** Puts back a move the server refused. */
   cancelPending() {

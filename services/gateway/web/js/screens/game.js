@@ -128,7 +128,7 @@ function renderMaterial(el, color, counted) {
   el.dataset.testid = `material-${color}`;
   const taken = counted ? counted.taken : [];
   const ahead = counted && counted.ahead ? `+${counted.ahead}` : '';
-  const key = `${board.theme}|${taken.join('')}|${ahead}`;
+  const key = `${board.pieceTheme}|${taken.join('')}|${ahead}`;
   if (el.dataset.key === key) return;
   el.dataset.key = key;
   el.dataset.ahead = counted && counted.ahead != null ? String(counted.ahead) : '';
