@@ -32,6 +32,7 @@ import { initYourGames, loadProfile } from './js/features/your-games.js';
 import { setPremove } from './js/features/premove.js';
 import { setting, startSettings, toggleZen } from './js/features/settings.js';
 import { bindConfirmMove, dropWaiting, offerMove } from './js/features/confirm-move.js';
+import { bindNotify, notifyFrame, tell } from './js/features/notify.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
@@ -48,7 +49,9 @@ function onFrame(conn, f) {
   switch (f.t) {
     case 'rating': if (main) ratings.onRating(f); return;
     case 'lobby': case 'lobby_update': if (main) onLobbyFrame(f); return;
-    case 'paired': if (main) onPaired(f); return;
+    case 'paired':
+      if (main) { tell('Opponent found', 'Your game is starting.', `fogblast-${f.game}`); onPaired(f); }
+      return;
     case 'reconnect': if (main) notice('The server is restarting: reconnecting…'); return;
     case 'error': if (f.id == null) notice(errorText(f), 'error'); return;
     default: return;
@@ -79,6 +82,7 @@ function gameOver(live) {
 /** What the page does when a frame changed a game's model; the model itself is js/model.js's. */
 function onApplied({ conn, frame: f, previous, model, main }) {
   if (main) announce(announcement({ frame: f, previous, model, hotseat: session.isHotseat() }));
+  notifyFrame({ frame: f, model, main, hotseat: session.isHotseat() });
   switch (f.t) {
     case 'state':
       if (main) {
@@ -180,6 +184,7 @@ function start() {
   startLooks(board);
   startSettings(board, { render: renderGame });
   bindConfirmMove();
+  bindNotify();
   bindHome();
   bindGame(board);
   document.addEventListener('keydown', pageKeys);

@@ -18,6 +18,7 @@ export const DEFAULTS = {
   premoves: true,
   confirmMove: false,
   zen: false,
+  notify: false, // notifications in the background (js/features/notify.js), once the browser allows them
 };
 
 const settings = { ...DEFAULTS, ...store.get(store.KEYS.settings, {}) };
