@@ -33,6 +33,7 @@ import { setPremove } from './js/features/premove.js';
 import { setting, startSettings, toggleZen } from './js/features/settings.js';
 import { bindConfirmMove, dropWaiting, offerMove } from './js/features/confirm-move.js';
 import { bindNotify, notifyFrame, tell } from './js/features/notify.js';
+import { bindMoveInput } from './js/features/move-input.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
@@ -185,6 +186,7 @@ function start() {
   startSettings(board, { render: renderGame });
   bindConfirmMove();
   bindNotify();
+  bindMoveInput({ board, model: () => session.activeModel() });
   bindHome();
   bindGame(board);
   document.addEventListener('keydown', pageKeys);

@@ -206,6 +206,7 @@ function renderControls(model, canAct) {
     text: model.rematchOffer === model.you ? 'Rematch offered…' : 'Rematch',
   });
   $('new-game').textContent = ended || !seat ? 'New game' : 'Home';
+  $('move-input-form').hidden = !(canAct && (playing || model.status === 'waiting'));
 }
 
 /** The replay's controls: stepping through a finished game, or looking back while it is played. */
