@@ -7,7 +7,8 @@
 // it, and a click on its drawn shape picks it (see `pick`).
 
 import { pieceSvg } from '../art/pieces.js';
-import { sq, name, fileOf, rankOf, drawMove } from './chess.js';
+import { sq, name, fileOf, rankOf, drawMove, placementOf } from './chess.js';
+import { Annotations, brushOf } from './annotations.js';
 
 const DRAG_THRESHOLD = 5;
 /** Classes a view's `marks` may put on squares, beside the board's own. */
@@ -60,6 +61,9 @@ export class Board {
     /** The square under the pointer while a piece is picked up, or -1. */
     this.hover = -1;
     this.squares = [];
+    this.annotations = new Annotations();
+    /** The position the arrows and circles were drawn on: another one clears them. */
+    this.annotatedOn = '';
     this.build();
     this.bind();
   }
@@ -88,6 +92,8 @@ export class Board {
         this.el.append(el);
       }
     }
+    this.annotations.setOrientation(this.orientation);
+    this.el.append(this.annotations.el);
     this.drawn = new Array(64).fill('');
     // A board drawn afresh shows its last move without a slide.
     this.slid = this.view.last ? this.view.last.join('') : '';
@@ -152,6 +158,11 @@ export class Board {
   render() {
     const v = this.view;
     const board = this.pending ? this.pending.board : v.board;
+    const shown = placementOf(board) + (v.last ? v.last.join('') : '');
+    if (shown !== this.annotatedOn) {
+      this.annotatedOn = shown;
+      this.annotations.clear();
+    }
     const targets = this.targetsOf(this.selected);
     const last = this.pending ? this.pending.last : v.last;
     const preview = this.blastPreview();
@@ -469,7 +480,9 @@ export class Board {
     el.addEventListener('pointerdown', (e) => {
       // The keyboard cursor's outline shows while the keys drive the board, not after a click.
       el.dataset.input = 'pointer';
+      if (e.button === 2 && e.pointerType === 'mouse') { this.drawFrom = this.squareAt(e.clientX, e.clientY); return; }
       if (e.button !== 0 && e.pointerType === 'mouse') return;
+      this.annotations.clear();
       const i = this.pick(e.clientX, e.clientY);
       if (i < 0) return;
       this.cursor = i;
@@ -571,7 +584,15 @@ export class Board {
     el.addEventListener('pointerup', (e) => finish(e, false));
     el.addEventListener('pointercancel', (e) => finish(e, true));
     el.addEventListener('lostpointercapture', (e) => { if (this.drag && this.drag.id === e.pointerId && !this.drag.moving) this.drag = null; });
-    el.addEventListener('contextmenu', (e) => { if (this.drag) e.preventDefault(); });
+    el.addEventListener('contextmenu', (e) => e.preventDefault());
+    // A right-drag draws: an arrow between two squares, a circle on one.
+    el.addEventListener('pointerup', (e) => {
+      if (e.button !== 2 || e.pointerType !== 'mouse' || this.drawFrom == null) return;
+      const from = this.drawFrom;
+      this.drawFrom = null;
+      const to = this.squareAt(e.clientX, e.clientY);
+      if (from >= 0 && to >= 0) this.annotations.toggle(from, to, brushOf(e));
+    });
     el.addEventListener('keydown', (e) => this.key(e));
   }
 
