@@ -78,6 +78,10 @@ export class Board {
     this.squares = new Array(64);
     const white = this.orientation === 'white';
     for (let row = 0; row < 8; row++) {
+      // A row of the grid for assistive technology; it draws no box of its own (display: contents).
+      const rowEl = document.createElement('div');
+      rowEl.className = 'board-row';
+      rowEl.setAttribute('role', 'row');
       for (let col = 0; col < 8; col++) {
         const rank = white ? 7 - row : row;
         const file = white ? col : 7 - col;
@@ -85,12 +89,14 @@ export class Board {
         const el = document.createElement('div');
         el.className = `square ${(rank + file) % 2 === 0 ? 'dark' : 'light'}`;
         el.dataset.square = name(i);
+        Object.assign(el.dataset, looksOf(row * 8 + col + 1));
         el.setAttribute('role', 'gridcell');
         if (row === 7) el.append(coord('coord coord-file', 'abcdefgh'[file]));
         if (col === 0) el.append(coord('coord coord-rank', String(rank + 1)));
         this.squares[i] = el;
-        this.el.append(el);
+        rowEl.append(el);
       }
+      this.el.append(rowEl);
     }
     this.annotations.setOrientation(this.orientation);
     this.el.append(this.annotations.el);
@@ -653,12 +659,33 @@ export class Board {
   }
 }
 
+/**
+ * A coordinate: drawn from an attribute (art/themes.css), so the square's
+ * accessible name ("e4, white pawn") is the whole of what it says.
+ */
 function coord(className, text) {
   const s = document.createElement('span');
   s.className = className;
-  s.textContent = text;
+  s.dataset.coord = text;
   s.setAttribute('aria-hidden', 'true');
   return s;
+}
+
+/**
+ * How the `n`th square on screen (1-based, in reading order) varies the
+ * theme's texture and the fog's drift, so that neither shows a repeated
+ * tile (art/themes.css, `data-tex`, `data-drift`, `data-swirl`).
+ */
+function looksOf(n) {
+  let tex = 0;
+  if (n % 3 === 1) tex = 1;
+  if (n % 5 === 2) tex = 2;
+  if (n % 7 === 3) tex = 3;
+  let drift = 0;
+  if (n % 2 === 0) drift = 1;
+  if (n % 3 === 0) drift = 2;
+  if (n % 5 === 1) drift = 3;
+  return { tex: String(tex), drift: String(drift), swirl: n % 7 === 2 ? '1' : '0' };
 }
 
 const ROLE_NAMES = { p: 'pawn', n: 'knight', b: 'bishop', r: 'rook', q: 'queen', k: 'king' };
