@@ -34,6 +34,7 @@ import { setting, startSettings, toggleZen } from './js/features/settings.js';
 import { bindConfirmMove, dropWaiting, offerMove } from './js/features/confirm-move.js';
 import { bindNotify, notifyFrame, tell } from './js/features/notify.js';
 import { bindMoveInput } from './js/features/move-input.js';
+import { initPlayerPage, showPlayer } from './js/screens/player.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
@@ -187,6 +188,7 @@ function start() {
   bindConfirmMove();
   bindNotify();
   bindMoveInput({ board, model: () => session.activeModel() });
+  initPlayerPage({ openGame: session.openGame, home: () => session.goHome() });
   bindHome();
   bindGame(board);
   document.addEventListener('keydown', pageKeys);
@@ -206,6 +208,7 @@ function start() {
     onGame: session.openGame,
     onHome: () => { showScreen('home'); renderHome(); },
     onLeave: session.goHome,
+    onPlayer: (id) => { stopLobby(); showPlayer(id); },
   });
   setInterval(() => {
     renderClocks();

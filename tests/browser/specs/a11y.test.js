@@ -4,7 +4,7 @@
 // the mouse has clicked; and axe-core (the accessibility engine, run in the
 // page) finds nothing serious or critical on the home screen, a game being
 // played (atomic and fog of war, at 1280×900 and 390×844), the settings,
-// How to play and a finished game.
+// How to play, a finished game and a player's page.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -138,6 +138,12 @@ test('axe-core finds nothing serious on the screens', { timeout: 120_000 }, asyn
     found.push(...await axeFindings(p, 'finished game'));
 
     await p.el('new-game').click();
+    await p.el('home').waitFor();
+    await p.el('my-player-page').click({ timeout: 30_000 });
+    await p.el('player-page').waitFor();
+    await p.page.locator('[data-testid="player-games"] li').first().waitFor();
+    found.push(...await axeFindings(p, 'player page'));
+    await p.el('player-page-home').click();
     await p.el('home').waitFor();
     await startComputer(p, { variant: 'fog', color: 'white', level: 'easy' });
     await p.waitTurn();

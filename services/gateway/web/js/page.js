@@ -7,6 +7,7 @@ export const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 export function showScreen(which) {
   $('home').hidden = which !== 'home';
   $('game').hidden = which !== 'game';
+  $('player-page').hidden = which !== 'player';
   document.body.dataset.screen = which;
   placeNotice(which);
 }

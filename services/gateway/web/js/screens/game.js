@@ -23,6 +23,7 @@ import { linkPgn } from '../pgn.js';
 import { confirmOnClick, reset as resetConfirm } from '../features/confirm.js';
 import { premoveAllowed, queuedFor, playPremove } from '../features/premove.js';
 import { material } from '../material.js';
+import { playerUrl } from '../router.js';
 import { ROLE_NAMES } from '../../art/pieces.js';
 
 let board = null;
@@ -109,7 +110,7 @@ function renderPlayers(model, bottom, turn) {
   for (const [where, color] of [['bottom', bottom], ['top', other(bottom)]]) {
     const strip = document.querySelector(`[data-strip="${where}"]`);
     const label = playerLabel(model, color);
-    strip.querySelector('.player-name').textContent = label.name;
+    renderName(strip.querySelector('.player-name'), label.name, linkable(model, color));
     strip.querySelector('.player-rating').textContent = label.rating;
     strip.dataset.color = color;
     const presence = strip.querySelector('.presence');
@@ -121,6 +122,26 @@ function renderPlayers(model, bottom, turn) {
     const clock = $(`clock-${color}`);
     if (clock.parentElement !== strip) strip.append(clock);
   }
+}
+
+/** The player of `color` whose page may be opened: a person with an archive id, not on this device alone. */
+function linkable(model, color) {
+  const p = model.players[color];
+  return p && !p.computer && typeof p.id === 'string' && p.id && !isHotseat() && !isOfflineGame(model.id) ? p.id : null;
+}
+
+/** A name in a strip, a link to the player's page when there is one. */
+function renderName(el, name, id) {
+  const key = `${name}|${id || ''}`;
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  el.textContent = '';
+  if (!id) { el.textContent = name; return; }
+  const a = document.createElement('a');
+  a.href = playerUrl(id);
+  a.textContent = name;
+  a.title = `${name}: ratings and games`;
+  el.append(a);
 }
 
 /** The pieces `color` took, drawn small, and its lead in points ("+3"); nothing when not to be shown. */
