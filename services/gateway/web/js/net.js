@@ -45,11 +45,16 @@ export class Connection {
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.helloWanted = false;
+    clearTimeout(this.helloTimer);
     if (this.ws) this.ws.close(1000, 'bye');
   }
 
   open() {
     clearTimeout(this.timer);
+    // A new socket's hello says the name as it is now: no other hello is owed.
+    this.helloWanted = false;
+    clearTimeout(this.helloTimer);
     const scheme = location.protocol === 'https:' ? 'wss://' : 'ws://';
     let ws;
     try {
