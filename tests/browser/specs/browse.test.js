@@ -1,7 +1,8 @@
 // Looking back through a game. While it is played: a click (or a tap) on a
 // move in the list shows the position after it, the board takes no move
 // meanwhile, and End, the » button or "Back to the game" bring the live
-// board back; in fog of war a player sees only its own views as they were.
+// board back; in fog of war a player sees only its own views as they were,
+// after a reload too.
 // After the end the replay's keys work anywhere on the page, not only on a
 // focused board.
 
@@ -118,6 +119,11 @@ test("in fog of war, looking back shows the player's own views only", { timeout:
     }
     await p.page.keyboard.press('End');
     await boardShows(p, p.view().fen, 'the live view');
+    // A reload keeps the views this seat saw.
+    await p.page.reload();
+    await p.board().waitFor();
+    await p.page.locator('[data-testid="moves"] [data-ply="1"][role="button"]').click();
+    await boardShows(p, moveFrame(p, 1).fen, "white's own view after ply 1, after a reload");
   });
 });
 

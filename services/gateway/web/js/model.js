@@ -177,7 +177,7 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
   if (ended) return finish(model);
   if (model.variant === 'fog' && isSeat(model)) {
     // The seat's own views, one per ply it saw on this page, to look back at.
-    model.views = same && previous.views ? previous.views.slice(0, moves.length) : [];
+    model.views = same && previous.views ? previous.views.slice(0, moves.length) : recalledViews(remembered, moves.length);
     model.views[moves.length] = { fen: f.fen, visible: f.visible || [], last: model.last };
   }
   return model;
@@ -319,6 +319,15 @@ function lockOf(model, { myTurn, pending }) {
   if (model.status === 'waiting') return 'waiting';
   if (pending) return 'pending';
   return myTurn ? null : 'not_your_turn';
+}
+
+/** The seat's views before ply `upTo` that the page remembered (fog-memory's `views`). */
+function recalledViews(remembered, upTo) {
+  const views = [];
+  for (const [ply, [fen, visible, last]] of Object.entries((remembered && remembered.views) || {})) {
+    if (Number(ply) < upTo) views[Number(ply)] = { fen, visible: visible ? visible.split(' ') : [], last: last ? [last.slice(0, 2), last.slice(2, 4)] : null };
+  }
+  return views;
 }
 
 const browsed = new WeakMap();

@@ -13,6 +13,7 @@ export const KEYS = {
   lost: 'lost',             // {game, seats: {white: [...], black: [...]}}: lost-piece flags in fog of war
   sans: 'sans',             // {game, seats: {white: {ply: [uci, san]}}}: own moves' SAN in fog of war
   captured: 'captured',     // {game, seats: {white: {ply: [uci, role]}}}: what a seat took in fog of war
+  views: 'views',           // {game, seats: {white: {ply: [fen, visible, last]}}}: a seat's views in fog of war
   ratingBefore: 'rating',   // {game, variant, rating, games}: the rating before a rated game
 };
 
