@@ -135,6 +135,8 @@ test('on a phone, a tapped move shows its position', { timeout: 90_000 }, async 
     await playLine(p, ['e2e4']);
     await p.page.locator('[data-testid="moves"] [data-ply="0"]').tap();
     await boardShows(p, moveFrame(p, 0).fen, 'the position after 1. e4');
+    const wide = await p.page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(wide <= 390, `the page stays 390 px wide while looking back (${wide})`);
     await p.el('replay-live').tap();
     await boardShows(p, p.view().fen, 'the live position');
   });
