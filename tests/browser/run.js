@@ -1,7 +1,8 @@
 // Runs the browser tests (specs/*.test.js) with node's test runner, one file
 // at a time, after checking that what they need is here: Chromium at
 // /usr/bin/chromium (or FOGBLAST_CHROMIUM) and playwright-core installed by
-// `npm ci`. `tests/run` at the repository root installs both.
+// `npm ci` (and axe-core, which the accessibility spec runs in the page).
+// `tests/run` at the repository root installs them.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -12,8 +13,8 @@ import { CHROMIUM, SCREENSHOTS } from './lib/paths.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const missing = [];
 if (!existsSync(CHROMIUM)) missing.push(`Chromium is not at ${CHROMIUM} (apt-get install -y chromium)`);
-if (!existsSync(join(here, 'node_modules', 'playwright-core', 'package.json'))) {
-  missing.push(`playwright-core is not installed (cd tests/browser && npm ci)`);
+for (const pkg of ['playwright-core', 'axe-core']) {
+  if (!existsSync(join(here, 'node_modules', pkg, 'package.json'))) missing.push(`${pkg} is not installed (cd tests/browser && npm ci)`);
 }
 if (missing.length) {
   console.error(`browser tests cannot run: ${missing.join('; ')}.\nRun tests/run to install what they need and run every test.`);

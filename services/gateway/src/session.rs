@@ -442,7 +442,12 @@ impl Session {
             }
             _ => tracing::Span::none(),
         };
+        let aborted = matches!(request.action, Some(Action::Abort(_)));
         let result = tracing::Instrument::instrument(self.gateway.router.command(request), span).await?;
+        if aborted {
+            // An open board aborted by its creator leaves the lobby at once.
+            self.gateway.matchmaker.close_board(&game.to_string());
+        }
         if !result.new_game_id.is_empty() {
             self.follow(&game_id(&result.new_game_id)?, id).await?;
         }

@@ -12,7 +12,7 @@ import * as store from './js/store.js';
 import * as sound from './js/sound.js';
 import { GAME_FRAMES, isSeat } from './js/model.js';
 import { loadRules } from './js/rules.js';
-import { $, notice, homeShown, showScreen } from './js/page.js';
+import { $, notice, homeShown, gameShown, showScreen } from './js/page.js';
 import { startRouter } from './js/router.js';
 import { errorText } from './js/text.js';
 import { explainRefusal, refusedMoveText } from './js/features/refusals.js';
@@ -30,11 +30,17 @@ import { initReplay, replayKey, resetReplay } from './js/features/replay.js';
 import { resetCurtain } from './js/features/hotseat.js';
 import { initYourGames, loadProfile } from './js/features/your-games.js';
 import { setPremove } from './js/features/premove.js';
+import { setting, startSettings, toggleZen } from './js/features/settings.js';
+import { bindConfirmMove, dropWaiting, offerMove } from './js/features/confirm-move.js';
+import { bindNotify, notifyFrame, tell } from './js/features/notify.js';
+import { bindMoveInput } from './js/features/move-input.js';
+import { initPlayerPage, showPlayer } from './js/screens/player.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
-  onMove: (uci) => session.playMove(uci),
+  onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
+  autoQueen: () => setting('autoQueen'),
   onRefused: (refusal) => notice(explainRefusal(session.activeModel(), refusal), 'error'),
-  onKey: (e) => replayKey(e),
+  onKey: (e) => replayKey(e, { onBoard: true }),
   onPremove: (uci) => { const m = session.activeModel(); if (m) setPremove(m.id, uci); renderGame(); },
   blastOf: (from, to) => blastPreview(session.activeModel(), from, to),
 });
@@ -45,7 +51,9 @@ function onFrame(conn, f) {
   switch (f.t) {
     case 'rating': if (main) ratings.onRating(f); return;
     case 'lobby': case 'lobby_update': if (main) onLobbyFrame(f); return;
-    case 'paired': if (main) onPaired(f); return;
+    case 'paired':
+      if (main) { tell('Opponent found', 'Your game is starting.', `fogblast-${f.game}`); onPaired(f); }
+      return;
     case 'reconnect': if (main) notice('The server is restarting: reconnecting…'); return;
     case 'error': if (f.id == null) notice(errorText(f), 'error'); return;
     default: return;
@@ -76,6 +84,7 @@ function gameOver(live) {
 /** What the page does when a frame changed a game's model; the model itself is js/model.js's. */
 function onApplied({ conn, frame: f, previous, model, main }) {
   if (main) announce(announcement({ frame: f, previous, model, hotseat: session.isHotseat() }));
+  notifyFrame({ frame: f, model, main, hotseat: session.isHotseat() });
   switch (f.t) {
     case 'state':
       if (main) {
@@ -135,12 +144,26 @@ function onApplied({ conn, frame: f, previous, model, main }) {
   }
 }
 
+/**
+ * The replay's keys on the whole game screen, as on lichess: anywhere but
+ * in a text field or a list to choose from (the board and the replay's own
+ * controls take them first).
+ */
+function pageKeys(e) {
+  if (e.defaultPrevented || !gameShown()) return;
+  if (e.target.closest && e.target.closest('input, select, textarea, [contenteditable="true"], [data-testid="how-to-play"], [data-testid="settings"]')) return;
+  if ((e.key === 'z' || e.key === 'Z') && !e.altKey && !e.ctrlKey && !e.metaKey) { toggleZen(); e.preventDefault(); return; }
+  if (e.target.closest && e.target.closest('[data-testid="board"]')) return;
+  if (replayKey(e)) e.preventDefault();
+}
+
 function start() {
   connections.initConnections({ onFrame, onReady });
   session.initSession({
     render: renderGame,
     onApplied,
     onOpened: () => {
+      dropWaiting();
       resetReplay();
       resetCurtain();
       resetGameView();
@@ -156,13 +179,19 @@ function start() {
   });
   ratings.initRatings({ render: renderGame });
   initReplay({ render: renderGame, explode: (squares) => board.explode(squares) });
-  initLobby({ joinByCode });
+  initLobby({ joinByCode, openGame: session.openGame });
   initSeek({ openGame: session.openGame });
   initYourGames({ openGame: session.openGame });
 
   startLooks(board);
+  startSettings(board, { render: renderGame });
+  bindConfirmMove();
+  bindNotify();
+  bindMoveInput({ board, model: () => session.activeModel() });
+  initPlayerPage({ openGame: session.openGame, home: () => session.goHome() });
   bindHome();
   bindGame(board);
+  document.addEventListener('keydown', pageKeys);
   bindHowToPlay(() => session.activeModel()?.variant || null);
   connections.startOnline();
   // Keep the page's files so it opens, and plays the computer, with no network.
@@ -179,6 +208,7 @@ function start() {
     onGame: session.openGame,
     onHome: () => { showScreen('home'); renderHome(); },
     onLeave: session.goHome,
+    onPlayer: (id) => { stopLobby(); showPlayer(id); },
   });
   setInterval(() => {
     renderClocks();

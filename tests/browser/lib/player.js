@@ -4,8 +4,8 @@
 // the tests read whose turn it is and which moves are legal from them, and
 // act and check only through the page's DOM (the data-testid contract).
 
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { extname, join, normalize } from 'node:path';
 import { chromium } from 'playwright-core';
 import { CHROMIUM, SCREENSHOTS } from './paths.js';
 import { parseFen, squareDistance } from './chess.js';
@@ -14,8 +14,34 @@ export async function launch() {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+    args: [
+      '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu',
+      // A page answered from FOGBLAST_WEB_DIR (below) counts as public: let it reach the loopback server.
+      ...(process.env.FOGBLAST_WEB_DIR ? ['--disable-features=LocalNetworkAccessChecks'] : []),
+    ],
   });
+}
+
+const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.html': 'text/html', '.svg': 'image/svg+xml' };
+
+/**
+ * For working on the page without rebuilding the binary that embeds it:
+ * with FOGBLAST_WEB_DIR set (to services/gateway/web), the page and its
+ * files are read from that folder where it has them (the rest, such as the
+ * rules module's .wasm, still come from the server), and the service
+ * worker is kept out of the way. The suite's real run leaves it unset.
+ */
+async function servePageFrom(context, dir) {
+  await context.route(
+    (url) => url.pathname === '/' || url.pathname.startsWith('/g/') || url.pathname.startsWith('/assets/'),
+    async (route) => {
+      const path = new URL(route.request().url()).pathname;
+      const rel = path.startsWith('/assets/') ? normalize(path.slice('/assets/'.length)) : 'index.html';
+      const file = join(dir, rel);
+      if (rel.startsWith('..') || !existsSync(file) || !TYPES[extname(file)]) return route.fallback();
+      await route.fulfill({ status: 200, headers: { 'content-type': TYPES[extname(file)], 'cache-control': 'no-cache' }, body: readFileSync(file) });
+    },
+  );
 }
 
 const T = (id) => `[data-testid="${id}"]`;
@@ -76,7 +102,13 @@ export class Player {
 
   /** `contextOptions` adds to the browser context's (say `hasTouch: true` for a touch screen). */
   static async open(browser, name, baseUrl, path = '/', contextOptions = {}) {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, ...contextOptions });
+    const webDir = process.env.FOGBLAST_WEB_DIR;
+    const context = await browser.newContext({
+      viewport: { width: 1100, height: 900 },
+      ...(webDir ? { serviceWorkers: 'block' } : {}),
+      ...contextOptions,
+    });
+    if (webDir) await servePageFrom(context, webDir);
     const page = await context.newPage();
     page.setDefaultTimeout(10_000);
     const player = new Player(name, context, page, baseUrl);

@@ -1,12 +1,19 @@
 // For screen readers and keyboards: a live region reads out the opponent's
 // moves (not your own), an explosion's cleared squares and the result; the
 // board's keyboard cursor is outlined while the keys drive it and not once
-// the mouse has clicked.
+// the mouse has clicked; and axe-core (the accessibility engine, run in the
+// page) finds nothing serious or critical on the home screen, a game being
+// played (atomic and fog of war, at 1280×900 and 390×844), the settings,
+// How to play, a finished game and a player's page.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { startServer } from '../lib/server.js';
-import { Player, createFriendGame, launch, openInvite, startComputer, withShots } from '../lib/player.js';
+import { Player, confirmClick, createFriendGame, launch, openInvite, startComputer, withShots } from '../lib/player.js';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let server;
 let browser;
@@ -85,5 +92,62 @@ test('the keyboard cursor is outlined for keys only, not after a click', { timeo
     assert.equal(await outline(), 'none', 'no cursor outline after a mouse click');
     await p.page.keyboard.press('ArrowLeft');
     assert.equal(await outline(), 'solid', 'the keys bring it back');
+  });
+});
+
+/** axe-core's serious and critical findings on the page as it is now, as lines. */
+async function axeFindings(p, where) {
+  // Evaluated, not added as a script tag: the page's content security policy allows only its own scripts.
+  await p.page.evaluate(AXE);
+  const found = await p.page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.impact} ${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}${v.nodes.length > 3 ? ` and ${v.nodes.length - 3} more` : ''}`);
+  });
+  return found.map((f) => `${where}: ${f}`);
+}
+
+test('axe-core finds nothing serious on the screens', { timeout: 120_000 }, async () => {
+  const p = await Player.open(browser, 'axe', server.url, '/', { viewport: { width: 1280, height: 900 } });
+  players.push(p);
+  await withShots('a11y-axe', () => players, server, async () => {
+    const found = [];
+    await p.el('home').waitFor();
+    found.push(...await axeFindings(p, 'home'));
+    await p.el('howto-open').click();
+    await p.el('how-to-play').waitFor();
+    found.push(...await axeFindings(p, 'how to play'));
+    await p.el('howto-close').click();
+
+    await startComputer(p, { variant: 'atomic', color: 'white', level: 'easy' });
+    let v = await p.waitTurn();
+    await p.play('e2e4', v.legal);
+    v = await p.waitTurn();
+    found.push(...await axeFindings(p, 'atomic game'));
+    await p.el('settings-open').click();
+    await p.el('settings').waitFor();
+    found.push(...await axeFindings(p, 'settings'));
+    await p.el('settings-close').click();
+    await p.page.setViewportSize({ width: 390, height: 844 });
+    found.push(...await axeFindings(p, 'atomic game at 390x844'));
+    await p.page.setViewportSize({ width: 1280, height: 900 });
+    await confirmClick(p, 'resign');
+    await p.waitEnd();
+    await p.el('replay').waitFor({ state: 'visible' });
+    found.push(...await axeFindings(p, 'finished game'));
+
+    await p.el('new-game').click();
+    await p.el('home').waitFor();
+    await p.el('my-player-page').click({ timeout: 30_000 });
+    await p.el('player-page').waitFor();
+    await p.page.locator('[data-testid="player-games"] li').first().waitFor();
+    found.push(...await axeFindings(p, 'player page'));
+    await p.el('player-page-home').click();
+    await p.el('home').waitFor();
+    await startComputer(p, { variant: 'fog', color: 'white', level: 'easy' });
+    await p.waitTurn();
+    found.push(...await axeFindings(p, 'fog of war game'));
+    assert.deepEqual(found, []);
   });
 });

@@ -36,6 +36,8 @@ test('the 3D toggle and the theme select work on a live game', { timeout: 90_000
 
     await p.el('toggle-3d').click();
     await p.page.waitForFunction((sel) => document.querySelector(sel)?.dataset.mode === '3d', '[data-testid="board"]');
+    // The board tilts in a transition: a click aimed before it ends lands elsewhere.
+    await p.page.waitForFunction((sel) => document.querySelector(sel).getAnimations().length === 0, '[data-testid="board"]');
     // The pieces are redrawn standing up.
     const styles = await p.page.$$eval('[data-testid="board"] .piece svg', (svgs) => svgs.map((s) => s.dataset.style));
     assert.ok(styles.length > 0 && styles.every((s) => s === '3d'), `3D pieces: ${styles}`);

@@ -158,8 +158,8 @@ const MATERIALS = {
     deco: 'ice',
   },
   amber: {
-    w: { fill: ['#fff0b0', '#f7b53b', '#c56a0c'], stroke: '#241000', trim: null, detail: '#6a3500', bug: '#3a1d05', glow: '#fff6d0' },
-    b: { fill: ['#a9521a', '#5a2507', '#1d0901'], stroke: '#0c0300', trim: null, detail: '#f3a54a', bug: '#050100', glow: '#e88a2e' },
+    w: { fill: ['#fff0b0', '#f7b53b', '#e08a26'], stroke: '#241000', trim: null, detail: '#6a3500', bug: '#3a1d05', glow: '#fff6d0' },
+    b: { fill: ['#7a3810', '#4a1d05', '#1d0901'], stroke: '#0c0300', trim: null, detail: '#f3a54a', bug: '#050100', glow: '#e88a2e' },
     deco: 'insect',
   },
   tidepool: {
@@ -168,8 +168,8 @@ const MATERIALS = {
     deco: 'sea',
   },
   chamber: {
-    w: { fill: ['#f2f4f6', '#c2c7cd', '#6c727b'], stroke: '#1f2328', trim: ['#c9ced4', '#7c838c', '#3c4148'], detail: '#2a2e34', rivet: '#e9edf1' },
-    b: { fill: ['#b07a45', '#7a4b22', '#3e220c'], stroke: '#f1c98e', trim: ['#9aa0a8', '#5d636b', '#2b2f35'], detail: '#f1c98e', grain: '#3a1e08' },
+    w: { fill: ['#f2f4f6', '#c9ced4', '#9aa1aa'], stroke: '#1f2328', trim: ['#c9ced4', '#7c838c', '#3c4148'], detail: '#2a2e34', rivet: '#e9edf1' },
+    b: { fill: ['#875a2e', '#553114', '#2a1606'], stroke: '#f1c98e', trim: ['#9aa0a8', '#5d636b', '#2b2f35'], detail: '#f1c98e', grain: '#3a1e08' },
     deco: 'forge',
   },
 };

@@ -7,7 +7,8 @@
 // it, and a click on its drawn shape picks it (see `pick`).
 
 import { pieceSvg } from '../art/pieces.js';
-import { sq, name, fileOf, rankOf, drawMove } from './chess.js';
+import { sq, name, fileOf, rankOf, drawMove, placementOf } from './chess.js';
+import { Annotations, brushOf } from './annotations.js';
 
 const DRAG_THRESHOLD = 5;
 /** Classes a view's `marks` may put on squares, beside the board's own. */
@@ -26,6 +27,7 @@ export class Board {
    * @param {(event: KeyboardEvent) => boolean} [opts.onKey]  first look at keys; true when handled
    * @param {(uci: string|null) => void} [opts.onPremove]  a move queued while the opponent is to
    *   move (the view's `premove` colour), or null when the player cancelled it
+   * @param {() => boolean} [opts.autoQueen]  promote to a queen without asking
    * @param {(from: string, to: string) => ({squares: string[], ownKing: string|null}|null)} [opts.blastOf]
    *   what a capture would blow up, previewed while the player points at it
    */
@@ -59,6 +61,9 @@ export class Board {
     /** The square under the pointer while a piece is picked up, or -1. */
     this.hover = -1;
     this.squares = [];
+    this.annotations = new Annotations();
+    /** The position the arrows and circles were drawn on: another one clears them. */
+    this.annotatedOn = '';
     this.build();
     this.bind();
   }
@@ -73,6 +78,10 @@ export class Board {
     this.squares = new Array(64);
     const white = this.orientation === 'white';
     for (let row = 0; row < 8; row++) {
+      // A row of the grid for assistive technology; it draws no box of its own (display: contents).
+      const rowEl = document.createElement('div');
+      rowEl.className = 'board-row';
+      rowEl.setAttribute('role', 'row');
       for (let col = 0; col < 8; col++) {
         const rank = white ? 7 - row : row;
         const file = white ? col : 7 - col;
@@ -80,13 +89,17 @@ export class Board {
         const el = document.createElement('div');
         el.className = `square ${(rank + file) % 2 === 0 ? 'dark' : 'light'}`;
         el.dataset.square = name(i);
+        Object.assign(el.dataset, looksOf(row * 8 + col + 1));
         el.setAttribute('role', 'gridcell');
         if (row === 7) el.append(coord('coord coord-file', 'abcdefgh'[file]));
         if (col === 0) el.append(coord('coord coord-rank', String(rank + 1)));
         this.squares[i] = el;
-        this.el.append(el);
+        rowEl.append(el);
       }
+      this.el.append(rowEl);
     }
+    this.annotations.setOrientation(this.orientation);
+    this.el.append(this.annotations.el);
     this.drawn = new Array(64).fill('');
     // A board drawn afresh shows its last move without a slide.
     this.slid = this.view.last ? this.view.last.join('') : '';
@@ -127,14 +140,35 @@ export class Board {
     this.render();
   }
 
+  /** The set the pieces are drawn in: the one chosen apart, or the board theme's own. */
+  get pieceTheme() { return this.pieceSet || this.theme; }
+
+  /** Draws the pieces in another theme's set than the board's (null: the board's own). */
+  setPieceSet(theme) {
+    if ((theme || null) === (this.pieceSet || null)) return;
+    this.pieceSet = theme || null;
+    this.drawn.fill('');
+    this.render();
+  }
+
   svg(color, role) {
     // Not cached: every drawing has gradient ids of its own.
-    try { return pieceSvg(this.theme, color, role, this.mode === '3d' ? '3d' : '2d'); } catch { return ''; }
+    try { return pieceSvg(this.pieceTheme, color, role, this.mode === '3d' ? '3d' : '2d'); } catch { return ''; }
+  }
+
+  /** A small flat drawing of a piece in the board's set, for beside the names. */
+  icon(color, role) {
+    try { return pieceSvg(this.pieceTheme, color, role, '2d'); } catch { return ''; }
   }
 
   render() {
     const v = this.view;
     const board = this.pending ? this.pending.board : v.board;
+    const shown = placementOf(board) + (v.last ? v.last.join('') : '');
+    if (shown !== this.annotatedOn) {
+      this.annotatedOn = shown;
+      this.annotations.clear();
+    }
     const targets = this.targetsOf(this.selected);
     const last = this.pending ? this.pending.last : v.last;
     const preview = this.blastPreview();
@@ -315,12 +349,12 @@ export class Board {
       }
       uci = candidates[0].slice(0, 4);
       if (candidates.some((m) => m.length === 5)) {
-        const role = await this.askPromotion(piece.c);
+        const role = this.autoQueen() ? 'q' : await this.askPromotion(piece.c);
         if (!role) { this.render(); return; }
         uci += role;
       }
     } else if (piece.r === 'p' && rankOf(to) === (piece.c === 'w' ? 7 : 0)) {
-      const role = await this.askPromotion(piece.c);
+      const role = this.autoQueen() ? 'q' : await this.askPromotion(piece.c);
       if (!role) { this.render(); return; }
       uci += role;
     }
@@ -329,6 +363,9 @@ export class Board {
     this.render();
     this.opts.onMove(uci);
   }
+
+  /** Whether a pawn reaching the last rank becomes a queen without asking. */
+  autoQueen() { return !!(this.opts.autoQueen && this.opts.autoQueen()); }
 
   /** Puts back a move the server refused. */
   cancelPending() {
@@ -449,7 +486,9 @@ export class Board {
     el.addEventListener('pointerdown', (e) => {
       // The keyboard cursor's outline shows while the keys drive the board, not after a click.
       el.dataset.input = 'pointer';
+      if (e.button === 2 && e.pointerType === 'mouse') { this.drawFrom = this.squareAt(e.clientX, e.clientY); return; }
       if (e.button !== 0 && e.pointerType === 'mouse') return;
+      this.annotations.clear();
       const i = this.pick(e.clientX, e.clientY);
       if (i < 0) return;
       this.cursor = i;
@@ -551,7 +590,15 @@ export class Board {
     el.addEventListener('pointerup', (e) => finish(e, false));
     el.addEventListener('pointercancel', (e) => finish(e, true));
     el.addEventListener('lostpointercapture', (e) => { if (this.drag && this.drag.id === e.pointerId && !this.drag.moving) this.drag = null; });
-    el.addEventListener('contextmenu', (e) => { if (this.drag) e.preventDefault(); });
+    el.addEventListener('contextmenu', (e) => e.preventDefault());
+    // A right-drag draws: an arrow between two squares, a circle on one.
+    el.addEventListener('pointerup', (e) => {
+      if (e.button !== 2 || e.pointerType !== 'mouse' || this.drawFrom == null) return;
+      const from = this.drawFrom;
+      this.drawFrom = null;
+      const to = this.squareAt(e.clientX, e.clientY);
+      if (from >= 0 && to >= 0) this.annotations.toggle(from, to, brushOf(e));
+    });
     el.addEventListener('keydown', (e) => this.key(e));
   }
 
@@ -612,12 +659,33 @@ export class Board {
   }
 }
 
+/**
+ * A coordinate: drawn from an attribute (art/themes.css), so the square's
+ * accessible name ("e4, white pawn") is the whole of what it says.
+ */
 function coord(className, text) {
   const s = document.createElement('span');
   s.className = className;
-  s.textContent = text;
+  s.dataset.coord = text;
   s.setAttribute('aria-hidden', 'true');
   return s;
+}
+
+/**
+ * How the `n`th square on screen (1-based, in reading order) varies the
+ * theme's texture and the fog's drift, so that neither shows a repeated
+ * tile (art/themes.css, `data-tex`, `data-drift`, `data-swirl`).
+ */
+function looksOf(n) {
+  let tex = 0;
+  if (n % 3 === 1) tex = 1;
+  if (n % 5 === 2) tex = 2;
+  if (n % 7 === 3) tex = 3;
+  let drift = 0;
+  if (n % 2 === 0) drift = 1;
+  if (n % 3 === 0) drift = 2;
+  if (n % 5 === 1) drift = 3;
+  return { tex: String(tex), drift: String(drift), swirl: n % 7 === 2 ? '1' : '0' };
 }
 
 const ROLE_NAMES = { p: 'pawn', n: 'knight', b: 'bishop', r: 'rook', q: 'queen', k: 'king' };

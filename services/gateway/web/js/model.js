@@ -8,7 +8,7 @@
 // game's positions) is asked of the rules module through js/rules.js, whose
 // answers depend on the question alone.
 
-import { parseFen, placementOf, name as squareName, START_FEN } from './chess.js';
+import { parseFen, placementOf, name as squareName, sq, fileOf, START_FEN } from './chess.js';
 import { replay, checkedKing } from './rules.js';
 
 export const ALL_SQUARES = Array.from({ length: 64 }, (_, i) => squareName(i));
@@ -153,6 +153,8 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
     taken: [],
     archived: !!f.archived,
     replay: null,
+    views: null,
+    captured: [],
   };
   if (moves.length && moves.every(Boolean) && sans.filter(Boolean).length < moves.length) {
     // Every move is known (not fog of war): name them all.
@@ -164,8 +166,20 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
       if (moves[ply] === uci && !sans[ply]) sans[ply] = san;
     }
   }
+  if (model.variant === 'fog' && isSeat(model) && !ended) {
+    // What the seat took in the fog: its own knowledge, kept across a reload.
+    const known = same ? previous.captured.map((c) => [c.ply, [c.uci, c.role]]) : Object.entries((remembered && remembered.captured) || {});
+    model.captured = known
+      .filter(([ply, [uci]]) => moves[ply] === uci)
+      .map(([ply, [uci, role]]) => ({ ply: Number(ply), uci, role }));
+  }
   if (model.visible) for (const s of [...model.lost]) if (model.visible.has(s)) model.lost.delete(s);
   if (ended) return finish(model);
+  if (model.variant === 'fog' && isSeat(model)) {
+    // The seat's own views, one per ply it saw on this page, to look back at.
+    model.views = same && previous.views ? previous.views.slice(0, moves.length) : recalledViews(remembered, moves.length);
+    model.views[moves.length] = { fen: f.fen, visible: f.visible || [], last: model.last };
+  }
   return model;
 }
 
@@ -194,7 +208,30 @@ function applyMove(m, f, now) {
   }
   if (Array.isArray(f.lost)) for (const s of f.lost) lost.add(s);
   next.lost = lost;
+  if (m.variant === 'fog' && isSeat(m) && mover === m.you && f.uci) {
+    const role = capturedBy(m.position.board, f.uci, m.you[0]);
+    if (role) next.captured = [...m.captured, { ply: f.ply, uci: f.uci, role }];
+  }
+  if (m.views) {
+    next.views = m.views.slice();
+    next.views[f.ply + 1] = { fen: f.fen, visible: next.visible ? [...next.visible] : [], last: next.last };
+  }
   return next;
+}
+
+/**
+ * The role of the piece the move `uci` of colour `c` took on `before` (the
+ * mover's own view: in fog of war a capture is always of a piece in sight),
+ * a pawn taken en passant included; null for a quiet move.
+ */
+export function capturedBy(before, uci, c) {
+  const from = sq(uci.slice(0, 2));
+  const to = sq(uci.slice(2, 4));
+  const target = before[to];
+  if (target && target.c !== c) return target.r;
+  const mover = before[from];
+  if (!target && mover && mover.r === 'p' && fileOf(from) !== fileOf(to)) return 'p';
+  return null;
 }
 
 /**
@@ -284,9 +321,51 @@ function lockOf(model, { myTurn, pending }) {
   return myTurn ? null : 'not_your_turn';
 }
 
+/** The seat's views before ply `upTo` that the page remembered (fog-memory's `views`). */
+function recalledViews(remembered, upTo) {
+  const views = [];
+  for (const [ply, [fen, visible, last]] of Object.entries((remembered && remembered.views) || {})) {
+    if (Number(ply) < upTo) views[Number(ply)] = { fen, visible: visible ? visible.split(' ') : [], last: last ? [last.slice(0, 2), last.slice(2, 4)] : null };
+  }
+  return views;
+}
+
+const browsed = new WeakMap();
+
+/**
+ * The positions of `model` one may look back at, by ply (frames[ply] is the
+ * board after `ply` moves, shaped as the rules module's `replay` answers):
+ * a finished game's replay; while a game is played, every position when all
+ * moves are known, and in fog of war the seat's own views only (null where
+ * it saw none on this page; a spectator sees none). Null when there are none.
+ */
+export function browseFrames(model) {
+  if (model.status === 'ended') return model.replay;
+  if (!model.moves.length) return null;
+  if (browsed.has(model)) return browsed.get(model);
+  let frames = null;
+  if (model.variant === 'fog') {
+    if (isSeat(model) && model.views) {
+      frames = Array.from({ length: model.moves.length + 1 }, (_, i) => {
+        const view = model.views[i];
+        if (!view) return null;
+        const seen = new Set(view.visible);
+        return {
+          position: parseFen(view.fen), exploded: [], last: view.last, san: model.sans[i - 1] || null, check: -1,
+          fog: new Set(ALL_SQUARES.filter((s) => !seen.has(s))),
+        };
+      });
+    }
+  } else {
+    frames = replay(model.initialFen, model.moves, model.variant);
+  }
+  browsed.set(model, frames);
+  return frames;
+}
+
 /**
  * What the board shows of `model`: `curtain` (same-device fog between
- * turns) shows nothing at all; `replayPly` a position of a finished game;
+ * turns) shows nothing at all; `replayPly` an earlier position (browseFrames);
  * otherwise the live position with fog, lost flags, and, on the player's
  * turn (`myTurn`), the legal moves and, unless a move is still in flight
  * (`pending`), the pieces it may pick up.
@@ -296,9 +375,9 @@ export function boardView(model, { curtain = false, replayPly = null, myTurn = f
   let view;
   if (curtain) {
     view = { board: new Array(64).fill(null), fog: new Set(ALL_SQUARES), last: null, check: -1, lost: new Set(), movable: null, legal: null };
-  } else if (ended && replayPly != null && model.replay) {
-    const frame = model.replay[replayPly];
-    view = { board: frame.position.board, fog: null, last: frame.last, check: frame.check, lost: new Set(), movable: null, legal: null };
+  } else if (replayPly != null && browseFrames(model)?.[replayPly]) {
+    const frame = browseFrames(model)[replayPly];
+    view = { board: frame.position.board, fog: frame.fog || null, last: frame.last, check: frame.check, lost: new Set(), movable: null, legal: null };
   } else {
     const fog = model.visible ? new Set(ALL_SQUARES.filter((s) => !model.visible.has(s)))
       : (model.variant === 'fog' && !ended && !isSeat(model) ? new Set(ALL_SQUARES) : null);
@@ -310,6 +389,6 @@ export function boardView(model, { curtain = false, replayPly = null, myTurn = f
   }
   view.variant = model.variant;
   view.seat = isSeat(model) && !curtain ? model.you[0] : null;
-  view.lock = lockOf(model, { myTurn, pending });
+  view.lock = replayPly != null && !ended && !curtain ? 'browsing' : lockOf(model, { myTurn, pending });
   return view;
 }

@@ -45,11 +45,16 @@ export class Connection {
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.helloWanted = false;
+    clearTimeout(this.helloTimer);
     if (this.ws) this.ws.close(1000, 'bye');
   }
 
   open() {
     clearTimeout(this.timer);
+    // A new socket's hello says the name as it is now: no other hello is owed.
+    this.helloWanted = false;
+    clearTimeout(this.helloTimer);
     const scheme = location.protocol === 'https:' ? 'wss://' : 'ws://';
     let ws;
     try {
@@ -77,8 +82,7 @@ export class Connection {
       this.ws = null;
       const wasReady = this.ready;
       this.ready = false;
-      for (const [, p] of this.pending) p.reject({ code: 'disconnected', message: 'the connection dropped' });
-      this.pending.clear();
+      this.dropSentOn(ws);
       if (wasReady) this.downSince = Date.now();
       if (!this.stopped) this.scheduleReconnect();
     };
@@ -94,10 +98,57 @@ export class Connection {
     this.timer = setTimeout(() => this.open(), delay + Math.random() * 250);
   }
 
+  /**
+   * Requests sent on `ws`, which closed: their answers are lost, so they
+   * fail. Those still queued (never sent) wait for the next socket.
+   */
+  dropSentOn(ws) {
+    for (const [id, p] of this.pending) {
+      if (p.socket !== ws) continue;
+      this.pending.delete(id);
+      p.reject({ code: 'disconnected', message: 'the connection dropped' });
+    }
+  }
+
+  /**
+   * Says hello again on a fresh socket (a new name travels only in hello)
+   * without losing a request: frames sent from now on wait for the new
+   * welcome, and the old socket closes once what was sent on it has been
+   * answered (at most a few seconds).
+   */
+  sayHelloAgain() {
+    if (this.stopped) return;
+    this.helloWanted = true;
+    clearTimeout(this.helloTimer);
+    this.helloTimer = setTimeout(() => this.helloWhenIdle(true), 3000);
+    this.helloWhenIdle(false);
+  }
+
+  helloWhenIdle(force) {
+    if (!this.helloWanted) return;
+    const ws = this.ws;
+    const waiting = [...this.pending.values()].some((p) => p.socket && p.socket === ws);
+    if (waiting && !force) return;
+    this.helloWanted = false;
+    clearTimeout(this.helloTimer);
+    if (!ws) return; // the next socket's hello carries the name anyway
+    this.ws = null;
+    this.ready = false;
+    this.dropSentOn(ws);
+    try { ws.close(1000, 'hello again'); } catch { /* closing anyway */ }
+    this.open();
+  }
+
   reconnectNow() {
     if (this.stopped) return;
     this.attempt = 0;
-    if (this.ws && this.ready) return;
+    if (this.ws && this.ready) {
+      // The socket lived through the blip: say so (and check it with a ping).
+      this.downSince = Date.now();
+      this.setState('connected');
+      this.send({ t: 'ping' });
+      return;
+    }
     if (this.ws) { try { this.ws.close(); } catch { /* closing anyway */ } this.ws = null; }
     this.open();
   }
@@ -119,7 +170,7 @@ export class Connection {
       for (const fn of this.readyListeners) fn(this);
       const queued = this.queue;
       this.queue = [];
-      for (const f of queued) this.ws.send(JSON.stringify(f));
+      for (const f of queued) this.send(f);
     } else if (frame.t === 'error' && frame.id === 'hello') {
       if (frame.code === 'unauthorized' && this.opts.token()) {
         // The identity is gone (the server forgot its secret): start again as a new player.
@@ -144,12 +195,18 @@ export class Connection {
       if (frame.t === 'error') p.reject(frame); else p.resolve(frame);
     }
     for (const fn of this.listeners) fn(frame, this);
+    if (this.helloWanted) this.helloWhenIdle(false);
   }
 
-  /** Sends a frame now, or once connected. */
+  /** Sends a frame now, or once connected (and after a hello said again). */
   send(frame) {
-    if (this.ready && this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
-    else this.queue.push(frame);
+    if (this.ready && !this.helloWanted && this.ws && this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify(frame));
+      const p = frame.id != null && this.pending.get(frame.id);
+      if (p) p.socket = this.ws;
+    } else {
+      this.queue.push(frame);
+    }
   }
 
   /** Sends a frame with an id; resolves with its first reply, rejects with an error frame. */
@@ -159,7 +216,9 @@ export class Connection {
       const timer = setTimeout(() => {
         if (this.pending.delete(id)) reject({ code: 'timeout', message: 'the server did not answer in time' });
       }, timeoutMs);
+      // `socket`: the socket it went out on, once sent.
       this.pending.set(id, {
+        socket: null,
         resolve: (f) => { clearTimeout(timer); resolve(f); },
         reject: (f) => { clearTimeout(timer); reject(f); },
       });

@@ -7,7 +7,21 @@ export const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 export function showScreen(which) {
   $('home').hidden = which !== 'home';
   $('game').hidden = which !== 'game';
+  $('player-page').hidden = which !== 'player';
   document.body.dataset.screen = which;
+  placeNotice(which);
+}
+
+/**
+ * Where the notice line shows: over the page's foot at home, and on the
+ * game screen over the top of the side panel, away from the board and
+ * both clocks (a notice must never hide the player's time).
+ */
+function placeNotice(which) {
+  const el = $('notice');
+  const side = document.querySelector('#game .side');
+  const home = which === 'game' && side ? side : document.body;
+  if (el.parentElement !== home) home.prepend(el);
 }
 
 export const homeShown = () => !$('home').hidden;

@@ -1,15 +1,18 @@
 // The page's URLs (docs/web-client.md): `/` is home, `/g/CODE` joins the
-// game with that join code, `/#game=ID` shows a game. `routeOf` is pure, so
+// game with that join code, `/#game=ID` shows a game, `/#player=ID` a
+// player's page. `routeOf` is pure, so
 // node tests check it; `startRouter` follows the address bar.
 
 /**
- * Where a location leads: `{to: 'join', code}`, `{to: 'game', id, hotseat}`
- * or `{to: 'home'}`. `saved` is the stored game in progress (`{id, hotseat,
+ * Where a location leads: `{to: 'join', code}`, `{to: 'player', id}`,
+ * `{to: 'game', id, hotseat}` or `{to: 'home'}`. `saved` is the stored game in progress (`{id, hotseat,
  * active}`): a reload from its screen comes back to it.
  */
 export function routeOf({ pathname, hash }, saved) {
   const invite = pathname.match(/^\/g\/([^/]+)\/?$/);
   if (invite) return { to: 'join', code: decodeURIComponent(invite[1]).toUpperCase() };
+  const player = playerInHash(hash);
+  if (player) return { to: 'player', id: player };
   const id = gameInHash(hash);
   if (id) return { to: 'game', id, hotseat: !!(saved && saved.id === id && saved.hotseat) };
   if (saved && saved.active) return { to: 'game', id: saved.id, hotseat: !!saved.hotseat };
@@ -21,7 +24,13 @@ export function gameInHash(hash) {
   return new URLSearchParams((hash || '').replace(/^#/, '')).get('game') || null;
 }
 
+/** The player id of a `#player=ID` hash, or null. */
+export function playerInHash(hash) {
+  return new URLSearchParams((hash || '').replace(/^#/, '')).get('player') || null;
+}
+
 export const gameUrl = (id) => `/#game=${encodeURIComponent(id)}`;
+export const playerUrl = (id) => `/#player=${encodeURIComponent(id)}`;
 
 /** Puts the game on screen in the address bar, so a reload or a shared URL comes back to it. */
 export function showGameUrl(id) {
@@ -37,12 +46,19 @@ export function showHomeUrl() {
  * Routes the current location once, then follows hash changes: another
  * game id opens it, no id leaves the game on screen (`current()`) for home.
  */
-export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave }) {
+export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer }) {
   const route = routeOf(location, saved);
   if (route.to === 'join') onJoin(route.code);
   else if (route.to === 'game') onGame(route.id, { hotseat: route.hotseat });
+  else if (route.to === 'player') onPlayer(route.id);
   else onHome();
   window.addEventListener('hashchange', () => {
+    const player = playerInHash(location.hash);
+    if (player) {
+      if (current()) onLeave();
+      onPlayer(player);
+      return;
+    }
     const id = gameInHash(location.hash);
     if (id && id !== current()) onGame(id, {});
     else if (!id && current()) onLeave();

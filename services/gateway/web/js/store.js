@@ -9,8 +9,11 @@ export const KEYS = {
   name: 'name',             // the display name sent in hello
   game: 'game',             // {id, hotseat} of the game in progress
   look: 'look',             // {mode: "2d"|"3d", theme, sound}
+  settings: 'settings',     // {boardSize, pieces, coords, autoQueen, premoves, confirmMove, zen, notify}
   lost: 'lost',             // {game, seats: {white: [...], black: [...]}}: lost-piece flags in fog of war
   sans: 'sans',             // {game, seats: {white: {ply: [uci, san]}}}: own moves' SAN in fog of war
+  captured: 'captured',     // {game, seats: {white: {ply: [uci, role]}}}: what a seat took in fog of war
+  views: 'views',           // {game, seats: {white: {ply: [fen, visible, last]}}}: a seat's views in fog of war
   ratingBefore: 'rating',   // {game, variant, rating, games}: the rating before a rated game
 };
 

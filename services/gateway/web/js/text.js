@@ -97,6 +97,7 @@ export function refusalText(reason, { from = '', to = '', role = '', you = null,
     case 'game_over': return 'The game is over: no more moves.';
     case 'waiting': return 'Wait for an opponent to join before you move.';
     case 'pending': return 'Your move is on its way: wait a moment.';
+    case 'browsing': return 'You are looking at an earlier move: press End, or click the last move, to play on.';
     case 'other_side_to_move': return you ? `It is ${COLOR_NAME[you]}'s turn.` : 'It is the other side\'s turn.';
     case 'not_your_piece': return you ? `That piece is not yours: you play ${COLOR_NAME[you]}.` : 'That piece is not yours.';
     case 'cannot_move_there': return `A ${piece} cannot move from ${from} to ${to}.`;

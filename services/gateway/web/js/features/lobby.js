@@ -3,19 +3,22 @@
 // with what changed), each with a join button. A server without a
 // matchmaker says so.
 
-import { $, busy, homeShown } from '../page.js';
+import { $, busy, homeShown, notice } from '../page.js';
+import * as store from '../store.js';
 import * as connections from '../connections.js';
 import { VARIANT_NAME, clockLabel, errorText } from '../text.js';
 import { nextLobby } from '../lobby-list.js';
 
 let wanted = false;
 let join = () => {};
+let openOurs = () => {};
 /** The list as last heard: `{ v, open }`. */
 let held = null;
 
-/** `joinByCode(code)` joins an open board. */
-export function initLobby({ joinByCode }) {
+/** `joinByCode(code)` joins an open board; `openGame(id)` shows one of ours. */
+export function initLobby({ joinByCode, openGame }) {
   join = joinByCode;
+  openOurs = openGame;
 }
 
 /** Whether home wants lobby frames (asked again after a reconnect). */
@@ -62,16 +65,49 @@ function renderLobby(open) {
     who.textContent = `${b.name || 'Anonymous'}${b.rating ? ` (${b.rating})` : ''}`;
     const what = document.createElement('span');
     what.className = 'lobby-what';
-    const seat = b.color === 'white' ? 'you play black' : b.color === 'black' ? 'you play white' : 'random colours';
-    what.textContent = `${VARIANT_NAME[b.variant] || b.variant} · ${clockLabel(b.clock)} · ${b.rated ? 'rated' : 'casual'} · ${seat}`;
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.dataset.testid = 'lobby-join';
-    const mine = b.player && b.player === connections.current().player;
-    button.textContent = mine ? 'Yours' : 'Join';
-    button.disabled = mine;
-    button.addEventListener('click', () => busy(button, () => join(b.code)));
-    li.append(who, what, button);
+    const mine = !!b.player && b.player === connections.current().player;
+    const variant = VARIANT_NAME[b.variant] || b.variant;
+    what.textContent = `${variant} · ${clockLabel(b.clock)} · ${b.rated ? 'rated' : 'casual'} · ${seatText(b.color, mine)}`;
+    const buttons = document.createElement('span');
+    buttons.className = 'lobby-buttons';
+    if (mine) {
+      // Our own board, wherever it was made: open it or take it down.
+      buttons.append(
+        lobbyButton('lobby-open', 'Open', `Open your ${variant} board`, () => openOurs(b.game)),
+        lobbyButton('lobby-cancel', 'Cancel', `Cancel your ${variant} board`, () => cancel(b.game)),
+      );
+    } else {
+      buttons.append(lobbyButton('lobby-join', 'Join', null, () => join(b.code)));
+    }
+    li.append(who, what, buttons);
     list.append(li);
   }
+}
+
+/** The seat an entry offers: the joiner's on others' boards, the creator's own on ours. */
+export function seatText(color, mine) {
+  if (color !== 'white' && color !== 'black') return 'random colours';
+  if (mine) return `you play ${color}`;
+  return `you play ${color === 'white' ? 'black' : 'white'}`;
+}
+
+function lobbyButton(testid, text, label, work) {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.dataset.testid = testid;
+  button.textContent = text;
+  if (label) button.setAttribute('aria-label', label);
+  button.addEventListener('click', () => busy(button, work));
+  return button;
+}
+
+/** Takes our open board down: an abort (its effect comes as events: the game's end, the lobby's update). */
+function cancel(game) {
+  connections.online().command({ t: 'abort', game }).catch((err) => notice(errorText(err), 'error'));
+  const saved = store.get(store.KEYS.game);
+  if (saved && saved.id === game) {
+    store.set(store.KEYS.game, null);
+    $('resume-banner').hidden = true;
+  }
+  notice('Your board is cancelled.');
 }

@@ -6,7 +6,8 @@ import { $ } from '../page.js';
 import * as store from '../store.js';
 import * as sound from '../sound.js';
 
-const look = { mode: '2d', theme: 'felt', sound: false, ...store.get(store.KEYS.look, {}) };
+// Sounds are on unless turned off (they start at the first click or key, as browsers require).
+const look = { mode: '2d', theme: 'felt', sound: true, ...store.get(store.KEYS.look, {}) };
 let board = null;
 
 function applyLook() {
@@ -21,9 +22,20 @@ function applyLook() {
   toggle.textContent = look.mode === '3d' ? '2D' : '3D';
   toggle.title = look.mode === '3d' ? 'Show the flat board' : 'Show the 3D board';
   $('sound').checked = !!look.sound;
+  const inSettings = $('setting-sound');
+  if (inSettings) inSettings.checked = !!look.sound;
   sound.setEnabled(!!look.sound);
   board.setLook(look.mode, look.theme);
   store.set(store.KEYS.look, look);
+}
+
+export const soundOn = () => !!look.sound;
+
+/** Sounds on or off, from the header's box or the settings. */
+export function setSound(on) {
+  look.sound = on;
+  if (board) applyLook();
+  if (on) sound.play('move');
 }
 
 /** Fills the theme list, binds the controls and applies the stored look to `theBoard`. */
@@ -38,10 +50,6 @@ export function startLooks(theBoard) {
   }
   select.addEventListener('change', () => { look.theme = select.value; applyLook(); });
   $('toggle-3d').addEventListener('click', () => { look.mode = look.mode === '3d' ? '2d' : '3d'; applyLook(); });
-  $('sound').addEventListener('change', () => {
-    look.sound = $('sound').checked;
-    applyLook();
-    if (look.sound) sound.play('move');
-  });
+  $('sound').addEventListener('change', () => setSound($('sound').checked));
   applyLook();
 }

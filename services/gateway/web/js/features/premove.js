@@ -3,15 +3,17 @@
 // opponent might do, nor with both players on this device). It is drawn on
 // its two squares (`.square.premove`) and played the moment the player is to
 // move, if it is legal then; otherwise it is dropped with a notice. A click on
-// an empty square or on the queued piece cancels it.
+// an empty square or on the queued piece cancels it. The settings may turn
+// premoves off.
 
 import { notice } from '../page.js';
+import { setting } from './settings.js';
 
 let queued = null; // {game, uci}
 
 /** Whether `model`'s seat may queue a premove now. */
 export function premoveAllowed(model, { myTurn, seat, hotseat, curtain }) {
-  return seat && !myTurn && !hotseat && !curtain && model.status === 'playing' && model.variant !== 'fog';
+  return setting('premoves') && seat && !myTurn && !hotseat && !curtain && model.status === 'playing' && model.variant !== 'fog';
 }
 
 /** The queued UCI for `gameId`, or null. */

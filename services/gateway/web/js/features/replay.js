@@ -1,9 +1,14 @@
-// Stepping through a finished game: the ply on screen (null for the final
-// position), moved by the ‹ › buttons, the arrow, Home and End keys and the
-// move list. The positions are the model's `replay` (js/model.js); a step
-// forward over an atomic capture plays its explosion again.
+// Looking back through a game: the ply on screen (null for the live, or
+// final, position), moved by the replay buttons, the arrow, Home and End
+// keys (anywhere on the page but in a text field) and the move list. While
+// a game is played it shows earlier positions (in fog of war only the
+// seat's own views) and the board takes no move until the live position is
+// back; after the end it steps through the whole game. The positions are
+// the model's (`browseFrames` in js/model.js); a step forward over an
+// atomic capture plays its explosion again.
 
 import { activeModel } from '../game-session.js';
+import { browseFrames } from '../model.js';
 
 let ply = null;
 let hooks = { render: () => {}, explode: () => {} };
@@ -20,36 +25,62 @@ export function resetReplay() {
   ply = null;
 }
 
-function finished() {
+/** The model on screen with its positions, when there are any to look at. */
+function browsable() {
   const model = activeModel();
-  return model && model.status === 'ended' && model.replay ? model : null;
+  const frames = model && browseFrames(model);
+  return frames && frames.length > 1 ? { model, frames } : null;
 }
 
-/** `step`: -1, 1, 'start' or 'end'. */
+/** Whether the positions of the game on screen may be stepped through. */
+export const canBrowse = () => !!browsable();
+
+/** `step`: -1, 1, 'start' or 'end'; plies with no position (fog of war, unseen here) are skipped. */
 export function stepReplay(step) {
-  const model = finished();
-  if (!model) return;
-  const total = model.replay.length - 1;
-  const current = ply == null ? total : ply;
-  const target = step === 'start' ? 0 : step === 'end' ? total : Math.max(0, Math.min(total, current + step));
+  const b = browsable();
+  if (!b) return;
+  const total = b.frames.length - 1;
+  const current = ply == null ? total : Math.min(ply, total);
+  const seen = (i) => !!b.frames[i];
+  let target;
+  if (step === 'start') target = b.frames.findIndex(Boolean);
+  else if (step === 'end') target = total;
+  else {
+    target = current + step;
+    while (target > 0 && target < total && !seen(target)) target += step;
+    target = Math.max(0, Math.min(total, target));
+    if (!seen(target)) return;
+  }
   setReplay(target);
 }
 
 export function setReplay(target) {
-  const model = finished();
-  if (!model) return;
-  const total = model.replay.length - 1;
+  const b = browsable();
+  if (!b || !b.frames[target]) return;
+  const total = b.frames.length - 1;
   const forward = target === (ply == null ? total : ply) + 1;
   ply = target >= total ? null : target;
   hooks.render();
-  const frame = model.replay[target];
-  if (forward && frame && frame.exploded.length) hooks.explode(frame.exploded);
+  const frame = b.frames[target];
+  if (forward && frame.exploded.length) hooks.explode(frame.exploded);
 }
 
-/** The replay's keys; true when the key was one. */
-export function replayKey(e) {
+/** Back to the live position. */
+export function backToLive() {
+  if (ply == null) return;
+  ply = null;
+  hooks.render();
+}
+
+/**
+ * The replay's keys; true when the key was one. On the board during play
+ * the arrows move its cursor instead, unless an earlier position is shown.
+ */
+export function replayKey(e, { onBoard = false } = {}) {
+  if (e.altKey || e.ctrlKey || e.metaKey) return false;
   const model = activeModel();
-  if (!model || model.status !== 'ended') return false;
+  if (!model || !browsable()) return false;
+  if (onBoard && model.status !== 'ended' && ply == null) return false;
   if (e.key === 'ArrowLeft') { stepReplay(-1); return true; }
   if (e.key === 'ArrowRight') { stepReplay(1); return true; }
   if (e.key === 'Home') { stepReplay('start'); return true; }

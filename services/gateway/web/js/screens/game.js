@@ -12,16 +12,19 @@ import {
   activeModel, act, currentGame, isHotseat, modelOf, openGame, goHome, pendingMove,
 } from '../game-session.js';
 import {
-  boardView, claimSecondsLeft, clockMs, clockRunning, firstMoveSecondsLeft, isSeat, movesMadeBy, other, turnColor, vsComputer,
+  boardView, browseFrames, claimSecondsLeft, clockMs, clockRunning, firstMoveSecondsLeft, isSeat, movesMadeBy, other, turnColor, vsComputer,
 } from '../model.js';
 import { COLOR_NAME, OUTCOME_TEXT, errorText, escapeHtml, fmtClock, outcomeFor, resultText, statusText } from '../text.js';
 import { curtainUp, lift } from '../features/hotseat.js';
-import { replayPly, setReplay, stepReplay, replayKey } from '../features/replay.js';
+import { replayPly, setReplay, stepReplay, replayKey, backToLive, resetReplay } from '../features/replay.js';
 import { changeOf, playerRating } from '../features/ratings.js';
 import { offlinePgn } from '../features/offline-play.js';
 import { linkPgn } from '../pgn.js';
 import { confirmOnClick, reset as resetConfirm } from '../features/confirm.js';
 import { premoveAllowed, queuedFor, playPremove } from '../features/premove.js';
+import { material } from '../material.js';
+import { playerUrl } from '../router.js';
+import { ROLE_NAMES } from '../../art/pieces.js';
 
 let board = null;
 let flipped = false;
@@ -57,6 +60,8 @@ export function renderGame() {
   const turn = turnColor(model);
   const myTurn = seat && model.status === 'playing' && turn === model.you;
   const curtain = curtainUp(model);
+  // A takeback may take away the position being looked at.
+  if (replayPly() != null && !browseFrames(model)?.[replayPly()]) resetReplay();
   const bottom = orientation(model, turn);
   board.setOrientation(bottom);
   const pending = !!pendingMove();
@@ -101,18 +106,59 @@ function renderCurtain(curtain, turn) {
 
 /** Players and clocks, placed by orientation. */
 function renderPlayers(model, bottom, turn) {
+  const counted = material(model);
   for (const [where, color] of [['bottom', bottom], ['top', other(bottom)]]) {
     const strip = document.querySelector(`[data-strip="${where}"]`);
     const label = playerLabel(model, color);
-    strip.querySelector('.player-name').textContent = label.name;
+    renderName(strip.querySelector('.player-name'), label.name, linkable(model, color));
     strip.querySelector('.player-rating').textContent = label.rating;
     strip.dataset.color = color;
     const presence = strip.querySelector('.presence');
     presence.textContent = model.gone === color ? 'left the game' : '';
-    strip.classList.toggle('to-move', model.status === 'playing' && turn === color);
+    const toMove = model.status === 'playing' && turn === color;
+    strip.classList.toggle('to-move', toMove);
+    strip.querySelector('.turn-mark').hidden = !toMove;
+    renderMaterial(strip.querySelector('.material'), color, counted && counted[color]);
     const clock = $(`clock-${color}`);
     if (clock.parentElement !== strip) strip.append(clock);
   }
+}
+
+/** The player of `color` whose page may be opened: a person with an archive id, not on this device alone. */
+function linkable(model, color) {
+  const p = model.players[color];
+  return p && !p.computer && typeof p.id === 'string' && p.id && !isHotseat() && !isOfflineGame(model.id) ? p.id : null;
+}
+
+/** A name in a strip, a link to the player's page when there is one. */
+function renderName(el, name, id) {
+  const key = `${name}|${id || ''}`;
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  el.textContent = '';
+  if (!id) { el.textContent = name; return; }
+  const a = document.createElement('a');
+  a.href = playerUrl(id);
+  a.textContent = name;
+  a.title = `${name}: ratings and games`;
+  el.append(a);
+}
+
+/** The pieces `color` took, drawn small, and its lead in points ("+3"); nothing when not to be shown. */
+function renderMaterial(el, color, counted) {
+  el.dataset.testid = `material-${color}`;
+  const taken = counted ? counted.taken : [];
+  const ahead = counted && counted.ahead ? `+${counted.ahead}` : '';
+  const key = `${board.pieceTheme}|${taken.join('')}|${ahead}`;
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  el.dataset.ahead = counted && counted.ahead != null ? String(counted.ahead) : '';
+  const them = color === 'white' ? 'b' : 'w';
+  el.innerHTML = taken.map((r) => `<span class="taken" data-role="${r}" data-color="${them}">${board.icon(them, r)}</span>`).join('')
+    + (ahead ? `<span class="ahead">${ahead}</span>` : '');
+  const words = taken.map((r) => ROLE_NAMES[r]).join(', ');
+  el.setAttribute('aria-label', taken.length || ahead ? `${color === 'white' ? 'White' : 'Black'} took ${words || 'nothing'}${ahead ? `, ${ahead}` : ''}` : '');
+  el.hidden = !taken.length && !ahead;
 }
 
 /** The status line, the result and the rating change. */
@@ -162,8 +208,10 @@ function renderControls(model, canAct) {
 
   // A game that moved on (or ended) drops a half-made confirmation.
   if (!playing) { resetConfirm($('resign')); if (model.status !== 'waiting') resetConfirm($('abort')); }
-  setButton('abort', canAct && (model.status === 'waiting' || (playing && model.moves.length < 2)));
-  setButton('resign', canAct && playing);
+  // Until both sides have moved a game can be aborted for free: resigning then would be a needless loss.
+  const bothMoved = movesMadeBy(model, 'white') > 0 && movesMadeBy(model, 'black') > 0;
+  setButton('abort', canAct && (model.status === 'waiting' || (playing && !bothMoved)));
+  setButton('resign', canAct && playing && bothMoved);
   // The computer plays every game out: no draw offers to it.
   setButton('offer-draw', canAct && playing && !vsComputer(model), {
     disabled: model.drawOffer === model.you,
@@ -179,22 +227,28 @@ function renderControls(model, canAct) {
     text: model.rematchOffer === model.you ? 'Rematch offered…' : 'Rematch',
   });
   $('new-game').textContent = ended || !seat ? 'New game' : 'Home';
+  $('move-input-form').hidden = !(canAct && (playing || model.status === 'waiting'));
 }
 
-/** The replay's controls once the game is over. */
+/** The replay's controls: stepping through a finished game, or looking back while it is played. */
 function renderReplay(model) {
   const replayEl = $('replay');
-  const frames = model.status === 'ended' ? model.replay : null;
+  const frames = browseFrames(model);
   replayEl.hidden = !(frames && model.moves.length);
+  const browsing = replayPly() != null && model.status !== 'ended';
+  $('game').dataset.browsing = browsing ? 'true' : 'false';
+  $('replay-live').hidden = !browsing;
   if (replayEl.hidden) return;
   const total = frames.length - 1;
   const ply = replayPly();
   const shown = ply == null ? total : ply;
+  const first = frames.findIndex(Boolean);
   $('replay-ply').textContent = `${shown} / ${total}`;
-  $('replay-start').disabled = shown === 0;
-  $('replay-prev').disabled = shown === 0;
+  $('replay-start').disabled = shown <= first;
+  $('replay-prev').disabled = shown <= first;
   $('replay-next').disabled = shown === total;
   $('replay-end').disabled = shown === total;
+  $('replay-end').setAttribute('aria-label', model.status === 'ended' ? 'Final position' : 'Back to the game');
 }
 
 /** The PGN link: the archive's, or for an offline game the engine's as a data link. */
@@ -255,6 +309,7 @@ function renderMoves(model, masked = false) {
   const items = [];
   const ply = replayPly();
   const shownPly = ply == null ? model.moves.length : ply;
+  const frames = browseFrames(model);
   for (let i = 0; i < model.moves.length; i += 2) {
     const row = [`<li class="move-row"><span class="move-no">${i / 2 + 1}.</span>`];
     for (const p of [i, i + 1]) {
@@ -266,7 +321,8 @@ function renderMoves(model, masked = false) {
       const classes = ['move'];
       if (!uci || masked) classes.push('hidden-move');
       if (p === shownPly - 1) classes.push('current');
-      row.push(`<span class="${classes.join(' ')}" data-ply="${p}"${model.status === 'ended' ? ' role="button" tabindex="-1"' : ''}>${escapeHtml(text)}</span>`);
+      const canShow = !masked && !!frames && !!frames[p + 1];
+      row.push(`<span class="${classes.join(' ')}" data-ply="${p}"${canShow ? ' role="button" tabindex="-1"' : ''}>${escapeHtml(text)}</span>`);
     }
     row.push('</li>');
     items.push(row.join(''));
@@ -334,10 +390,10 @@ export function bindGame(theBoard) {
   $('replay-next').addEventListener('click', () => stepReplay(1));
   $('replay-end').addEventListener('click', () => stepReplay('end'));
   $('replay').addEventListener('keydown', (e) => { if (replayKey(e)) e.preventDefault(); });
+  $('replay-live').addEventListener('click', () => { backToLive(); board.el.focus({ preventScroll: true }); });
   $('moves').addEventListener('click', (e) => {
-    const el = e.target.closest('[data-ply]');
-    const model = activeModel();
-    if (!el || !model || model.status !== 'ended') return;
+    const el = e.target.closest('[data-ply][role="button"]');
+    if (!el || !activeModel()) return;
     setReplay(Number(el.dataset.ply) + 1);
   });
 }

@@ -22,28 +22,15 @@ export function parseClock(value) {
   return { initial_ms: m * 60000, increment_ms: (i || 0) * 1000 };
 }
 
-/** Stores a new display name; names travel in hello, so the connection says it again on a fresh socket. */
+/**
+ * Stores a new display name. Names travel in hello, so the connection says
+ * hello again on a fresh socket; a request made meanwhile (the click that
+ * blurred the name field) waits for that hello and carries the new name.
+ */
 function setName(value) {
   store.set(store.KEYS.name, value);
   $('player-name').value = value;
-  const conn = connections.current();
-  conn.stop();
-  conn.start();
-  return conn;
-}
-
-/** Resolves once `conn` has dropped its old socket and been welcomed on a new one. */
-function welcomedAgain(conn, timeoutMs = 10000) {
-  const until = Date.now() + timeoutMs;
-  let dropped = false;
-  return new Promise((resolve) => {
-    const tick = () => {
-      if (!conn.ready) dropped = true;
-      if ((dropped && conn.ready) || Date.now() > until) resolve();
-      else setTimeout(tick, 40);
-    };
-    tick();
-  });
+  connections.online()?.sayHelloAgain();
 }
 
 let inviteCode = null;
@@ -77,7 +64,7 @@ export function bindHome() {
     if (!code) return;
     const value = $('invite-name').value.trim().slice(0, 30);
     busy($('invite-join'), async () => {
-      if (value !== (store.get(store.KEYS.name, '') || '')) await welcomedAgain(setName(value));
+      if (value !== (store.get(store.KEYS.name, '') || '')) setName(value);
       hideInvite();
       await joinByCode(code);
     });
