@@ -324,7 +324,7 @@ def arena(url):
         info = requests.get(f"{url}/api/tournament/{tid}", timeout=10).json()
         if info["isFinished"]:
             break
-        time.sleep(1)
+        time.sleep(2)
     results = [json.loads(line) for line in requests.get(f"{url}/api/tournament/{tid}/results", timeout=10).text.splitlines() if line]
     listed = requests.get(f"{url}/api/tournament", timeout=10).json()
     late = status_of(lambda: bots[1].client.tournaments.join_arena(tid))
@@ -335,19 +335,21 @@ def arena(url):
     while time.time() < deadline:
         for bot in bots:
             params = {"page_size": 100}
-            while True:
+            for _ in range(20):
                 answer = requests.get(f"{url}/api/players/{bot.id}/games", params=params, timeout=10)
-                answer.raise_for_status()
+                if answer.status_code != 200:
+                    print(f"archive of {bot.id}: {answer.status_code} {answer.text}", file=sys.stderr)
+                    break
                 page = answer.json()
                 for game in page["games"]:
                     if game.get("tournament") == tid:
                         archived[game["game"]] = game
-                if not page.get("next_page_token"):
+                if not page.get("next_page_token") or page["next_page_token"] == params.get("page_token"):
                     break
                 params["page_token"] = page["next_page_token"]
         if played <= set(archived):
             break
-        time.sleep(1)
+        time.sleep(2)
     print(json.dumps({
         "tournament": tid,
         "name": created["name"],
