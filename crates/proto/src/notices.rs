@@ -23,6 +23,14 @@ pub fn pending_challenges_subject(player: &str) -> String {
     format!("challenges.to.{player}")
 }
 
+/// The subject a tournament's changes are told on ([`TournamentChanged`]).
+pub fn tournament_subject(tournament: &str) -> String {
+    format!("tournament.{tournament}")
+}
+
+/// The subject every tournament's creation and start or end is told on.
+pub const TOURNAMENTS_SUBJECT: &str = "tournaments";
+
 /// What every player subject starts with: subscribe to
 /// `format!("{PLAYER_SUBJECT_PREFIX}*")` to hear every player.
 pub const PLAYER_SUBJECT_PREFIX: &str = "player.";

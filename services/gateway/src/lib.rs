@@ -44,6 +44,7 @@ mod players;
 mod presence;
 mod session;
 mod token;
+mod tournament_views;
 
 /// The embedded web client and the browser engine it plays offline with.
 pub use http::web;
@@ -90,6 +91,8 @@ pub struct Gateway {
     computer_games: computer_games::ComputerGames,
     /// The bots with an open event stream here.
     online: Arc<online::Online>,
+    /// Tournaments as this gateway shows them, read once per change.
+    tournament_views: Arc<tournament_views::TournamentViews>,
 }
 
 impl Gateway {
@@ -252,6 +255,7 @@ pub async fn run(
         seek_streams: bot_api::SeekStreams::default(),
         computer_games: computer_games::ComputerGames::default(),
         online: Arc::default(),
+        tournament_views: Arc::default(),
     });
     online::answer_questions(gateway.bus.clone(), Arc::downgrade(&gateway));
     presence::renew(Arc::downgrade(&gateway.feeds), gateway.router.clone(), gateway.config.settings.presence_lease());

@@ -12,8 +12,7 @@ use axum::response::IntoResponse;
 use axum::Json;
 use fogblast_proto::game::ClockSettings;
 use fogblast_proto::matchmaker::{
-    CreateTournamentRequest, GetTournamentRequest, ListTournamentsRequest, Tournament, TournamentPlayerRequest,
-    TournamentStanding,
+    CreateTournamentRequest, GetTournamentRequest, Tournament, TournamentPlayerRequest, TournamentStanding,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -114,16 +113,38 @@ fn full(t: &Tournament, page: u32) -> Value {
 /// `GET /api/tournament`: created, started and recently finished arenas.
 pub async fn list(State(gateway): State<Arc<Gateway>>) -> ApiResult {
     let timeout = gateway.config.settings.matchmaker_timeout();
-    let listed = within(timeout, MATCHMAKER, client(&gateway)?.list_tournaments(ListTournamentsRequest {})).await?;
-    let by = |status: &str| -> Vec<Value> {
-        listed.tournaments.iter().filter(|t| t.status == status).map(summary).collect()
-    };
+    let listed = gateway.tournament_views.list(&gateway.bus, &gateway.matchmaker, timeout).await?;
+    let by = |status: &str| -> Vec<Value> { listed.iter().filter(|t| t.status == status).map(summary).collect() };
     Ok(Json(json!({ "created": by("created"), "started": by("started"), "finished": by("finished") })).into_response())
 }
 
 #[derive(Debug, Deserialize)]
 pub struct PageQuery {
     page: Option<u32>,
+}
+
+/// Standings from `from_rank`, `count` of them, and `player`'s own line:
+/// from this gateway's view of the tournament when it holds them.
+async fn standings(
+    gateway: &Gateway,
+    id: &str,
+    from_rank: u32,
+    count: u32,
+    player: Option<&str>,
+) -> Result<Tournament, ApiError> {
+    let timeout = gateway.config.settings.matchmaker_timeout();
+    let view = gateway.tournament_views.view(&gateway.bus, &gateway.matchmaker, timeout, id).await?;
+    let kept = crate::tournament_views::STANDINGS_KEPT;
+    let mine = player.map(|p| view.standings.iter().find(|s| s.player_id == p).cloned());
+    if from_rank + count - 1 > kept || mine.as_ref().is_some_and(Option::is_none) && view.players > kept {
+        return fetch(gateway, id, from_rank, count, player.unwrap_or_default()).await;
+    }
+    let start = from_rank.saturating_sub(1) as usize;
+    Ok(Tournament {
+        standings: view.standings.iter().skip(start).take(count as usize).cloned().collect(),
+        me: mine.flatten(),
+        ..view
+    })
 }
 
 async fn fetch(gateway: &Gateway, id: &str, from_rank: u32, count: u32, player: &str) -> Result<Tournament, ApiError> {
@@ -141,7 +162,7 @@ pub async fn get(
 ) -> ApiResult {
     let page = query.page.unwrap_or(1).clamp(1, 10_000);
     let player = super::bearer(&headers).and_then(|t| gateway.signer.verify(t)).map(|v| v.player.to_string());
-    let t = fetch(&gateway, &id, (page - 1) * PAGE + 1, PAGE, player.as_deref().unwrap_or_default()).await?;
+    let t = standings(&gateway, &id, (page - 1) * PAGE + 1, PAGE, player.as_deref()).await?;
     Ok(Json(full(&t, page)).into_response())
 }
 
@@ -157,7 +178,7 @@ pub async fn results(
     Query(query): Query<ResultsQuery>,
 ) -> ApiResult {
     let count = query.nb.unwrap_or(200).clamp(1, 200);
-    let t = fetch(&gateway, &id, 1, count, "").await?;
+    let t = standings(&gateway, &id, 1, count, None).await?;
     let mut lines = String::new();
     for s in &t.standings {
         let line = json!({ "rank": s.rank, "score": s.score, "rating": s.rating, "username": s.name, "id": s.player_id,
@@ -227,7 +248,7 @@ pub async fn join(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<
 /// takes a break in a running one (joining again comes back), as on lichess.
 pub async fn withdraw(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
     let timeout = gateway.config.settings.matchmaker_timeout();
-    let t = fetch(&gateway, &id, 1, 1, "").await?;
+    let t = standings(&gateway, &id, 1, 1, None).await?;
     let mut rpc = client(&gateway)?;
     let request = player_request(&bot, id);
     if t.status == "created" {

@@ -12,7 +12,9 @@ use fogblast_proto::matchmaker::{
     CreateTournamentRequest, GetTournamentRequest, Tournament, TournamentGame, TournamentPlayerRequest,
     TournamentStanding,
 };
+use fogblast_proto::notices::{tournament_subject, TournamentChanged, TOURNAMENTS_SUBJECT};
 use fogblast_tournament::arena::standing_order;
+use prost::Message;
 use rand::Rng;
 
 use super::redis::presence_word;
@@ -101,6 +103,21 @@ fn new_id() -> String {
 }
 
 impl Tournaments {
+    /// Tells gateways that tournament `id` changed (and the list too, when
+    /// `listed`): they read it again once, whatever their viewers.
+    pub(crate) async fn changed(&self, id: &str, version: u64, listed: bool) {
+        let notice = TournamentChanged { tournament_id: id.to_owned(), version }.encode_to_vec();
+        let mut subjects = vec![tournament_subject(id)];
+        if listed {
+            subjects.push(TOURNAMENTS_SUBJECT.to_owned());
+        }
+        for subject in subjects {
+            if let Err(error) = self.bus.publish(&subject, Vec::new(), notice.clone().into()).await {
+                tracing::debug!(tournament = %id, %error, "a tournament change was not told");
+            }
+        }
+    }
+
     /// A player's (or, with no player, the operator's) new tournament.
     pub async fn create(&self, request: &CreateTournamentRequest) -> Result<Tournament, ServiceError> {
         let record = self.checked_record(request).await?;
@@ -111,7 +128,9 @@ impl Tournaments {
             return Err(ServiceError::new(ErrorCode::Conflict, format!("tournament {} exists", record.id)));
         }
         tracing::info!(tournament = %record.id, name = %record.name, by = %record.created_by, "tournament created");
-        self.view(&record.id, 0, 0, None).await
+        let view = self.view(&record.id, 0, 0, None).await?;
+        self.changed(&record.id, view.version, true).await;
+        Ok(view)
     }
 
     async fn checked_record(&self, request: &CreateTournamentRequest) -> Result<TournamentRecord, ServiceError> {
@@ -206,7 +225,8 @@ impl Tournaments {
         let rating = self.ratings.rating(player.as_str(), variant, given).await;
         let entrant = Entrant { name, rating, joined_ms: snapshot.now_ms };
         match self.store.join(&request.tournament_id, player.as_str(), &entrant).await.map_err(unavailable)? {
-            Joined::Joined | Joined::Already => {}
+            Joined::Already => {}
+            Joined::Joined => self.changed(&request.tournament_id, 0, false).await,
             Joined::NoSuchTournament => return Err(not_found(&request.tournament_id)),
             Joined::Finished => {
                 return Err(ServiceError::new(ErrorCode::Conflict, "the tournament is over"));
@@ -226,6 +246,7 @@ impl Tournaments {
             self.store.snapshot(id).await.map_err(unavailable)?.ok_or_else(|| not_found(id))?;
             return Err(ServiceError::new(ErrorCode::Conflict, "you have not joined this tournament"));
         }
+        self.changed(id, 0, false).await;
         self.view(id, 0, 0, Some(player.as_str())).await
     }
 }

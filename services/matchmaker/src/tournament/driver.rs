@@ -101,8 +101,11 @@ impl Tournaments {
         let last_wave = memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).get(id).copied().unwrap_or(0);
         let wave = snapshot.now_ms >= last_wave + WAVE_MS;
         let decided = decide(&snapshot, wave, &Pairing::default());
-        if !decided.commit.is_empty() && !self.store.commit(id, token, &decided.commit).await? {
-            return Ok(());
+        if !decided.commit.is_empty() {
+            if !self.store.commit(id, token, &decided.commit).await? {
+                return Ok(());
+            }
+            self.changed(id, snapshot.version + 1, decided.commit.status.is_some()).await;
         }
         if wave {
             memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), snapshot.now_ms);
@@ -144,6 +147,7 @@ impl Tournaments {
             for game in commit.games.iter().filter(|g| g.stage == Stage::Started) {
                 self.tell_paired(&snapshot, game).await;
             }
+            self.changed(id, snapshot.version + 2, false).await;
         }
         Ok(())
     }
