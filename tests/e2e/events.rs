@@ -16,18 +16,45 @@ use crate::support::{find_line, play, start_game, strings, Client, Cluster};
 
 /// Runs `command` to its end, killing it after `limit`.
 pub(crate) fn run_for(command: &mut Command, limit: Duration) -> Output {
-    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the command starts");
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the command starts");
+    let output = wait_for(child, limit);
+    assert!(output.is_some(), "{command:?} ran past {limit:?}");
+    output.unwrap()
+}
+
+/// Waits for `child` (its output piped) for at most `limit`, reading its
+/// output as it comes: a child that writes more than a pipe holds must
+/// not stall on a full pipe. Kills it past the limit and answers `None`.
+pub(crate) fn wait_for(mut child: std::process::Child, limit: Duration) -> Option<Output> {
+    use std::io::Read;
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let started = Instant::now();
-    while child.try_wait().expect("waiting").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting") {
+            break Some(status);
+        }
         if started.elapsed() > limit {
             let _ = child.kill();
-            break;
+            let _ = child.wait();
+            break None;
         }
         std::thread::sleep(Duration::from_millis(50));
+    };
+    let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+    if status.is_none() {
+        eprintln!("killed past {limit:?}; it wrote:\n{}", String::from_utf8_lossy(&stderr));
     }
-    let output = child.wait_with_output().expect("the output");
-    assert!(started.elapsed() <= limit, "{command:?} ran past {limit:?}: {}", String::from_utf8_lossy(&output.stderr));
-    output
+    status.map(|status| Output { status, stdout, stderr })
 }
 
 fn tail(cluster: &Cluster, args: &[&str]) -> Vec<String> {

@@ -440,7 +440,12 @@ impl Cluster {
 
     /// A matchmaker of this cluster, pairing in waves every 300 ms.
     pub fn spawn_matchmaker(&self, name: &str) -> Proc {
-        let args: Vec<String> = [
+        self.spawn_matchmaker_with(name, &[])
+    }
+
+    /// A matchmaker of this cluster with flags of the caller's.
+    pub fn spawn_matchmaker_with(&self, name: &str, extra: &[&str]) -> Proc {
+        let mut args: Vec<String> = [
             "matchmaker",
             "--matchmaker-listen",
             "127.0.0.1:0",
@@ -453,7 +458,13 @@ impl Cluster {
         ]
         .map(String::from)
         .to_vec();
+        args.extend(extra.iter().map(|a| a.to_string()));
         Proc::start(name, &args, &self.names, "matchmaker listening", "metrics=", "/readyz")
+    }
+
+    /// The Redis key prefix of this cluster.
+    pub fn redis_prefix(&self) -> &str {
+        &self.names.redis_prefix
     }
 
     /// A gateway of this cluster with flags of the caller's.

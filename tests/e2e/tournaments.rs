@@ -11,17 +11,25 @@ use fogblast_tournament::arena::{Outcome, Played, Sheet};
 use serde_json::Value;
 
 use crate::events::run_for;
-use crate::support::Proc;
+use crate::support::{Cluster, Proc};
 
-fn arena_bots(up: &Proc) -> Value {
+fn bots_command(urls: &[String]) -> std::process::Command {
     let python = fogblast_testkit::python::python();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/bots/play.py");
     let mut command = std::process::Command::new(python);
-    command.arg(script).arg("arena").arg(format!("http://{}", up.http));
-    let output = run_for(&mut command, Duration::from_secs(420));
-    assert!(output.status.success(), "the bots failed: {}\n{}", String::from_utf8_lossy(&output.stderr), up.logs());
-    let printed = String::from_utf8(output.stdout).expect("UTF-8");
+    command.arg(script).arg("arena").args(urls);
+    command
+}
+
+fn summary(output: &std::process::Output, logs: &str) -> Value {
+    assert!(output.status.success(), "the bots failed: {}\n{logs}", String::from_utf8_lossy(&output.stderr));
+    let printed = String::from_utf8(output.stdout.clone()).expect("UTF-8");
     serde_json::from_str(printed.lines().last().expect("a summary")).expect(&printed)
+}
+
+fn arena_bots(up: &Proc) -> Value {
+    let output = run_for(&mut bots_command(&[format!("http://{}", up.http)]), Duration::from_secs(420));
+    summary(&output, &up.logs())
 }
 
 /// The arena's scores from its archived games alone, game by game in the
@@ -50,6 +58,44 @@ fn scores_from_archive(archived: &[Value]) -> BTreeMap<String, u32> {
     sheets.into_iter().map(|(player, sheet)| (player, sheet.score)).collect()
 }
 
+/// What every arena must show at its end: every game archived, each
+/// player's score exactly the archive's, the podium the top three.
+fn assert_standings_match_the_archive(seen: &Value) {
+    assert_eq!(seen["finished"], true, "the arena finished: {seen}");
+    let played = seen["played"].as_array().unwrap();
+    assert!(played.len() >= 2, "the bots were paired again and again: {seen}");
+    let archived = seen["archived"].as_array().unwrap();
+    assert_eq!(archived.len(), played.len(), "every game of the arena is archived: {seen}");
+    let recomputed = scores_from_archive(archived);
+    let results = seen["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "every player is in the results: {seen}");
+    for line in results {
+        let player = line["id"].as_str().unwrap();
+        let expected = recomputed.get(player).copied().unwrap_or(0);
+        assert_eq!(line["score"].as_u64().unwrap() as u32, expected, "{player}'s score from the archive: {seen}");
+    }
+    let podium: Vec<&Value> = results.iter().take(3).map(|r| &r["id"]).collect();
+    assert_eq!(seen["podium"].as_array().unwrap().iter().collect::<Vec<_>>(), podium, "{seen}");
+}
+
+/// Nobody sat in two games at once: a player paired twice would.
+fn assert_nobody_played_two_games_at_once(seen: &Value) {
+    let mut spans: BTreeMap<String, Vec<(u64, u64, String)>> = BTreeMap::new();
+    for game in seen["archived"].as_array().unwrap() {
+        for side in ["white", "black"] {
+            let player = game["players"][side]["id"].as_str().unwrap().to_owned();
+            let span = (game["started_ms"].as_u64().unwrap(), game["ended_ms"].as_u64().unwrap());
+            spans.entry(player).or_default().push((span.0, span.1, game["game"].as_str().unwrap().to_owned()));
+        }
+    }
+    for (player, mut games) in spans {
+        games.sort();
+        for pair in games.windows(2) {
+            assert!(pair[0].1 <= pair[1].0, "{player} played {} and {} at once: {seen}", pair[0].2, pair[1].2);
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_arena_is_played_to_its_end_and_its_standings_match_the_archive() {
     let up = Proc::up_with("arena", &["--tournament-min-minutes", "1"]);
@@ -72,15 +118,79 @@ async fn an_arena_is_played_to_its_end_and_its_standings_match_the_archive() {
             .any(|side| g["players"][*side]["id"] == berserker && g["berserk"][*side] == true)),
         "the berserk is in the archive: {seen}"
     );
-    let recomputed = scores_from_archive(archived);
-    let results = seen["results"].as_array().unwrap();
-    assert_eq!(results.len(), 4, "every player is in the results: {seen}");
-    for line in results {
-        let player = line["id"].as_str().unwrap();
-        let expected = recomputed.get(player).copied().unwrap_or(0);
-        assert_eq!(line["score"].as_u64().unwrap() as u32, expected, "{player}'s score from the archive: {seen}");
-    }
-    let podium: Vec<&Value> = results.iter().take(3).map(|r| &r["id"]).collect();
-    assert_eq!(seen["podium"].as_array().unwrap().iter().collect::<Vec<_>>(), podium, "{seen}");
+    assert_standings_match_the_archive(&seen);
+    assert_nobody_played_two_games_at_once(&seen);
     up.terminate();
+}
+
+/// The replica of `replicas` that holds the lease of the one tournament
+/// of the cluster, once one does.
+fn lease_holder(cluster: &Cluster, replicas: &[&str]) -> Option<usize> {
+    let mut redis = redis::Client::open(crate::support::redis_url()).ok()?.get_connection().ok()?;
+    let pattern = format!("{}mm:tour:*:lease", cluster.redis_prefix());
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query(&mut redis).ok()?;
+    let holder: String = redis::cmd("GET").arg(keys.first()?).query(&mut redis).ok()?;
+    replicas.iter().position(|r| holder.starts_with(&format!("{r}:")))
+}
+
+/// Two matchmaker replicas on Redis; the one driving the arena is killed
+/// (SIGKILL) while its games are played. The other takes the arena over:
+/// it loses no result and no pairing, pairs nobody twice, and the arena's
+/// standings at the end are exactly the archive's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
+    let cluster = Cluster::start("arena-failover", 0, 1, 0);
+    let rating = cluster.spawn_rating("rating", "sqlite::memory:");
+    let rating_addr = format!("http://{}", rating.grpc.expect("the rating service logs its gRPC address"));
+    let replicas = ["mm-a", "mm-b"];
+    let matchmakers: Vec<Proc> = replicas
+        .iter()
+        .map(|id| {
+            let flags =
+                ["--matchmaker-id", id, "--matchmaker-rating-addr", &rating_addr, "--tournament-min-minutes", "1"];
+            cluster.spawn_matchmaker_with(id, &flags)
+        })
+        .collect();
+    let gateways: Vec<Proc> = matchmakers
+        .iter()
+        .enumerate()
+        .map(|(i, matchmaker)| {
+            let addr = format!("http://{}", matchmaker.grpc.expect("the matchmaker logs its gRPC address"));
+            cluster.spawn_gateway_with(
+                &format!("gateway-{i}"),
+                &["--matchmaker-addr", &addr, "--rating-addr", &rating_addr],
+            )
+        })
+        .collect();
+    let urls: Vec<String> = gateways.iter().map(|g| format!("http://{}", g.http)).collect();
+    // The bots play through the first gateway and read through either.
+    let bots =
+        bots_command(&urls).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let holder = loop {
+        if let Some(holder) = lease_holder(&cluster, &replicas) {
+            break holder;
+        }
+        assert!(std::time::Instant::now() < deadline, "no replica took the arena's lease");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // Mid-event: a few waves paired and games under way.
+    std::thread::sleep(Duration::from_secs(15));
+    matchmakers[holder].kill();
+    let killed_at = std::time::Instant::now();
+    let survivor = 1 - holder;
+    let taken_over = loop {
+        if lease_holder(&cluster, &replicas) == Some(survivor) {
+            break true;
+        }
+        if killed_at.elapsed() > Duration::from_secs(30) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(taken_over, "{} took the arena over", replicas[survivor]);
+    let output = crate::events::wait_for(bots, Duration::from_secs(420)).expect("the bots finished in time");
+    let seen = summary(&output, &matchmakers[survivor].logs());
+    assert_standings_match_the_archive(&seen);
+    assert_nobody_played_two_games_at_once(&seen);
 }

@@ -305,9 +305,24 @@ class ArenaBot:
                     pass  # the game moved on (a flag, the opponent's resignation)
 
 
-def arena(url):
+def read(urls, path, **params):
+    """A GET answered by the first of `urls` that answers: a gateway whose
+    matchmaker was killed answers 503 for tournaments."""
+    for url in urls:
+        try:
+            answer = requests.get(f"{url}{path}", params=params, timeout=10)
+        except requests.RequestException:
+            continue
+        if answer.status_code == 200:
+            return answer
+    raise SystemExit(f"no gateway answered {path}")
+
+
+def arena(url, other_url=None):
     """Four bots play a one-minute atomic arena through lichess's tournament
-    API; at the end, the standings and every archived game."""
+    API; at the end, the standings and every archived game. Reads go to
+    `other_url` when `url` does not answer them."""
+    urls = [url] + ([other_url] if other_url else [])
     bots = [ArenaBot(url, berserk=(i == 0)) for i in range(4)]
     time.sleep(0.5)
     created = bots[0].client.tournaments.create_arena(
@@ -321,13 +336,13 @@ def arena(url):
     deadline = time.time() + 300
     info = None
     while time.time() < deadline:
-        info = requests.get(f"{url}/api/tournament/{tid}", timeout=10).json()
+        info = read(urls, f"/api/tournament/{tid}").json()
         if info["isFinished"]:
             break
         time.sleep(2)
-    results = [json.loads(line) for line in requests.get(f"{url}/api/tournament/{tid}/results", timeout=10).text.splitlines() if line]
-    listed = requests.get(f"{url}/api/tournament", timeout=10).json()
-    late = status_of(lambda: bots[1].client.tournaments.join_arena(tid))
+    results = [json.loads(line) for line in read(urls, f"/api/tournament/{tid}/results").text.splitlines() if line]
+    listed = read(urls, "/api/tournament").json()
+    late = status_of(lambda: client(urls[-1], bots[1].token).tournaments.join_arena(tid))
     # Every game of the arena from the archive, each player's list.
     archived = {}
     deadline = time.time() + 60
@@ -336,11 +351,7 @@ def arena(url):
         for bot in bots:
             params = {"page_size": 100}
             for _ in range(20):
-                answer = requests.get(f"{url}/api/players/{bot.id}/games", params=params, timeout=10)
-                if answer.status_code != 200:
-                    print(f"archive of {bot.id}: {answer.status_code} {answer.text}", file=sys.stderr)
-                    break
-                page = answer.json()
+                page = read(urls, f"/api/players/{bot.id}/games", **params).json()
                 for game in page["games"]:
                     if game.get("tournament") == tid:
                         archived[game["game"]] = game
