@@ -139,7 +139,7 @@ fn lease_holder(cluster: &Cluster, replicas: &[&str]) -> Option<usize> {
 /// standings at the end are exactly the archive's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
-    let cluster = Cluster::start("arena-failover", 0, 1, 0);
+    let cluster = Cluster::start("arena-failover", 1, 0);
     let rating = cluster.spawn_rating("rating", "sqlite::memory:");
     let rating_addr = format!("http://{}", rating.grpc.expect("the rating service logs its gRPC address"));
     let replicas = ["mm-a", "mm-b"];
