@@ -108,6 +108,11 @@ pub struct MatchmakerSettings {
     /// The shortest arena a player may create, in minutes.
     #[arg(long = "tournament-min-minutes", env = "FOGBLAST_TOURNAMENT_MIN_MINUTES", default_value_t = 10)]
     pub tournament_min_minutes: u32,
+    /// Arenas the matchmaker makes on its own, each exactly once across replicas:
+    /// `name|variant|<min>+<s>|minutes|<n>h or <n>d[@HH:MM]` entries separated by `;`
+    /// (docs/tournaments.md).
+    #[arg(long = "tournament-schedule", env = "FOGBLAST_TOURNAMENT_SCHEDULE", default_value = "")]
+    pub tournament_schedule: String,
 }
 
 impl MatchmakerConfig {

@@ -74,6 +74,12 @@ pub async fn run(
     let drain = config.drain();
     let tournament_store = store.tournaments().clone();
     let limits = config.settings.tournament_limits();
+    let schedule = tournament::schedule::parse(&config.settings.tournament_schedule).map_err(|e| {
+        SetupError::Config(fogblast_proto::error::ServiceError::new(
+            fogblast_proto::error::ErrorCode::BadRequest,
+            format!("--tournament-schedule: {e}"),
+        ))
+    })?;
     let ratings = ratings::Ratings::new(config.rating_addr.as_deref()).map_err(SetupError::Config)?;
     let matchmaker = Matchmaker::new(config, store, bus.clone(), games.clone())?;
     let tournaments = Arc::new(tournament::commands::Tournaments {
@@ -83,6 +89,7 @@ pub async fn run(
         ratings,
         replica: matchmaker.replica().to_owned(),
         limits,
+        schedule,
     });
     let (stop_tx, stop) = watch::channel(false);
     let pools = tokio::spawn(matchmaker.clone().manage_pools(stop.clone()));

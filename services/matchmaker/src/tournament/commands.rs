@@ -57,6 +57,7 @@ pub struct Tournaments {
     pub(crate) ratings: Ratings,
     pub(crate) replica: String,
     pub(crate) limits: Limits,
+    pub(crate) schedule: Vec<super::schedule::Scheduled>,
 }
 
 fn bad(message: impl Into<String>) -> ServiceError {

@@ -45,7 +45,12 @@ const CONCURRENT_GAMES: usize = 32;
 pub struct Memory {
     last_wave: Mutex<HashMap<String, u64>>,
     held: Mutex<HashMap<String, String>>,
+    /// Scheduled arenas known to be in the store, by id and start.
+    scheduled: Mutex<HashMap<String, u64>>,
 }
+
+/// How far ahead scheduled arenas are made, so players see them coming.
+const SCHEDULED_AHEAD_MS: u64 = 6 * 3_600_000;
 
 impl Tournaments {
     /// Drives tournaments until `stop`; then lets go of their leases.
@@ -69,6 +74,7 @@ impl Tournaments {
             Ok(now) => now,
             Err(error) => return warn!(%error, "tournaments: the store does not answer"),
         };
+        self.make_scheduled(memory, now).await;
         let listed = match self.store.list(now).await {
             Ok(listed) => listed,
             Err(error) => return warn!(%error, "tournaments: cannot list them"),
@@ -91,6 +97,29 @@ impl Tournaments {
             memory.held.lock().unwrap_or_else(PoisonError::into_inner).insert(record.id.clone(), token.clone());
             if let Err(error) = self.drive_one(&record.id, &token, memory).await {
                 warn!(tournament = %record.id, %error, "tournament pass left for the next");
+            }
+        }
+    }
+
+    /// Makes the scheduled arenas due in the next hours that this replica
+    /// has not seen made. Another replica making the same one is harmless:
+    /// the id is the same, and the store makes it once.
+    async fn make_scheduled(&self, memory: &Memory, now: u64) {
+        for record in super::schedule::due(&self.schedule, now, SCHEDULED_AHEAD_MS) {
+            if memory.scheduled.lock().unwrap_or_else(PoisonError::into_inner).contains_key(&record.id) {
+                continue;
+            }
+            match self.store.create(&record).await {
+                Ok(made) => {
+                    if made {
+                        info!(tournament = %record.id, name = %record.name, starts_ms = record.starts_ms, "scheduled arena made");
+                        self.changed(&record.id, 1, true).await;
+                    }
+                    let mut known = memory.scheduled.lock().unwrap_or_else(PoisonError::into_inner);
+                    known.retain(|_, starts| *starts + SCHEDULED_AHEAD_MS > now);
+                    known.insert(record.id.clone(), record.starts_ms);
+                }
+                Err(error) => warn!(tournament = %record.id, %error, "a scheduled arena was not made"),
             }
         }
     }

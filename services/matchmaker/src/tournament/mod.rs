@@ -35,6 +35,7 @@ pub mod driver;
 mod memory;
 mod redis;
 pub mod results;
+pub mod schedule;
 
 pub use memory::MemoryTournamentStore;
 pub use redis::RedisTournamentStore;
