@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use fogblast::signals;
 
+mod arena_bench;
 mod bench;
 mod chaos;
 mod engine_bench;
@@ -45,6 +46,8 @@ enum Command {
     Selfplay(selfplay::SelfplayArgs),
     /// Measure one pairing wave over many waiting seekers on Redis; checks nobody was paired twice or left out.
     MatchmakerBench(matchmaker_bench::MatchmakerBenchArgs),
+    /// Drive one arena of many players on Redis in real time: the first wave, game end to next game, changes told, standings read.
+    ArenaBench(arena_bench::ArenaBenchArgs),
     /// Measure the rating service on Postgres and NATS: finished games applied per second.
     RatingBench(rating_bench::RatingBenchArgs),
     /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::GameBench(args) => game_bench::run(&args),
         Command::RatingBench(args) => rating_bench::run(&args),
         Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
+        Command::ArenaBench(args) => arena_bench::run(&args),
         Command::Loadtest(args) => loadtest::run(&args),
         Command::Chaos(args) => chaos::run(&args),
     };

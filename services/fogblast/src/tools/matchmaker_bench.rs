@@ -156,7 +156,7 @@ async fn one_run(args: &MatchmakerBenchArgs, run: usize, prefix: &str) -> anyhow
     Ok(report.elapsed)
 }
 
-async fn clean_up(url: &str, prefix: &str) {
+pub(crate) async fn clean_up(url: &str, prefix: &str) {
     let Ok(client) = redis::Client::open(url) else { return };
     let Ok(mut connection) = client.get_multiplexed_async_connection().await else { return };
     let mut cursor: u64 = 0;

@@ -60,6 +60,25 @@ pub struct Tournaments {
     pub(crate) schedule: Vec<super::schedule::Scheduled>,
 }
 
+impl Tournaments {
+    /// The tournaments of replica `replica`, on `store`, making their games
+    /// through `games` and telling changes on `bus`.
+    pub fn new(
+        store: Arc<dyn TournamentStore>,
+        bus: Arc<dyn EventBus>,
+        games: Arc<dyn Games>,
+        replica: &str,
+        limits: Limits,
+    ) -> Tournaments {
+        let ratings = Ratings::new(None).expect("no rating service needs no address");
+        Tournaments { store, bus, games, ratings, replica: replica.to_owned(), limits, schedule: Vec::new() }
+    }
+
+    pub fn store(&self) -> &Arc<dyn TournamentStore> {
+        &self.store
+    }
+}
+
 fn bad(message: impl Into<String>) -> ServiceError {
     ServiceError::new(ErrorCode::BadRequest, message)
 }
