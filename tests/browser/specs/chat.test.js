@@ -123,6 +123,7 @@ test('players chat as text, spectators have their room, the opponent can be hidd
     assert.match(await bob.el('chat-error').textContent(), /^You are writing faster than the chat allows/);
     assert.ok(bob.received.some((f) => f.t === 'error' && f.code === 'rate_limited'), 'the server refused a line');
     assert.match(await bob.el('chat-input').inputValue(), /^line \d+$/, 'the refused line is given back');
+    for (const p of players) assert.deepEqual(p.errors, [], `${p.name}: no errors in the page`);
   });
 });
 
@@ -141,6 +142,7 @@ test('on a phone the chat lies clear of the board and the clocks', { timeout: 12
       }
     }
     await alice.shotSizes('chat');
+    for (const p of players) assert.deepEqual(p.errors, [], `${p.name}: no errors in the page`);
   });
 });
 

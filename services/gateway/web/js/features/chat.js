@@ -95,7 +95,7 @@ export function renderChat(model, { shown }) {
   }
   const input = $('chat-input');
   input.placeholder = room === 'players' ? 'Write to your opponent' : 'Write to the spectators';
-  $('chat-input-label').textContent = room === 'players' ? "Write in the players' room" : "Write in the spectators' room";
+  document.getElementById('chat-input-label').textContent = room === 'players' ? "Write in the players' room" : "Write in the spectators' room";
   renderCount();
 }
 

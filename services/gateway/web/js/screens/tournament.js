@@ -144,7 +144,7 @@ function renderMe(t) {
     return;
   }
   const parts = [];
-  if (t.me.rank) parts.push(`You are ${ordinal(t.me.rank)}.`);
+  if (t.me.rank && !(t.me.withdraw && !t.isStarted)) parts.push(`You are ${ordinal(t.me.rank)}.`);
   if (t.me.withdraw && !t.isFinished) parts.push(t.isStarted ? 'You are paused: join again to be paired.' : 'You withdrew.');
   else if (!t.isStarted) parts.push('You are in: the pairing starts with the tournament.');
   el.append(parts.join(' '));
@@ -161,7 +161,7 @@ function renderStandings(t) {
   const rows = $('tournament-standings').querySelector('tbody');
   const players = (t.standing && t.standing.players) || [];
   const me = hooks.me();
-  rows.replaceChildren(...players.map((p) => standingRow(p, me)));
+  rows.replaceChildren(...players.map((p) => standingRow(p, me, t.isStarted ? '(paused)' : '(withdrawn)')));
   $('tournament-standings').hidden = !players.length;
   $('tournament-nobody').hidden = !!players.length;
   const pages = Math.max(1, Math.ceil((t.nbPlayers || 0) / PAGE_SIZE));
@@ -172,7 +172,7 @@ function renderStandings(t) {
   $('tournament-next').disabled = page >= pages;
 }
 
-function standingRow(p, me) {
+function standingRow(p, me, away) {
   const tr = document.createElement('tr');
   tr.dataset.player = p.id;
   if (p.id === me) tr.classList.add('me');
@@ -183,7 +183,7 @@ function standingRow(p, me) {
   a.href = playerUrl(p.id);
   a.textContent = p.name || p.id;
   who.append(a);
-  if (p.withdraw) who.append(' ', Object.assign(document.createElement('span'), { className: 'paused-mark', textContent: '(paused)' }));
+  if (p.withdraw) who.append(' ', Object.assign(document.createElement('span'), { className: 'paused-mark', textContent: away }));
   const sheet = document.createElement('td');
   sheet.className = 'sheet';
   sheet.dataset.testid = 'tournament-sheet';
