@@ -35,7 +35,7 @@ function learn(model) {
   });
 }
 
-/** The bar, the button and the marks for `model` (`strips`: color → its strip element). */
+/** The bar, the button and the marks for `model`; `canAct`: the seat on screen may act (no curtain, not looking back). */
 export function renderTournamentGame(model, { canAct }) {
   const bar = $('tournament-bar');
   const inTournament = !!(model && model.tournament);
