@@ -35,6 +35,10 @@ import { bindConfirmMove, dropWaiting, offerMove } from './js/features/confirm-m
 import { bindNotify, notifyFrame, tell } from './js/features/notify.js';
 import { bindMoveInput } from './js/features/move-input.js';
 import { initPlayerPage, showPlayer } from './js/screens/player.js';
+import { initTournamentPage, rememberPairing, showTournament } from './js/screens/tournament.js';
+import { initTournaments, loadTournaments } from './js/features/tournaments.js';
+import { initTournamentGame } from './js/features/tournament-game.js';
+import { initChat } from './js/features/chat.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
@@ -52,7 +56,8 @@ function onFrame(conn, f) {
     case 'rating': if (main) ratings.onRating(f); return;
     case 'lobby': case 'lobby_update': if (main) onLobbyFrame(f); return;
     case 'paired':
-      if (main) { tell('Opponent found', 'Your game is starting.', `fogblast-${f.game}`); onPaired(f); }
+      // A quick pairing or an arena's: either way the game opens at once.
+      if (main) { rememberPairing(f); tell('Opponent found', 'Your game is starting.', `fogblast-${f.game}`); onPaired(f); }
       return;
     case 'reconnect': if (main) notice('The server is restarting: reconnecting…'); return;
     case 'error': if (f.id == null) notice(errorText(f), 'error'); return;
@@ -189,6 +194,14 @@ function start() {
   bindNotify();
   bindMoveInput({ board, model: () => session.activeModel() });
   initPlayerPage({ openGame: session.openGame, home: () => session.goHome() });
+  const me = () => connections.online()?.player || null;
+  initTournamentPage({ openGame: session.openGame, home: () => session.goHome(), me, name: () => store.get(store.KEYS.name, '') });
+  initTournaments({ openTournament: (id) => { stopLobby(); showTournament(id); } });
+  initTournamentGame({ berserk: () => session.act({ t: 'berserk' }), me, render: renderGame });
+  initChat({
+    model: () => session.activeModel(),
+    send: (frame) => session.connFor(session.activeModel()).command(frame),
+  });
   bindHome();
   bindGame(board);
   document.addEventListener('keydown', pageKeys);
@@ -209,6 +222,7 @@ function start() {
     onHome: () => { showScreen('home'); renderHome(); },
     onLeave: session.goHome,
     onPlayer: (id) => { stopLobby(); showPlayer(id); },
+    onTournament: (id) => { stopLobby(); showTournament(id); },
   });
   setInterval(() => {
     renderClocks();

@@ -17,10 +17,15 @@ export function binary() {
   return bin;
 }
 
-/** Starts `fogblast up` (with `extraArgs` after its own); resolves once /readyz answers. */
-export async function startServer({ extraArgs = [] } = {}) {
+/**
+ * Starts `fogblast up` (with `extraArgs` after its own); resolves once
+ * /readyz answers. `tournamentMinMinutes` lets arenas be that short (the
+ * server's floor is 10 minutes; a test's arena lasts one).
+ */
+export async function startServer({ extraArgs = [], tournamentMinMinutes = null } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'fogblast-browser-'));
-  const args = ['up', '--listen', '127.0.0.1:0', '--database-url', `sqlite:${join(dir, 'fogblast.db')}?mode=rwc`, '--engine-workers', '1', ...extraArgs];
+  const short = tournamentMinMinutes == null ? [] : ['--tournament-min-minutes', String(tournamentMinMinutes)];
+  const args = ['up', '--listen', '127.0.0.1:0', '--database-url', `sqlite:${join(dir, 'fogblast.db')}?mode=rwc`, '--engine-workers', '1', ...short, ...extraArgs];
   const child = spawn(binary(), args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, RUST_BACKTRACE: '1' } });
   const lines = [];
   let exited = null;

@@ -4,7 +4,9 @@
 // the mouse has clicked; and axe-core (the accessibility engine, run in the
 // page) finds nothing serious or critical on the home screen, a game being
 // played (atomic and fog of war, at 1280×900 and 390×844), the settings,
-// How to play, a finished game and a player's page.
+// How to play, a finished game and a player's page; and on home's
+// tournaments and create form, a tournament's page (1280×900 and 390×844)
+// and a tournament game with its bar, Berserk and a chat line.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -148,6 +150,53 @@ test('axe-core finds nothing serious on the screens', { timeout: 120_000 }, asyn
     await startComputer(p, { variant: 'fog', color: 'white', level: 'easy' });
     await p.waitTurn();
     found.push(...await axeFindings(p, 'fog of war game'));
+    assert.deepEqual(found, []);
+  });
+});
+
+test('axe-core finds nothing serious on tournaments, a tournament game and the chat', { timeout: 120_000 }, async () => {
+  const options = { viewport: { width: 1280, height: 900 } };
+  const ann = await Player.open(browser, 'axe-ann', server.url, '/', options);
+  const ben = await Player.open(browser, 'axe-ben', server.url, '/', options);
+  players.push(ann, ben);
+  await withShots('a11y-tournament', () => [ann, ben], server, async () => {
+    const found = [];
+    for (const p of [ann, ben]) await p.page.waitForFunction(() => localStorage.getItem('fogblast.token'));
+    const token = await ann.page.evaluate(() => JSON.parse(localStorage.getItem('fogblast.token')));
+    const response = await fetch(`${server.url}/api/tournament`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: new URLSearchParams({ name: 'Axe arena', clockTime: '3', clockIncrement: '0', minutes: '10', waitMinutes: '0', variant: 'atomic', description: 'For the accessibility check.' }),
+    });
+    const arena = await response.json();
+    assert.equal(response.status, 200, JSON.stringify(arena));
+
+    await ann.page.reload();
+    await ann.page.locator(`[data-testid="tournaments-started"] li[data-tournament="${arena.id}"]`).waitFor({ timeout: 15_000 });
+    await ann.el('tournament-create-box').locator('summary').click();
+    found.push(...await axeFindings(ann, 'home with tournaments'));
+
+    for (const p of [ann, ben]) {
+      await p.page.goto(new URL(`/#tournament=${arena.id}`, server.url).href);
+      await p.page.waitForFunction(() => document.querySelector('[data-testid="tournament-action"]')?.textContent === 'Join');
+    }
+    await ann.el('tournament-action').click();
+    await ann.page.locator('[data-testid="tournament-standings"] tbody tr').first().waitFor();
+    found.push(...await axeFindings(ann, 'tournament page'));
+    await ann.page.setViewportSize({ width: 390, height: 844 });
+    found.push(...await axeFindings(ann, 'tournament page at 390x844'));
+    await ann.page.setViewportSize({ width: 1280, height: 900 });
+
+    // Paired: the tournament game, its bar and Berserk, and a line in the chat.
+    await ben.el('tournament-action').click();
+    for (const p of [ann, ben]) await p.el('tournament-bar').waitFor({ timeout: 30_000 });
+    await ann.el('berserk').waitFor();
+    await ann.el('chat-input').fill('have fun');
+    await ann.el('chat-input').press('Enter');
+    await ann.page.locator('[data-testid="chat-lines"] .chat-line').first().waitFor();
+    found.push(...await axeFindings(ann, 'tournament game with chat'));
+    await ann.page.setViewportSize({ width: 390, height: 844 });
+    found.push(...await axeFindings(ann, 'tournament game with chat at 390x844'));
     assert.deepEqual(found, []);
   });
 });

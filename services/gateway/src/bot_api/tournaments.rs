@@ -237,10 +237,23 @@ fn player_request(bot: &Bot, id: String) -> TournamentPlayerRequest {
     TournamentPlayerRequest { tournament_id: id, player_id: bot.player.to_string(), name: bot.name(), rating: 0 }
 }
 
-/// `POST /api/tournament/{id}/join`.
-pub async fn join(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>) -> ApiResult {
+/// The name a player joins under: the page's display name when it sends
+/// one (the same rule as a `hello`'s name), else the bot's username.
+fn display_name(bot: &Bot, params: &Params) -> Result<String, ApiError> {
+    match params.get("name") {
+        Some(name) if name.chars().count() > 30 || name.chars().any(char::is_control) => {
+            Err(ApiError::bad("a name is at most 30 printable characters"))
+        }
+        Some(name) => Ok(name.to_owned()),
+        None => Ok(bot.name()),
+    }
+}
+
+/// `POST /api/tournament/{id}/join` (and `name`, the web page's display name).
+pub async fn join(State(gateway): State<Arc<Gateway>>, bot: Bot, Path(id): Path<String>, params: Params) -> ApiResult {
     let timeout = gateway.config.settings.matchmaker_timeout();
-    within(timeout, MATCHMAKER, client(&gateway)?.join_tournament(player_request(&bot, id))).await?;
+    let request = TournamentPlayerRequest { name: display_name(&bot, &params)?, ..player_request(&bot, id) };
+    within(timeout, MATCHMAKER, client(&gateway)?.join_tournament(request)).await?;
     ok().map(|r| bot.answer(r))
 }
 

@@ -16,7 +16,10 @@ export const ALL_SQUARES = Array.from({ length: 64 }, (_, i) => squareName(i));
 export const other = (color) => (color === 'white' ? 'black' : 'white');
 
 /** The frame types that change a game's model; the others are the page's business. */
-export const GAME_FRAMES = new Set(['state', 'move', 'end', 'draw', 'takeback', 'seated', 'opponent_gone', 'opponent_back', 'rematch']);
+export const GAME_FRAMES = new Set(['state', 'move', 'end', 'draw', 'takeback', 'seated', 'opponent_gone', 'opponent_back', 'rematch', 'chat', 'berserk']);
+
+/** Lines of chat a model keeps: the server's `state` carries the last ones, this many is plenty to scroll back. */
+export const CHAT_KEPT = 200;
 
 export function isSeat(model) {
   return model.you === 'white' || model.you === 'black';
@@ -104,6 +107,8 @@ export function applyFrame(model, frame, context = {}) {
     return model && model.id === frame.game && model.v > next.v ? model : next;
   }
   if (!model || model.id !== frame.game || !GAME_FRAMES.has(frame.t)) return model;
+  // A chat line or a berserk at or below the model's version is already in it (a state counted it).
+  if ((frame.t === 'chat' || frame.t === 'berserk') && typeof frame.v === 'number' && frame.v <= model.v) return model;
   const m = { ...model, v: typeof frame.v === 'number' ? Math.max(model.v, frame.v) : model.v };
   switch (frame.t) {
     case 'move': return moveFit(model, frame) === 'next' ? applyMove(m, frame, now) : m;
@@ -116,6 +121,8 @@ export function applyFrame(model, frame, context = {}) {
       if (frame.new_game) return { ...m, rematchGame: frame.new_game, rematchOffer: null };
       if (frame.action === 'decline') return { ...m, rematchOffer: null, rematchDeclinedBy: frame.by };
       return { ...m, rematchOffer: frame.by, rematchDeclinedBy: null };
+    case 'chat': return { ...m, chat: [...m.chat, chatLine(frame)].slice(-CHAT_KEPT) };
+    case 'berserk': return applyBerserk(m, frame, now);
     default: return m;
   }
 }
@@ -155,6 +162,9 @@ export function modelFromState(f, previous, now = 0, remembered = null) {
     replay: null,
     views: null,
     captured: [],
+    chat: Array.isArray(f.chat) ? f.chat.map(chatLine) : [],
+    tournament: typeof f.tournament === 'string' && f.tournament ? f.tournament : null,
+    berserk: Array.isArray(f.berserk) ? f.berserk.slice() : [],
   };
   if (moves.length && moves.every(Boolean) && sans.filter(Boolean).length < moves.length) {
     // Every move is known (not fog of war): name them all.
@@ -284,6 +294,26 @@ function applyOffer(m, f) {
   const key = f.t === 'draw' ? 'drawOffer' : 'takebackOffer';
   const standing = f.action === 'offer' || f.action === 'request';
   return { ...m, [key]: standing ? f.by : null };
+}
+
+/** A chat line as the model keeps it: who wrote it, in which room, and the text (shown as text, never as markup). */
+function chatLine(f) {
+  return { room: f.room === 'players' ? 'players' : 'spectators', player: f.player || '', name: f.name || '', text: String(f.text ?? '') };
+}
+
+/** A side went berserk: its mark, and the clock the server halved. */
+function applyBerserk(m, f, now) {
+  const berserk = f.color && !m.berserk.includes(f.color) ? [...m.berserk, f.color] : m.berserk;
+  return f.clock ? { ...m, berserk, clock: f.clock, clockAt: now } : { ...m, berserk };
+}
+
+/**
+ * Whether the seat on screen may still go berserk: a tournament game with a
+ * clock, being played, before its own first move, not berserk already.
+ */
+export function mayBerserk(model) {
+  return !!model.tournament && isSeat(model) && model.status === 'playing' && !!model.clock
+    && !model.berserk.includes(model.you) && movesMadeBy(model, model.you) === 0;
 }
 
 function applySeated(m, f, now) {

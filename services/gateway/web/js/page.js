@@ -8,6 +8,7 @@ export function showScreen(which) {
   $('home').hidden = which !== 'home';
   $('game').hidden = which !== 'game';
   $('player-page').hidden = which !== 'player';
+  $('tournament-page').hidden = which !== 'tournament';
   document.body.dataset.screen = which;
   placeNotice(which);
 }

@@ -1,6 +1,6 @@
 // The page's URLs (docs/web-client.md): `/` is home, `/g/CODE` joins the
 // game with that join code, `/#game=ID` shows a game, `/#player=ID` a
-// player's page. `routeOf` is pure, so
+// player's page, `/#tournament=ID` a tournament's page. `routeOf` is pure, so
 // node tests check it; `startRouter` follows the address bar.
 
 /**
@@ -13,6 +13,8 @@ export function routeOf({ pathname, hash }, saved) {
   if (invite) return { to: 'join', code: decodeURIComponent(invite[1]).toUpperCase() };
   const player = playerInHash(hash);
   if (player) return { to: 'player', id: player };
+  const tournament = tournamentInHash(hash);
+  if (tournament) return { to: 'tournament', id: tournament };
   const id = gameInHash(hash);
   if (id) return { to: 'game', id, hotseat: !!(saved && saved.id === id && saved.hotseat) };
   if (saved && saved.active) return { to: 'game', id: saved.id, hotseat: !!saved.hotseat };
@@ -29,6 +31,12 @@ export function playerInHash(hash) {
   return new URLSearchParams((hash || '').replace(/^#/, '')).get('player') || null;
 }
 
+/** The tournament id of a `#tournament=ID` hash, or null. */
+export function tournamentInHash(hash) {
+  return new URLSearchParams((hash || '').replace(/^#/, '')).get('tournament') || null;
+}
+
+export const tournamentUrl = (id) => `/#tournament=${encodeURIComponent(id)}`;
 export const gameUrl = (id) => `/#game=${encodeURIComponent(id)}`;
 export const playerUrl = (id) => `/#player=${encodeURIComponent(id)}`;
 
@@ -46,17 +54,24 @@ export function showHomeUrl() {
  * Routes the current location once, then follows hash changes: another
  * game id opens it, no id leaves the game on screen (`current()`) for home.
  */
-export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer }) {
+export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament }) {
   const route = routeOf(location, saved);
   if (route.to === 'join') onJoin(route.code);
   else if (route.to === 'game') onGame(route.id, { hotseat: route.hotseat });
   else if (route.to === 'player') onPlayer(route.id);
+  else if (route.to === 'tournament') onTournament(route.id);
   else onHome();
   window.addEventListener('hashchange', () => {
     const player = playerInHash(location.hash);
     if (player) {
       if (current()) onLeave();
       onPlayer(player);
+      return;
+    }
+    const tournament = tournamentInHash(location.hash);
+    if (tournament) {
+      if (current()) onLeave();
+      onTournament(tournament);
       return;
     }
     const id = gameInHash(location.hash);

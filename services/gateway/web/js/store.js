@@ -14,6 +14,7 @@ export const KEYS = {
   sans: 'sans',             // {game, seats: {white: {ply: [uci, san]}}}: own moves' SAN in fog of war
   captured: 'captured',     // {game, seats: {white: {ply: [uci, role]}}}: what a seat took in fog of war
   views: 'views',           // {game, seats: {white: {ply: [fen, visible, last]}}}: a seat's views in fog of war
+  tournamentGames: 'tournament-games', // {tournament: [{game, color, opponent}]}: your arena games as this browser was paired into them
   ratingBefore: 'rating',   // {game, variant, rating, games}: the rating before a rated game
 };
 

@@ -18,6 +18,7 @@ export const DEFAULTS = {
   premoves: true,
   confirmMove: false,
   zen: false,
+  opponentChat: true, // the opponent's lines in the game's chat (js/features/chat.js)
   notify: false, // notifications in the background (js/features/notify.js), once the browser allows them
 };
 
@@ -55,6 +56,7 @@ const CHECKS = [
   ['setting-premoves', 'premoves'],
   ['setting-confirm-move', 'confirmMove'],
   ['setting-zen', 'zen'],
+  ['setting-opponent-chat', 'opponentChat'],
 ];
 
 export function openSettings() {

@@ -25,6 +25,9 @@ import { premoveAllowed, queuedFor, playPremove } from '../features/premove.js';
 import { material } from '../material.js';
 import { playerUrl } from '../router.js';
 import { ROLE_NAMES } from '../../art/pieces.js';
+import { renderChat } from '../features/chat.js';
+import { renderTournamentGame } from '../features/tournament-game.js';
+import { setting } from '../features/settings.js';
 
 let board = null;
 let flipped = false;
@@ -81,6 +84,8 @@ export function renderGame() {
   renderStatus(model, myTurn, curtain);
   renderInvite(model, seat);
   renderControls(model, seat && !curtain);
+  renderTournamentGame(model, { canAct: seat && !curtain && replayPly() == null });
+  renderChat(model, { shown: !isHotseat() && !isOfflineGame(model.id) && !model.archived && !setting('zen') });
   renderMoves(model, curtain);
   renderReplay(model);
   renderPgn(model);

@@ -1,6 +1,6 @@
 // The home screen: your name; play the computer (online, or offline in this
 // browser); a board for a friend, also with both players on this device;
-// join by code; quick pairing; the lobby; the leaderboard; your games; and
+// join by code; quick pairing; the lobby; tournaments; the leaderboard; your games; and
 // "Back to your game" while one is in progress.
 
 import { $, busy, notice, homeShown } from '../page.js';
@@ -14,6 +14,7 @@ import { subscribeLobby } from '../features/lobby.js';
 import { startSeek, cancelSeek, renderSeek, seeking } from '../features/seek.js';
 import { loadLeaderboard } from '../features/leaderboard.js';
 import { loadProfile } from '../features/your-games.js';
+import { loadTournaments } from '../features/tournaments.js';
 
 /** A time control select's value ("3+2", "none") as a `clock`. */
 export function parseClock(value) {
@@ -173,4 +174,5 @@ export function renderHome() {
   renderSeek(seeking() ? null : '');
   // One after the other: a gateway without an archive is then asked once.
   loadLeaderboard().then(loadProfile);
+  loadTournaments();
 }
