@@ -59,6 +59,8 @@ struct Seen {
     paired_while_playing: usize,
     games: HashSet<String>,
     reported: usize,
+    /// Set once the run is over: no more results are reported.
+    stopped: bool,
 }
 
 pub fn run(args: &ArenaBenchArgs) -> anyhow::Result<()> {
@@ -137,6 +139,9 @@ async fn one_run(args: &ArenaBenchArgs, prefix: &str) -> anyhow::Result<()> {
     let _ = driver.await;
     listening.abort();
     let told = changes.load(std::sync::atomic::Ordering::Relaxed);
+    // Results on their way to the store land before the standings are read.
+    seen.lock().unwrap().stopped = true;
+    tokio::time::sleep(Duration::from_millis(500)).await;
 
     let read = Instant::now();
     let snapshot = store.snapshot("bench-arena").await?.context("the arena")?;
@@ -229,6 +234,9 @@ async fn listen(
                 };
                 {
                     let mut seen = seen.lock().unwrap();
+                    if seen.stopped {
+                        return;
+                    }
                     for player in [&white, &black] {
                         seen.in_game.remove(player);
                         seen.ended.insert(player.clone(), Instant::now());
