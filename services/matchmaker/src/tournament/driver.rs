@@ -172,10 +172,14 @@ impl Tournaments {
             }
             commit.games.push(game);
         }
+        // Told before the commit that records them started: a driver
+        // killed in between leaves them `Created`, and the next holder
+        // seats (again, harmlessly) and tells them again, so a player may
+        // hear of a game twice but never not at all.
+        for game in commit.games.iter().filter(|g| g.stage == Stage::Started) {
+            self.tell_paired(&snapshot, game).await;
+        }
         if self.store.commit(id, token, &commit).await? {
-            for game in commit.games.iter().filter(|g| g.stage == Stage::Started) {
-                self.tell_paired(&snapshot, game).await;
-            }
             self.changed(id, snapshot.version + 2, false).await;
         }
         Ok(())
