@@ -21,11 +21,13 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 
+mod consume;
 mod journal;
 mod memory;
 mod nats;
 mod subject;
 
+pub use consume::consume_until_stopped;
 pub use memory::MemoryBus;
 pub use nats::{public_stream, NatsBus, NatsConfig};
 

@@ -149,13 +149,9 @@ impl Matchmaker {
         Matchmaker { client, timeout }
     }
 
-    fn client(&self) -> Result<MatchmakerClient<Channel>, ServiceError> {
+    /// The matchmaker's client; tournaments call it directly.
+    pub fn client(&self) -> Result<MatchmakerClient<Channel>, ServiceError> {
         self.client.clone().ok_or_else(no_matchmaker)
-    }
-
-    /// The matchmaker's client, for calls with no wrapper here (tournaments).
-    pub fn rpc(&self) -> Result<MatchmakerClient<Channel>, ServiceError> {
-        self.client()
     }
 
     pub async fn seek(

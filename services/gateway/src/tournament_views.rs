@@ -90,7 +90,7 @@ impl TournamentViews {
             count: STANDINGS_KEPT,
             player_id: String::new(),
         };
-        let view = within(timeout, MATCHMAKER, matchmaker.rpc()?.get_tournament(request)).await?;
+        let view = within(timeout, MATCHMAKER, matchmaker.client()?.get_tournament(request)).await?;
         let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = views.get_mut(id) {
             entry.value = Some((Arc::new(view.clone()), Instant::now()));
@@ -118,7 +118,8 @@ impl TournamentViews {
         if subscribe {
             self.listen(bus, TOURNAMENTS_SUBJECT.to_owned(), None);
         }
-        let listed = within(timeout, MATCHMAKER, matchmaker.rpc()?.list_tournaments(ListTournamentsRequest {})).await?;
+        let listed =
+            within(timeout, MATCHMAKER, matchmaker.client()?.list_tournaments(ListTournamentsRequest {})).await?;
         let mut list = self.list.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = list.as_mut() {
             entry.value = Some((Arc::new(listed.clone()), Instant::now()));

@@ -12,7 +12,6 @@ use bytes::Bytes;
 use fogblast_bus::{ConsumerConfig, Delivery, EventBus};
 use fogblast_proto::events::GameFinished;
 use fogblast_proto::notices::{player_notice, player_subject, PlayerNotice, RatingChanged};
-use futures::StreamExt;
 use prost::Message;
 use tokio::sync::watch;
 use tracing::{debug, info, warn, Instrument};
@@ -30,51 +29,27 @@ pub async fn run(
     bus: Arc<dyn EventBus>,
     metrics: Arc<Metrics>,
     consumer: ConsumerConfig,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let deliveries = match bus.consume_durable(consumer.clone()).await {
-            Ok(deliveries) => deliveries,
-            Err(error) => {
-                warn!(%error, "cannot consume finished games; retrying");
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
-                    _ = stop.changed() => return,
-                }
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-                continue;
-            }
-        };
-        backoff = Duration::from_millis(100);
-        // Several games at once: each is its own transaction, and a
-        // player's rating row is locked while one of its games is applied.
-        let work = deliveries.for_each_concurrent(IN_FLIGHT, |next| {
-            let (archive, bus, metrics) = (&archive, bus.as_ref(), metrics.as_ref());
-            async move {
-                match next {
-                    Ok(delivery) => {
-                        // The publisher's trace goes on here (see fogblast_telemetry).
-                        let message = delivery.message();
-                        let span = tracing::info_span!(
-                            "rating.apply",
-                            otel.kind = "consumer",
-                            subject = %message.subject,
-                            redeliveries = delivery.redeliveries(),
-                            game = tracing::field::Empty,
-                        );
-                        fogblast_telemetry::follow_headers(&span, &message.headers);
-                        handle(archive, bus, metrics, delivery.as_ref()).instrument(span).await
-                    }
-                    Err(error) => warn!(%error, "finished-games stream"),
-                }
-            }
-        });
-        tokio::select! {
-            _ = work => {}
-            _ = stop.changed() => return,
+    // Several games at once: each is its own transaction, and a player's
+    // rating row is locked while one of its games is applied.
+    fogblast_bus::consume_until_stopped(bus.as_ref(), consumer, IN_FLIGHT, stop, |delivery| {
+        let (archive, bus, metrics) = (&archive, bus.as_ref(), metrics.as_ref());
+        async move {
+            // The publisher's trace goes on here (see fogblast_telemetry).
+            let message = delivery.message();
+            let span = tracing::info_span!(
+                "rating.apply",
+                otel.kind = "consumer",
+                subject = %message.subject,
+                redeliveries = delivery.redeliveries(),
+                game = tracing::field::Empty,
+            );
+            fogblast_telemetry::follow_headers(&span, &message.headers);
+            handle(archive, bus, metrics, delivery.as_ref()).instrument(span).await
         }
-    }
+    })
+    .await;
 }
 
 /// Finished games applied at once.

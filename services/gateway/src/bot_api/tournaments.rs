@@ -29,7 +29,7 @@ const PAGE: u32 = 10;
 fn client(
     gateway: &Gateway,
 ) -> Result<fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient<tonic::transport::Channel>, ApiError> {
-    gateway.matchmaker.rpc().map_err(ApiError::from)
+    gateway.matchmaker.client().map_err(ApiError::from)
 }
 
 fn status_code(status: &str) -> u32 {

@@ -130,20 +130,20 @@ impl Tournaments {
         let last_wave = memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).get(id).copied().unwrap_or(0);
         let wave = snapshot.now_ms >= last_wave + WAVE_MS;
         let decided = decide(&snapshot, wave, &Pairing::default());
-        if !decided.commit.is_empty() {
-            if !self.store.commit(id, token, &decided.commit).await? {
+        if !decided.is_empty() {
+            if !self.store.commit(id, token, &decided).await? {
                 return Ok(());
             }
-            self.changed(id, snapshot.version + 1, decided.commit.status.is_some()).await;
+            self.changed(id, snapshot.version + 1, decided.status.is_some()).await;
         }
         if wave {
             memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), snapshot.now_ms);
         }
-        if let Some(status) = decided.commit.status {
+        if let Some(status) = decided.status {
             info!(tournament = %id, ?status, "tournament moved on");
         }
         let mut games: BTreeMap<String, TourGame> = snapshot.games.clone();
-        for game in &decided.commit.games {
+        for game in &decided.games {
             games.insert(game.id.clone(), game.clone());
         }
         let to_make: Vec<TourGame> =
@@ -157,7 +157,7 @@ impl Tournaments {
             .collect()
             .await;
         let mut current: BTreeMap<String, Standing> = snapshot.standing.clone();
-        current.extend(decided.commit.standing.iter().cloned());
+        current.extend(decided.standing.iter().cloned());
         let mut commit = Commit::default();
         for (game, freed) in made {
             if let Some((white, black)) = freed {
@@ -290,15 +290,9 @@ fn name_of(snapshot: &Snapshot, player: &str) -> String {
     snapshot.joined.get(player).map_or_else(|| player.to_owned(), |e| e.name.clone())
 }
 
-/// What one pass decides.
-#[derive(Debug, Default)]
-pub struct Decided {
-    pub commit: Commit,
-}
-
 /// The pass, without I/O: start, count the results in the inbox, pair a
 /// wave (when `wave`), finish. Every change is in the returned commit.
-pub fn decide(snapshot: &Snapshot, wave: bool, rules: &Pairing) -> Decided {
+pub fn decide(snapshot: &Snapshot, wave: bool, rules: &Pairing) -> Commit {
     let now = snapshot.now_ms;
     let mut status = snapshot.status;
     let mut commit = Commit::default();
@@ -365,7 +359,7 @@ pub fn decide(snapshot: &Snapshot, wave: bool, rules: &Pairing) -> Decided {
         })
         .collect();
     commit.games = games.into_values().collect();
-    Decided { commit }
+    commit
 }
 
 /// Scores a finished game on both players' sheets and frees them.
@@ -483,23 +477,23 @@ mod tests {
     #[test]
     fn an_arena_starts_on_time_and_pairs_everyone_free() {
         let early = snapshot(&["a", "b", "c", "d", "e"], START - 1);
-        assert!(decide(&early, true, &Pairing::default()).commit.is_empty(), "nothing before the start");
+        assert!(decide(&early, true, &Pairing::default()).is_empty(), "nothing before the start");
         let due = snapshot(&["a", "b", "c", "d", "e"], START);
-        let commit = decide(&due, true, &Pairing::default()).commit;
+        let commit = decide(&due, true, &Pairing::default());
         assert_eq!(commit.status, Some(Status::Started));
         assert_eq!(commit.games.len(), 2, "five players: two boards, one waits");
         let playing: Vec<_> = commit.standing.iter().filter(|(_, s)| s.playing.is_some()).collect();
         assert_eq!(playing.len(), 4);
         assert!(commit.games.iter().all(|g| g.stage == Stage::New));
         let next = after(due, &commit, START + 100);
-        let again = decide(&next, true, &Pairing::default()).commit;
+        let again = decide(&next, true, &Pairing::default());
         assert!(again.games.is_empty(), "the one left has nobody free to meet");
     }
 
     #[test]
     fn a_result_is_counted_once_and_frees_both_players() {
         let first = snapshot(&["a", "b"], START);
-        let commit = decide(&first, true, &Pairing::default()).commit;
+        let commit = decide(&first, true, &Pairing::default());
         let mut playing = started(after(first, &commit, START + 60_000));
         let game = playing.games.values().next().unwrap().clone();
         let result = ReportedResult {
@@ -510,7 +504,7 @@ mod tests {
             black_berserk: false,
         };
         playing.results.insert(game.id.clone(), result.clone());
-        let counted = decide(&playing, false, &Pairing::default()).commit;
+        let counted = decide(&playing, false, &Pairing::default());
         assert_eq!(counted.results_taken, vec![game.id.clone()]);
         let scored = after(playing, &counted, START + 61_000);
         let white = &scored.standing[&game.white];
@@ -520,7 +514,7 @@ mod tests {
         // Told again (a redelivery): taken out, scored nothing more.
         let mut again = scored.clone();
         again.results.insert(game.id.clone(), result);
-        let commit = decide(&again, false, &Pairing::default()).commit;
+        let commit = decide(&again, false, &Pairing::default());
         assert_eq!(commit.results_taken, vec![game.id.clone()]);
         let twice = after(again, &commit, START + 62_000);
         assert_eq!(twice.standing[&game.white].sheet.score, 3);
@@ -530,10 +524,10 @@ mod tests {
     #[test]
     fn the_arena_finishes_once_its_last_game_has_ended() {
         let first = snapshot(&["a", "b"], START);
-        let commit = decide(&first, true, &Pairing::default()).commit;
+        let commit = decide(&first, true, &Pairing::default());
         let ends = first.record.ends_ms();
         let mut late = started(after(first, &commit, ends + 1));
-        let finishing = decide(&late, true, &Pairing::default()).commit;
+        let finishing = decide(&late, true, &Pairing::default());
         assert_eq!(finishing.status, None, "a game is still being played");
         assert!(finishing.games.is_empty(), "nobody is paired after the end");
         let game = late.games.values().next().unwrap().id.clone();
@@ -545,7 +539,7 @@ mod tests {
             black_berserk: false,
         };
         late.results.insert(game, result);
-        let done = decide(&late, true, &Pairing::default()).commit;
+        let done = decide(&late, true, &Pairing::default());
         assert_eq!(done.status, Some(Status::Finished));
     }
 
@@ -554,7 +548,7 @@ mod tests {
         let mut snap = snapshot(&["a", "b", "c", "d"], START);
         snap.presence.insert("a".into(), Presence::Paused);
         snap.presence.insert("b".into(), Presence::Withdrawn);
-        let commit = decide(&snap, true, &Pairing::default()).commit;
+        let commit = decide(&snap, true, &Pairing::default());
         assert_eq!(commit.games.len(), 1);
         let game = &commit.games[0];
         let mut seated = [game.white.as_str(), game.black.as_str()];

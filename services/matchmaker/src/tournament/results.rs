@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use fogblast_bus::{ConsumerConfig, Delivery, EventBus};
 use fogblast_proto::events::GameFinished;
-use futures::StreamExt;
 use prost::Message;
 use tokio::sync::watch;
 use tracing::{debug, warn};
@@ -36,41 +35,17 @@ pub fn reported(game: &GameFinished) -> Option<(String, ReportedResult)> {
 }
 
 /// Consumes finished games until `stop`.
-pub async fn run(store: Arc<dyn TournamentStore>, bus: Arc<dyn EventBus>, mut stop: watch::Receiver<bool>) {
+pub async fn run(store: Arc<dyn TournamentStore>, bus: Arc<dyn EventBus>, stop: watch::Receiver<bool>) {
     let config = ConsumerConfig {
         name: CONSUMER.to_owned(),
         filter: "games.finished.>".to_owned(),
         ack_wait: Duration::from_secs(30),
     };
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let deliveries = match bus.consume_durable(config.clone()).await {
-            Ok(deliveries) => deliveries,
-            Err(error) => {
-                warn!(%error, "tournaments cannot read finished games; trying again");
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
-                    _ = stop.changed() => return,
-                }
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-                continue;
-            }
-        };
-        backoff = Duration::from_millis(100);
-        let work = deliveries.for_each_concurrent(16, |next| {
-            let store = store.as_ref();
-            async move {
-                match next {
-                    Ok(delivery) => handle(store, delivery.as_ref()).await,
-                    Err(error) => warn!(%error, "finished-games stream"),
-                }
-            }
-        });
-        tokio::select! {
-            _ = work => {}
-            _ = stop.changed() => return,
-        }
-    }
+    fogblast_bus::consume_until_stopped(bus.as_ref(), config, 16, stop, |delivery| {
+        let store = store.as_ref();
+        async move { handle(store, delivery.as_ref()).await }
+    })
+    .await;
 }
 
 async fn handle(store: &dyn TournamentStore, delivery: &dyn Delivery) {
