@@ -10,12 +10,9 @@ use fogblast_rules::{CastlingMode, Color, MoveEffects, Position, Variant};
 
 use crate::clock::{self, LagPolicy};
 use crate::config::Timeouts;
+use crate::deadlines::{self, Deadlines};
 use crate::record::{color_to_wire, end_reason, result_for, LiveGame};
 use crate::refusal::CommandError;
-
-/// How long the computer's turn may pass without a move before another
-/// shard's sweep asks the engine again.
-pub const COMPUTER_RESCUE_MS: u64 = 3_000;
 
 /// Draw offers each seat may make in a game.
 pub const DRAW_OFFERS_PER_SEAT: u32 = 5;
@@ -611,7 +608,7 @@ impl Next<'_> {
         let color = self.seated_color(player)?;
         self.require_playing()?;
         // A lease that lapsed counts even if the sweep has not seen it yet.
-        self.lapse(timeouts);
+        self.lapse(Deadlines::of(self.live, timeouts).lease, timeouts);
         let gone_since = self.live.seat(!color).gone_since_ms;
         if gone_since == 0 {
             return Err(CommandError::OpponentPresent);
@@ -703,15 +700,12 @@ impl Next<'_> {
     /// died, or lost the game service) count as gone since it ran out, as
     /// if reported gone then: the opponent hears it, with the time left to
     /// a claim.
-    fn lapse(&mut self, timeouts: &Timeouts) -> bool {
+    fn lapse(&mut self, leases: [Option<u64>; 2], timeouts: &Timeouts) -> bool {
         let now = self.now_ms;
         let mut lapsed = false;
-        for color in [Color::White, Color::Black] {
+        for (color, until) in [Color::White, Color::Black].into_iter().zip(leases) {
+            let Some(until) = until.filter(|&until| now >= until) else { continue };
             let seat = self.live.seat_mut(color);
-            let until = seat.present_until_ms;
-            if seat.gone_since_ms != 0 || until == 0 || now < until {
-                continue;
-            }
             seat.gone_since_ms = until;
             seat.present_until_ms = 0;
             let claim_in_ms = (until + timeouts.claim_after_ms).saturating_sub(now);
@@ -721,68 +715,31 @@ impl Next<'_> {
         lapsed
     }
 
-    /// Ends the game for whatever fell due; the rules are `next_due`'s.
+    /// Acts on whatever fell due by [`Deadlines::of`], the rules the
+    /// sweep's wake-up time comes from too.
     fn tick(&mut self, timeouts: &Timeouts) -> bool {
         let now = self.now_ms;
-        let record = &self.live.record;
-        match self.live.status() {
-            Status::Waiting if self.live.open_game_due_ms(timeouts.open_game_ms).is_some_and(|due| now >= due) => {
-                self.end(None, EndReason::Aborted)
-            }
-            Status::Playing => {
-                if let Some(side) = self.live.running_side() {
-                    let seat = self.live.seat(side);
-                    if clock::is_flagged(now, record.turn_started_ms, seat.remaining_ms, seat.lag_quota_ms) {
-                        self.flag(side);
-                        return true;
-                    }
-                }
-                let lapsed = self.lapse(timeouts);
-                if self.live.first_move_due_ms(timeouts.no_start_ms).is_some_and(|due| now >= due) {
-                    return self.end(None, EndReason::Aborted) || lapsed;
-                }
-                let not_started = self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0;
-                if self.live.abandon_due_ms(timeouts.abandon_ms).is_some_and(|due| now >= due) {
-                    let reason = if not_started { EndReason::Aborted } else { EndReason::Abandoned };
-                    return self.end(None, reason) || lapsed;
-                }
-                lapsed
-            }
-            _ => false,
+        let due = Deadlines::of(self.live, timeouts);
+        if deadlines::passed(due.open_game, now) {
+            return self.end(None, EndReason::Aborted);
         }
-    }
-}
-
-/// When the game next needs attention without a command, as store time.
-pub fn next_due(live: &LiveGame, timeouts: &Timeouts) -> Option<u64> {
-    let record = &live.record;
-    match live.status() {
-        Status::Waiting => live.open_game_due_ms(timeouts.open_game_ms),
-        Status::Playing => {
-            let turn = live.game.position().turn();
-            let mut due = Vec::with_capacity(4);
-            // The owner asks the engine as soon as the computer is to
-            // move; the deadline is the rescue for an owner that died.
-            if live.is_computer(turn) {
-                due.push(record.turn_started_ms + COMPUTER_RESCUE_MS);
-            }
-            if let Some(side) = live.running_side() {
-                let seat = live.seat(side);
-                due.push(clock::flag_at_ms(record.turn_started_ms, seat.remaining_ms, seat.lag_quota_ms));
-            }
-            due.extend(live.first_move_due_ms(timeouts.no_start_ms));
-            due.extend(live.abandon_due_ms(timeouts.abandon_ms));
-            // A lease that lapses makes its seat gone: the sweep must see it
-            // even when nothing else happens in the game.
-            for color in [Color::White, Color::Black] {
-                let seat = live.seat(color);
-                if seat.gone_since_ms == 0 && seat.present_until_ms != 0 {
-                    due.push(seat.present_until_ms);
-                }
-            }
-            due.into_iter().min()
+        if let Some((side, _)) = due.flag.filter(|&(_, at)| now >= at) {
+            self.flag(side);
+            return true;
         }
-        _ => None,
+        let lapsed = self.lapse(due.lease, timeouts);
+        // A seat that lapsed is away now, which may bring the end of an
+        // abandoned game forward.
+        let due = if lapsed { Deadlines::of(self.live, timeouts) } else { due };
+        if deadlines::passed(due.first_move, now) {
+            return self.end(None, EndReason::Aborted) || lapsed;
+        }
+        if deadlines::passed(due.abandon, now) {
+            let not_started = self.moves_by(Color::White) == 0 || self.moves_by(Color::Black) == 0;
+            let reason = if not_started { EndReason::Aborted } else { EndReason::Abandoned };
+            return self.end(None, reason) || lapsed;
+        }
+        lapsed
     }
 }
 

@@ -32,6 +32,7 @@ pub mod commands;
 mod computer;
 mod config;
 pub mod create;
+pub mod deadlines;
 pub mod engine_view;
 mod metrics;
 mod ownership;

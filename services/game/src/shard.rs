@@ -32,6 +32,7 @@ use crate::commands::{self, Command, Event, InPlace};
 use crate::computer::EnginePool;
 use crate::config::GameConfig;
 use crate::create::{self, NewGame};
+use crate::deadlines;
 use crate::metrics::Metrics;
 use crate::ownership::Ownership;
 use crate::record::{color_to_wire, LiveGame};
@@ -358,7 +359,7 @@ impl Shard {
         let events = [Event::Reset];
         let events = self.encode_events(&live, &events, 0, now);
         let encoded = committed(&events);
-        let due = commands::next_due(&live, &self.config.settings.timeouts);
+        let due = deadlines::next_due(&live, &self.config.settings.timeouts);
         let commit = Commit {
             game: game.clone(),
             expected_version: 0,
@@ -470,7 +471,7 @@ impl Shard {
             let ended = live.status() == Status::Ended;
             let events = self.encode_events(&live, &changes.events, version, now);
             let encoded = committed(&events);
-            let due = commands::next_due(&live, &self.config.settings.timeouts);
+            let due = deadlines::next_due(&live, &self.config.settings.timeouts);
             let commit = Commit {
                 game: game.clone(),
                 expected_version: version,

@@ -3,8 +3,9 @@
 //! quota, a move that arrives after the flag, the timeouts that end games
 //! nobody plays, offers and presence, reported and by lease.
 
-use fogblast_game_service::commands::{apply, apply_in_place, next_due, Command, Event, InPlace, Outcome};
+use fogblast_game_service::commands::{apply, apply_in_place, Command, Event, InPlace, Outcome};
 use fogblast_game_service::create::{new_record, NewGame};
+use fogblast_game_service::deadlines::next_due;
 use fogblast_game_service::refusal::CommandError;
 use fogblast_game_service::{audience, LiveGame, Timeouts, Viewer};
 use fogblast_proto::error::ErrorCode;
@@ -492,4 +493,59 @@ fn berserk_halves_the_time_and_drops_the_increment_before_the_first_move_only() 
     let finished = fogblast_game_service::finished_event(&ended);
     assert_eq!(finished.tournament_id, "arena-1");
     assert!(finished.white.unwrap().berserk && !finished.black.unwrap().berserk);
+}
+
+/// Along random games (moves, presence with and without leases, time
+/// passing), the time the sweep is woken at is exactly when the tick acts:
+/// a tick a millisecond before it changes nothing, and a tick at it
+/// changes the game. A rule that only one of them read would break this
+/// in one direction or the other.
+#[test]
+fn the_sweep_wakes_a_game_exactly_when_its_tick_has_something_to_do() {
+    use rand::{Rng, RngCore};
+    let mut rng = StdRng::seed_from_u64(39);
+    let mut ticks_acting = 0;
+    for round in 0..60 {
+        let clock = [None, Some((60_000, 0)), Some((60_000, 2_000))][round % 3];
+        let mut live = game([Variant::Standard, Variant::Atomic, Variant::Fog][round % 3], clock);
+        let mut now = START;
+        for _ in 0..40 {
+            if let Some(due) = next_due(&live, &timeouts()) {
+                if due > now {
+                    assert!(
+                        matches!(apply(&live, Command::Tick, due - 1, &timeouts()), Ok(Outcome::Unchanged)),
+                        "a tick before the deadline at {due} acted"
+                    );
+                }
+                let at = due.max(now);
+                match apply(&live, Command::Tick, at, &timeouts()) {
+                    Ok(Outcome::Applied(_)) => ticks_acting += 1,
+                    other => panic!("the sweep woke the game at {at} for nothing: {other:?}"),
+                }
+            }
+            if live.status() == Status::Ended {
+                break;
+            }
+            now += rng.random_range(0..40_000u64);
+            let player = if rng.random_bool(0.5) { "w" } else { "b" };
+            let command = if rng.random_bool(0.7) {
+                let moves = live.game.position().legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let uci = moves[rng.next_u32() as usize % moves.len()]
+                    .to_uci(fogblast_rules::CastlingMode::Standard)
+                    .to_string();
+                let turn = if live.game.position().turn() == Color::White { "w" } else { "b" };
+                Command::Move { player: id(turn), uci, ply: live.ply() as u32, lag_ms: 0, waited_ms: 0 }
+            } else {
+                let lease_ms = [0, 5_000, 30_000][rng.random_range(0..3)];
+                Command::Presence { player: id(player), connected: rng.random_bool(0.6), lease_ms }
+            };
+            if let Ok(Outcome::Applied(applied)) = apply(&live, command, now, &timeouts()) {
+                live = applied.live;
+            }
+        }
+    }
+    assert!(ticks_acting > 30, "deadlines were reached: {ticks_acting}");
 }

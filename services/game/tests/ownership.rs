@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fogblast_game_service::{audience, commands, create, LiveGame, Timeouts};
+use fogblast_game_service::{audience, commands, create, deadlines, LiveGame, Timeouts};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::event_payload::Kind as PayloadKind;
 use fogblast_proto::game::{
@@ -893,7 +893,7 @@ async fn write_clocked_game(
     }
     record.turn_started_ms = now;
     let mut live = LiveGame::from_record(record).unwrap();
-    let due = commands::next_due(&live, &timeouts).unwrap();
+    let due = deadlines::next_due(&live, &timeouts).unwrap();
     assert_eq!(due, now + white_ms, "White's flag is what falls due");
     live.record.due_at_ms = due;
     let reset = audience::event_for_all(&live, &commands::Event::Reset, 1, now, &timeouts);
@@ -1253,7 +1253,7 @@ async fn a_computer_turn_no_engine_answers_is_rescheduled() {
     let game = router.client(&a.addr).create_game(computer_moves_first("p")).await.unwrap().into_inner().game_id;
     let game = GameId::parse(&game).unwrap();
     let created = router.store.now_ms().await.unwrap();
-    let rescue = commands::COMPUTER_RESCUE_MS;
+    let rescue = deadlines::COMPUTER_RESCUE_MS;
     let first = router.store.due_games(created + rescue + 1_000, 0, 10).await.unwrap();
     assert_eq!(first.iter().map(|(g, _)| g).collect::<Vec<_>>(), vec![&game], "the computer's turn has a deadline");
     // Past the deadline and a sweep: moved on, not left overdue.

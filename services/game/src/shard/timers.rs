@@ -17,7 +17,8 @@ use tokio::task::AbortHandle;
 use tracing::warn;
 
 use super::Shard;
-use crate::commands::{self, Command};
+use crate::commands::Command;
+use crate::deadlines;
 
 /// A game's sleeping timer task.
 #[derive(Debug)]
@@ -105,10 +106,10 @@ impl Shard {
     /// its own length, so the game comes up again then rather than in
     /// every sweep ahead of deadlines that can be acted on.
     async fn postpone_rescue(&self, game: &GameId, live: &crate::record::LiveGame) {
-        let Some(due) = commands::next_due(live, &self.config.settings.timeouts) else { return };
+        let Some(due) = deadlines::next_due(live, &self.config.settings.timeouts) else { return };
         let Ok(now) = self.store.now_ms().await else { return };
         if due <= now {
-            if let Err(error) = self.store.postpone(game, due, now + commands::COMPUTER_RESCUE_MS).await {
+            if let Err(error) = self.store.postpone(game, due, now + deadlines::COMPUTER_RESCUE_MS).await {
                 warn!(game = %game, %error, "the computer's rescue deadline stays where it was");
             }
         }
