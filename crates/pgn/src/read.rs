@@ -162,10 +162,81 @@ struct Tag {
     offset: usize,
 }
 
+/// A game's tags, in order, each name once.
+struct Tags(Vec<Tag>);
+
+impl Tags {
+    fn find(&self, name: &str) -> Option<&Tag> {
+        self.0.iter().find(|t| t.name == name)
+    }
+
+    /// The variant, whether castling is Chess960's, the starting position
+    /// and the result the tags give.
+    fn setup(&self) -> Result<(Variant, bool, Position, Option<GameResult>), Failure> {
+        let (variant, mut chess960) = match self.find("Variant") {
+            None => (Variant::Standard, false),
+            Some(tag) => variant_from_tag(&tag.value)
+                .ok_or_else(|| (tag.offset, PgnErrorKind::UnsupportedVariant(tag.value.clone())))?,
+        };
+        let initial = match self.find("FEN") {
+            None => Position::new(variant),
+            Some(tag) => Position::from_fen(&tag.value, variant)
+                .map_err(|error| (tag.offset, PgnErrorKind::Fen { fen: tag.value.clone(), error }))?,
+        };
+        chess960 |= has_chess960_castling(&initial);
+        let result = match self.find("Result") {
+            None => None,
+            Some(tag) => Some(
+                tag.value
+                    .parse::<GameResult>()
+                    .map_err(|_| (tag.offset, PgnErrorKind::ResultTag(tag.value.clone())))?,
+            ),
+        };
+        Ok((variant, chess960, initial, result))
+    }
+}
+
+/// A game's main line as its movetext gives it.
+struct Movetext {
+    moves: Vec<String>,
+    clocks_ms: Vec<Option<u64>>,
+    /// The result token, if the movetext ended with one.
+    result: Option<GameResult>,
+    /// Whether it held anything but comments and annotations.
+    saw_anything: bool,
+}
+
 impl Games<'_> {
     /// Reads one game from the lexer's position, which is at a token.
     fn read_one(&mut self) -> Result<Option<PgnGame>, Failure> {
         self.game += 1;
+        let tags = self.read_tags()?;
+        let (variant, chess960, initial, tag_result) = tags.setup()?;
+        let movetext = self.read_movetext(initial, CastlingMode::for_game(chess960))?;
+        if tags.0.is_empty() && !movetext.saw_anything && movetext.result.is_none() {
+            self.game -= 1;
+            return Ok(None);
+        }
+        let result = match (tag_result, movetext.result) {
+            (Some(tag), Some(movetext)) if tag != movetext => {
+                let offset = tags.find("Result").map_or(0, |t| t.offset);
+                return Err((offset, PgnErrorKind::ResultMismatch { tag, movetext }));
+            }
+            (_, Some(result)) | (Some(result), None) => result,
+            (None, None) => GameResult::Unknown,
+        };
+        Ok(Some(PgnGame {
+            tags: tags.0.into_iter().map(|t| (t.name, t.value)).collect(),
+            variant,
+            chess960,
+            initial,
+            moves: movetext.moves,
+            clocks_ms: movetext.clocks_ms,
+            result,
+        }))
+    }
+
+    fn read_tags(&mut self) -> Result<Tags, Failure> {
         let lexer = &mut self.lexer;
         let mut tags: Vec<Tag> = Vec::new();
         let mut seen = HashSet::new();
@@ -177,43 +248,25 @@ impl Games<'_> {
             tags.push(tag);
             lexer.skip_trivia();
         }
-        let find = |name: &str| tags.iter().find(|t| t.name == name);
+        Ok(Tags(tags))
+    }
 
-        let (variant, mut chess960) = match find("Variant") {
-            None => (Variant::Standard, false),
-            Some(tag) => variant_from_tag(&tag.value)
-                .ok_or_else(|| (tag.offset, PgnErrorKind::UnsupportedVariant(tag.value.clone())))?,
-        };
-        let initial = match find("FEN") {
-            None => Position::new(variant),
-            Some(tag) => Position::from_fen(&tag.value, variant)
-                .map_err(|error| (tag.offset, PgnErrorKind::Fen { fen: tag.value.clone(), error }))?,
-        };
-        chess960 |= has_chess960_castling(&initial);
-        let tag_result = match find("Result") {
-            None => None,
-            Some(tag) => Some(
-                tag.value
-                    .parse::<GameResult>()
-                    .map_err(|_| (tag.offset, PgnErrorKind::ResultTag(tag.value.clone())))?,
-            ),
-        };
-        let mode = CastlingMode::for_game(chess960);
-
+    /// Reads the movetext up to its result token, the next game's tags or
+    /// the end, playing the main line from `initial`; variations are
+    /// skipped.
+    fn read_movetext(&mut self, initial: Position, mode: CastlingMode) -> Result<Movetext, Failure> {
+        let lexer = &mut self.lexer;
         let mut pos = initial;
-        let mut moves = Vec::new();
-        let mut clocks_ms: Vec<Option<u64>> = Vec::new();
+        let mut text = Movetext { moves: Vec::new(), clocks_ms: Vec::new(), result: None, saw_anything: false };
         // The main-line move a following comment's clock belongs to.
         let mut last_move: Option<usize> = None;
         let mut depth = 0usize;
-        let mut movetext_result = None;
-        let mut saw_anything = !tags.is_empty();
         loop {
             lexer.skip_trivia();
             let start = lexer.pos;
             let token = lexer.token()?;
             if !matches!(token, Token::Comment(_) | Token::Nag | Token::Annotation | Token::End | Token::TagOpen) {
-                saw_anything = true;
+                text.saw_anything = true;
             }
             match token {
                 Token::End | Token::TagOpen if depth > 0 => return Err((start, PgnErrorKind::UnclosedVariation)),
@@ -224,7 +277,7 @@ impl Games<'_> {
                         if depth > 0 {
                             return Err((start, PgnErrorKind::UnclosedVariation));
                         }
-                        movetext_result = Some(result);
+                        text.result = Some(result);
                         break;
                     }
                     if depth > 0 {
@@ -238,22 +291,22 @@ impl Games<'_> {
                     let m = pos.parse_san(symbol).map_err(|error| {
                         (start, PgnErrorKind::Move { number: move_number(&pos), san: symbol.to_owned(), error })
                     })?;
-                    moves.push(m.to_uci(mode).to_string());
-                    clocks_ms.push(None);
-                    last_move = Some(moves.len() - 1);
+                    text.moves.push(m.to_uci(mode).to_string());
+                    text.clocks_ms.push(None);
+                    last_move = Some(text.moves.len() - 1);
                     pos.play_unchecked(m);
                 }
                 Token::Star => {
                     if depth > 0 {
                         return Err((start, PgnErrorKind::UnclosedVariation));
                     }
-                    movetext_result = Some(GameResult::Unknown);
+                    text.result = Some(GameResult::Unknown);
                     break;
                 }
                 Token::Comment(comment) => {
                     if let (0, Some(index)) = (depth, last_move) {
                         if let Some(ms) = clock_in_comment(comment).map_err(|kind| (start, kind))? {
-                            clocks_ms[index] = Some(ms);
+                            text.clocks_ms[index] = Some(ms);
                         }
                     }
                 }
@@ -263,27 +316,7 @@ impl Games<'_> {
                 Token::Period | Token::Nag | Token::Annotation => {}
             }
         }
-        if !saw_anything && movetext_result.is_none() {
-            self.game -= 1;
-            return Ok(None);
-        }
-        let result = match (tag_result, movetext_result) {
-            (Some(tag), Some(movetext)) if tag != movetext => {
-                let offset = find("Result").map_or(0, |t| t.offset);
-                return Err((offset, PgnErrorKind::ResultMismatch { tag, movetext }));
-            }
-            (_, Some(result)) | (Some(result), None) => result,
-            (None, None) => GameResult::Unknown,
-        };
-        Ok(Some(PgnGame {
-            tags: tags.into_iter().map(|t| (t.name, t.value)).collect(),
-            variant,
-            chess960,
-            initial,
-            moves,
-            clocks_ms,
-            result,
-        }))
+        Ok(text)
     }
 }
 

@@ -28,7 +28,7 @@ use tokio::sync::broadcast;
 use tracing::{debug, info, warn};
 
 use crate::audience::{self, Viewer};
-use crate::commands::{self, Command, Event, InPlace};
+use crate::commands::{Command, Event};
 use crate::computer::EnginePool;
 use crate::config::GameConfig;
 use crate::create::{self, NewGame};
@@ -39,12 +39,14 @@ use crate::record::{color_to_wire, LiveGame};
 
 mod cache;
 mod computer_turn;
+mod decide;
 mod public_stream;
 mod sweep;
 mod timers;
 mod watchers;
 
 use cache::{Cached, GameCache, Slot};
+use decide::{decide, Decision, Proposal, Start};
 use public_stream::PublicStream;
 use sweep::InFlight;
 use timers::Timers;
@@ -99,6 +101,19 @@ fn recorded_refusal(applied: &AppliedRequest) -> Option<ServiceError> {
         Ok(code) => Some(ServiceError::new(code, applied.message.clone())),
         Err(_) => Some(ServiceError::new(ErrorCode::Internal, applied.message.clone())),
     }
+}
+
+/// How one commit of a command went.
+enum Attempt {
+    /// Written: the game as committed, and the refusal the command still
+    /// gets (a move after the flag fell commits the loss on time).
+    Committed { cached: Cached, refusal: Option<ServiceError> },
+    /// Another writer got there first: read the game again.
+    Lost,
+    /// The game carries a newer epoch than this shard's.
+    StaleEpoch { stored: u64 },
+    /// The store failed; the commit may or may not have been made.
+    Failed(ServiceError),
 }
 
 /// What a command did, for its caller.
@@ -403,126 +418,104 @@ impl Shard {
         let slot = self.slot(game);
         let mut slot = slot.lock().await;
         for _ in 0..COMMIT_ATTEMPTS {
-            let held = slot.cached.is_some();
-            if !held {
-                slot.cached = self.load(game).await?;
-            }
-            // Taken out of the slot rather than copied: a command changes
-            // the game, and whatever path keeps it unchanged puts it back.
-            let Some(cached) = slot.cached.take() else { return Err(not_found(game)) };
-            if let Some(applied) = recorded(&cached.live.record, request_id) {
-                let answer = match recorded_refusal(applied) {
-                    Some(refusal) => Err(refusal),
-                    None => Ok(Done { version: applied.version, live: cached.live.clone() }),
-                };
-                let through = applied.version;
-                let live = cached.live.clone();
-                slot.cached = Some(cached);
-                // Its first answer may have been lost before the commit was
-                // durable, and with it the commit's public events.
-                self.store.confirm_durable().await.map_err(unavailable)?;
-                self.republish_public(game, &live.record, through, live.status() == Status::Ended);
-                return answer;
-            }
+            // Taken out of the slot: whatever is not committed goes back
+            // only as the decision says.
+            let start = match slot.cached.take() {
+                Some(cached) => Start::Held(cached),
+                None => Start::Read(self.load(game).await?.ok_or_else(|| not_found(game))?),
+            };
             let now = self.store.now_ms().await.map_err(unavailable)?;
-            let version = cached.version;
-            let was_ended = cached.live.status() == Status::Ended;
-            // The command changes the game in place, copying it only while
-            // something else still shares it. A held game that is not
-            // committed is read again, so it needs no copy kept; a game just
-            // read keeps it as read, for a refusal or a no-op to leave in
-            // the slot.
-            let as_read = (!held).then(|| Arc::clone(&cached.live));
-            let mut live = Arc::unwrap_or_clone(cached.live);
-            let outcome = commands::apply_in_place(&mut live, command.clone(), now, &self.config.settings.timeouts);
-            // Only a commit checks the held copy against the store. A shard
-            // whose view of membership lagged may have written the game
-            // since, so a refusal or a no-op is decided again on a fresh read.
-            let mut changes = match (outcome, as_read) {
-                (Ok(InPlace::Changed(changes)), _) => changes,
-                (_, None) => {
-                    slot.cached = None;
-                    continue;
+            let proposal = match decide(start, command.clone(), request_id, now, &self.config.settings.timeouts) {
+                Decision::Commit(proposal) => proposal,
+                Decision::ReadAgain => continue,
+                Decision::Refused { keep, refusal } => {
+                    slot.cached = Some(keep);
+                    return Err(refusal);
                 }
-                (Err(refused), Some(as_read)) => {
-                    slot.cached = Some(Cached { live: as_read, version });
-                    return Err(refused.into());
-                }
-                (Ok(outcome @ (InPlace::AlreadyPlayed | InPlace::Unchanged)), Some(as_read)) => {
-                    let done = Done { version, live: as_read.clone() };
-                    slot.cached = Some(Cached { live: as_read, version });
+                Decision::Answered { keep, answer, republish } => {
+                    let live = Arc::clone(&keep.live);
+                    slot.cached = Some(keep);
                     self.store.confirm_durable().await.map_err(unavailable)?;
-                    if matches!(outcome, InPlace::AlreadyPlayed) {
-                        // A move sent again: the first one's answer, and
-                        // perhaps its public events, were lost.
-                        self.republish_public(game, &done.live.record, version, done.live.status() == Status::Ended);
+                    if let Some(through) = republish {
+                        self.republish_public(game, &live.record, through, live.status() == Status::Ended);
                     }
-                    return Ok(done);
+                    return answer;
                 }
             };
-            if !request_id.is_empty() {
-                let recorded_version = version + changes.events.len() as u64;
-                let refusal = changes.refusal.as_ref().map(|refusal| ServiceError::from(refusal.clone()));
-                record_request(&mut live.record, request_id, recorded_version, refusal.as_ref());
+            if proposal.changes.rematch {
+                self.create_rematch(&proposal.live, now).await?;
             }
-            if changes.rematch {
-                self.create_rematch(&live, now).await?;
-            }
-            let ended = live.status() == Status::Ended;
-            let events = self.encode_events(&live, &changes.events, version, now);
-            let encoded = committed(&events);
-            let due = deadlines::next_due(&live, &self.config.settings.timeouts);
-            let commit = Commit {
-                game: game.clone(),
-                expected_version: version,
-                epoch,
-                record: live.record.encode_to_vec(),
-                events: encoded.iter().map(|e| e.encoded.to_vec()).collect(),
-                due_at_ms: due,
-                finished: ended && !was_ended,
-                expire_after: ended.then(|| Duration::from_millis(self.config.settings.finished_ttl_ms)),
-            };
-            match self.store.commit(commit).await {
-                Ok(version) => {
-                    let moves = changes.events.iter().filter(|e| matches!(e, Event::Moved { .. })).count();
-                    self.metrics.moves.inc_by(moves as u64);
-                    if ended && !was_ended {
-                        self.metrics.games_finished.inc();
-                    }
-                    let live = Arc::new(live);
-                    slot.cached = Some(Cached { live: live.clone(), version });
-                    // Still under the game's lock, so watchers get events in order.
-                    self.after_commit(game, &live, &events, encoded, due, now);
-                    drop(slot);
-                    if let Some(refusal) = changes.refusal.take() {
-                        return Err(refusal.into());
-                    }
-                    return Ok(Done { version, live });
+            match self.commit_proposal(game, epoch, *proposal, now).await {
+                Attempt::Committed { cached, refusal } => {
+                    let live = Arc::clone(&cached.live);
+                    let version = cached.version;
+                    slot.cached = Some(cached);
+                    return refusal.map_or(Ok(Done { version, live }), Err);
                 }
-                Err(CommitError::VersionConflict { current }) => {
-                    debug!(game = %game, expected = version, current, "commit lost a race; reading again");
-                    self.metrics.commit_conflicts.inc();
-                    slot.cached = None;
-                }
-                Err(CommitError::StaleEpoch { stored }) => {
-                    self.metrics.commit_conflicts.inc();
-                    slot.cached = None;
-                    self.ownership.refresh().await.map_err(unavailable)?;
-                    self.ownership.check(game)?;
-                    // Still the owner by the current membership: the game was
-                    // written by a shard that joined later and has left again.
-                    warn!(game = %game, epoch, stored, "game carries a newer epoch; taking a new one");
-                    self.ownership.reregister().await.map_err(unavailable)?;
-                    epoch = self.ownership.check(game)?;
-                }
-                Err(CommitError::Store(error)) => {
-                    slot.cached = None;
-                    self.recover_events(game.clone(), version);
-                    return Err(unavailable(error));
-                }
+                Attempt::Lost => {}
+                Attempt::StaleEpoch { stored } => epoch = self.take_newer_epoch(game, epoch, stored).await?,
+                Attempt::Failed(error) => return Err(error),
             }
         }
         Err(ServiceError::new(ErrorCode::Unavailable, "the game is changing too fast; try again"))
+    }
+
+    /// Commits a decided change and, if it is written, sets off what
+    /// follows it (still under the game's lock, so watchers get events in
+    /// order).
+    async fn commit_proposal(self: &Arc<Self>, game: &GameId, epoch: u64, proposal: Proposal, now: u64) -> Attempt {
+        let Proposal { live, from_version: version, was_ended, mut changes } = proposal;
+        let ended = live.status() == Status::Ended;
+        let events = self.encode_events(&live, &changes.events, version, now);
+        let encoded = committed(&events);
+        let due = deadlines::next_due(&live, &self.config.settings.timeouts);
+        let commit = Commit {
+            game: game.clone(),
+            expected_version: version,
+            epoch,
+            record: live.record.encode_to_vec(),
+            events: encoded.iter().map(|e| e.encoded.to_vec()).collect(),
+            due_at_ms: due,
+            finished: ended && !was_ended,
+            expire_after: ended.then(|| Duration::from_millis(self.config.settings.finished_ttl_ms)),
+        };
+        match self.store.commit(commit).await {
+            Ok(version) => {
+                let moves = changes.events.iter().filter(|e| matches!(e, Event::Moved { .. })).count();
+                self.metrics.moves.inc_by(moves as u64);
+                if ended && !was_ended {
+                    self.metrics.games_finished.inc();
+                }
+                let live = Arc::new(live);
+                self.after_commit(game, &live, &events, encoded, due, now);
+                Attempt::Committed { cached: Cached { live, version }, refusal: changes.refusal.take().map(Into::into) }
+            }
+            Err(CommitError::VersionConflict { current }) => {
+                debug!(game = %game, expected = version, current, "commit lost a race; reading again");
+                self.metrics.commit_conflicts.inc();
+                Attempt::Lost
+            }
+            Err(CommitError::StaleEpoch { stored }) => {
+                self.metrics.commit_conflicts.inc();
+                Attempt::StaleEpoch { stored }
+            }
+            Err(CommitError::Store(error)) => {
+                self.recover_events(game.clone(), version);
+                Attempt::Failed(unavailable(error))
+            }
+        }
+    }
+
+    /// After a commit refused for a newer epoch than `epoch` (`stored`):
+    /// the epoch to try again with, if this shard still owns the game by
+    /// the current membership (the game was written by a shard that joined
+    /// later and has left again).
+    async fn take_newer_epoch(&self, game: &GameId, epoch: u64, stored: u64) -> Result<u64, ServiceError> {
+        self.ownership.refresh().await.map_err(unavailable)?;
+        self.ownership.check(game)?;
+        warn!(game = %game, epoch, stored, "game carries a newer epoch; taking a new one");
+        self.ownership.reregister().await.map_err(unavailable)?;
+        self.ownership.check(game)
     }
 
     async fn create_rematch(self: &Arc<Self>, old: &LiveGame, now: u64) -> Result<(), ServiceError> {
