@@ -135,8 +135,9 @@ fn lease_holder(cluster: &Cluster, replicas: &[&str]) -> Option<usize> {
 
 /// Two matchmaker replicas on Redis; the one driving the arena is killed
 /// (SIGKILL) while its games are played. The other takes the arena over:
-/// it loses no result and no pairing, pairs nobody twice, and the arena's
-/// standings at the end are exactly the archive's.
+/// it loses no result and no pairing, pairs nobody twice, the arena's
+/// standings at the end are exactly the archive's, and the public stream
+/// told the arena's life once, ending with those standings.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
     let cluster = Cluster::start("arena-failover", 1, 0);
@@ -193,4 +194,58 @@ async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
     let seen = summary(&output, &matchmakers[survivor].logs());
     assert_standings_match_the_archive(&seen);
     assert_nobody_played_two_games_at_once(&seen);
+    assert_events_tell_the_arena(&tournament_events(&cluster).await, &seen);
+}
+
+/// The tournament events of the cluster's public stream, from its start
+/// until a `finished` one (or a minute without it), as JSON.
+async fn tournament_events(cluster: &Cluster) -> Vec<Value> {
+    use async_nats::jetstream::consumer::{pull::OrderedConfig, DeliverPolicy};
+    use futures::StreamExt;
+    let client = async_nats::connect(crate::support::nats_url()).await.expect("NATS");
+    let jetstream = async_nats::jetstream::new(client);
+    let public = fogblast_bus::public_stream(&cluster.names.stream);
+    let stream = jetstream.get_stream(&public).await.expect("the public stream");
+    let filter_subject = format!("{}tournaments.public.json.*", cluster.names.subject_prefix);
+    let config = OrderedConfig { filter_subject, deliver_policy: DeliverPolicy::All, ..Default::default() };
+    let mut messages = stream.create_consumer(config).await.unwrap().messages().await.unwrap();
+    let mut events = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while let Ok(Some(Ok(message))) = tokio::time::timeout_at(deadline, messages.next()).await {
+        let event: Value = serde_json::from_slice(&message.payload).expect("JSON");
+        let finished = event["kind"] == "finished";
+        events.push(event);
+        if finished {
+            break;
+        }
+    }
+    events
+}
+
+/// The public stream told the arena's life once each, and its last word
+/// is the final standings.
+fn assert_events_tell_the_arena(events: &[Value], seen: &Value) {
+    let ids: Vec<&str> = events.iter().map(|e| e["event_id"].as_str().unwrap()).collect();
+    let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "each event once, though its driver was killed: {ids:?}");
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in ["created", "started", "finished"] {
+        assert_eq!(kinds.iter().filter(|k| **k == kind).count(), 1, "one {kind}: {kinds:?}");
+    }
+    assert_eq!(kinds.last(), Some(&"finished"), "{kinds:?}");
+    assert!(kinds.contains(&"standings"), "standings were told as results came: {kinds:?}");
+    assert!(events.iter().all(|e| e["tournament_id"] == seen["tournament"] && e["info"]["variant"] == "atomic"));
+    let top: Vec<(String, u64)> = events.last().unwrap()["finished"]["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["player_id"].as_str().unwrap().to_owned(), l["score"].as_u64().unwrap()))
+        .collect();
+    let results: Vec<(String, u64)> = seen["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["id"].as_str().unwrap().to_owned(), l["score"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(top, results, "the finished event's standings are the final ones");
 }

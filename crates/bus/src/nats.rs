@@ -193,7 +193,7 @@ fn stream_config(
 ) -> stream::Config {
     stream::Config {
         name: name.to_owned(),
-        subjects: vec![format!("{prefix}{}", stream.subjects())],
+        subjects: stream.subjects().iter().map(|subjects| format!("{prefix}{subjects}")).collect(),
         storage: stream::StorageType::File,
         duplicate_window: if max_age.is_zero() { duplicate_window } else { duplicate_window.min(max_age) },
         max_age,

@@ -15,9 +15,10 @@ pub(crate) enum Stream {
     /// The site's own: finished games, which the rating service must get
     /// every one of.
     Site,
-    /// The public game events (docs/events.md): a message or two for every
-    /// move, so kept apart, with bounds and a duplicate window of their own,
-    /// where their volume can never push out a finished game not yet rated.
+    /// The public events (docs/events.md), of games and of tournaments: a
+    /// message or two for every move, so kept apart, with bounds and a
+    /// duplicate window of their own, where their volume can never push out
+    /// a finished game not yet rated.
     Public,
 }
 
@@ -25,17 +26,17 @@ impl Stream {
     pub(crate) const ALL: [Stream; 2] = [Stream::Site, Stream::Public];
 
     /// The subjects the stream holds.
-    pub(crate) fn subjects(self) -> &'static str {
+    pub(crate) fn subjects(self) -> &'static [&'static str] {
         match self {
-            Stream::Site => "games.finished.>",
-            Stream::Public => "games.public.>",
+            Stream::Site => &["games.finished.>"],
+            Stream::Public => &["games.public.>", "tournaments.public.>"],
         }
     }
 
     /// The stream holding every subject `filter` matches: a subject's own
     /// stream, or the one a consumer with that filter reads.
     pub(crate) fn covering(filter: &str) -> Option<Stream> {
-        Stream::ALL.into_iter().find(|stream| covers(stream.subjects(), filter))
+        Stream::ALL.into_iter().find(|stream| stream.subjects().iter().any(|subjects| covers(subjects, filter)))
     }
 
     /// The stream holding `subject`, or why a durable message cannot go there.
@@ -56,7 +57,7 @@ impl Stream {
     }
 
     fn listed() -> String {
-        Stream::ALL.map(Stream::subjects).join(" and ")
+        Stream::ALL.iter().flat_map(|stream| stream.subjects()).copied().collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -161,6 +162,8 @@ mod tests {
         assert_eq!(Stream::covering("player.1"), None);
         assert_eq!(Stream::covering("games.finished.>"), Some(Stream::Site));
         assert_eq!(Stream::covering("games.public.json.atomic.*"), Some(Stream::Public));
+        assert_eq!(Stream::covering("tournaments.public.json.standings"), Some(Stream::Public));
+        assert_eq!(Stream::covering("tournaments.public.>"), Some(Stream::Public));
         assert_eq!(Stream::covering("games.>"), None, "a filter across both streams");
     }
 

@@ -377,7 +377,10 @@ async fn the_stream_keeps_what_its_retention_allows() {
     // duplicate window of its own, no longer than its age.
     assert_eq!((public_info.config.max_age, public_info.config.max_bytes), (Duration::from_secs(90), 1 << 20));
     assert_eq!(public_info.config.duplicate_window, Duration::from_secs(90));
-    assert_eq!(public_info.config.subjects, [format!("{prefix}games.public.>")]);
+    assert_eq!(
+        public_info.config.subjects,
+        [format!("{prefix}games.public.>"), format!("{prefix}tournaments.public.>")]
+    );
     assert!(defaults.public_duplicate_window < Duration::from_secs(3600), "{:?}", defaults.public_duplicate_window);
 }
 
@@ -453,7 +456,8 @@ async fn a_stream_that_held_every_subject_is_narrowed_on_start() {
     let site = site.expect("the site's stream");
     assert_eq!(site.config.subjects, [format!("{prefix}games.finished.>")]);
     assert_eq!(site.state.messages, 1, "what it held is kept");
-    assert_eq!(made.expect("the public stream").config.subjects, [format!("{prefix}games.public.>")]);
+    let public_subjects = [format!("{prefix}games.public.>"), format!("{prefix}tournaments.public.>")];
+    assert_eq!(made.expect("the public stream").config.subjects, public_subjects);
 }
 
 /// The in-process bus forgets what every consumer acknowledged, and holds

@@ -1,7 +1,7 @@
-//! `fogblast events tail`: prints the public game-event stream
-//! (docs/events.md) as it arrives, from now or from a point in time or a
-//! stream sequence, for one variant or all; as one line of text per event,
-//! or as the stream's JSON. It reads through an ordered consumer of its
+//! `fogblast events tail`: prints the public event stream (docs/events.md)
+//! as it arrives, from now or from a point in time or a stream sequence:
+//! the games of one variant or all, or the tournaments; as one line of text
+//! per event, or as the stream's JSON. It reads through an ordered consumer of its
 //! own, which the server forgets when it exits.
 
 use std::io::Write;
@@ -10,9 +10,11 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use async_nats::jetstream::consumer::{pull::OrderedConfig, DeliverPolicy};
 use fogblast_proto::events::game_event::Kind;
-use fogblast_proto::events::GameEvent;
+use fogblast_proto::events::tournament_event::Kind as TournamentKind;
+use fogblast_proto::events::{GameEvent, TournamentEvent};
 use fogblast_proto::game::Variant;
 use fogblast_proto::public_events::{self, Encoding};
+use fogblast_proto::tournament_events;
 use futures::StreamExt;
 use prost::Message;
 use time::format_description::well_known::Rfc3339;
@@ -26,7 +28,7 @@ pub struct EventsArgs {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum EventsCommand {
-    /// Print the public game-event stream as it arrives.
+    /// Print the public event stream (games, or with --tournaments the tournaments) as it arrives.
     Tail(TailArgs),
 }
 
@@ -52,6 +54,9 @@ pub struct TailArgs {
     /// Only this variant's games: `standard`, `atomic` or `fog`.
     #[arg(long)]
     pub variant: Option<String>,
+    /// The tournaments' events instead of the games'.
+    #[arg(long, conflicts_with = "variant")]
+    pub tournaments: bool,
     /// Print each event as the stream's JSON, one object per line.
     #[arg(long)]
     pub json: bool,
@@ -107,7 +112,9 @@ async fn tail(args: TailArgs) -> anyhow::Result<()> {
     let jetstream = async_nats::jetstream::new(client);
     let public = fogblast_bus::public_stream(&args.nats_stream);
     let stream = jetstream.get_stream(&public).await.with_context(|| format!("stream {public}"))?;
-    let filter_subject = format!("{}{}", args.nats_subject_prefix, public_events::filter(encoding, variant));
+    let filter =
+        if args.tournaments { tournament_events::filter(encoding) } else { public_events::filter(encoding, variant) };
+    let filter_subject = format!("{}{filter}", args.nats_subject_prefix);
     let consumer = stream
         .create_consumer(OrderedConfig { filter_subject, deliver_policy, ..Default::default() })
         .await
@@ -121,6 +128,10 @@ async fn tail(args: TailArgs) -> anyhow::Result<()> {
         let sequence = message.info().map(|info| info.stream_sequence).unwrap_or_default();
         let line = match encoding {
             Encoding::Json => String::from_utf8_lossy(&message.payload).into_owned(),
+            Encoding::Protobuf if args.tournaments => match TournamentEvent::decode(message.payload.as_ref()) {
+                Ok(event) => describe_tournament(&event, sequence),
+                Err(error) => format!("#{sequence} unreadable event: {error}"),
+            },
             Encoding::Protobuf => match GameEvent::decode(message.payload.as_ref()) {
                 Ok(event) => describe(&event, sequence),
                 Err(error) => format!("#{sequence} unreadable event: {error}"),
@@ -133,12 +144,33 @@ async fn tail(args: TailArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One line for an event: its sequence, time, variant, kind, game and what happened.
-fn describe(event: &GameEvent, sequence: u64) -> String {
-    let at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(event.at_ms) * 1_000_000)
+fn time_of(at_ms: u64) -> String {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(at_ms) * 1_000_000)
         .ok()
         .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// One line for a tournament's event: its sequence, time, kind, tournament
+/// and the leaders.
+fn describe_tournament(event: &TournamentEvent, sequence: u64) -> String {
+    let name = event.info.as_ref().map_or("", |info| info.name.as_str());
+    let kind = event.kind.as_ref().map_or("unknown", tournament_events::kind_token);
+    let head = format!("#{sequence} {} tournament {kind} {} {name:?}", time_of(event.at_ms), event.tournament_id);
+    let leaders = |top: &[fogblast_proto::events::TournamentStanding]| {
+        top.iter().take(3).map(|l| format!("{}. {} {}", l.rank, l.name, l.score)).collect::<Vec<_>>().join(", ")
+    };
+    match &event.kind {
+        Some(TournamentKind::Started(started)) => format!("{head} {} players", started.players),
+        Some(TournamentKind::Standings(standings)) => format!("{head} {}", leaders(&standings.top)),
+        Some(TournamentKind::Finished(finished)) => format!("{head} {}", leaders(&finished.top)),
+        _ => head,
+    }
+}
+
+/// One line for an event: its sequence, time, variant, kind, game and what happened.
+fn describe(event: &GameEvent, sequence: u64) -> String {
+    let at = time_of(event.at_ms);
     let head = format!(
         "#{sequence} {at} {} {} {} v{}",
         public_events::variant_token(event.variant()),

@@ -150,6 +150,7 @@ impl Tournaments {
         tracing::info!(tournament = %record.id, name = %record.name, by = %record.created_by, "tournament created");
         let view = self.view(&record.id, 0, 0, None).await?;
         self.changed(&record.id, view.version, true).await;
+        self.publish_public(&super::public::created(&record, view.now_ms)).await;
         Ok(view)
     }
 

@@ -23,6 +23,7 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use super::commands::Tournaments;
+use super::public;
 use super::{Commit, Presence, Snapshot, Stage, Standing, Status, TourGame};
 use crate::pool::variant_from_name;
 use crate::store::StoreError;
@@ -47,6 +48,7 @@ pub struct Memory {
     held: Mutex<HashMap<String, String>>,
     /// Scheduled arenas known to be in the store, by id and start.
     scheduled: Mutex<HashMap<String, u64>>,
+    standings_told: public::StandingsTold,
 }
 
 /// How far ahead scheduled arenas are made, so players see them coming.
@@ -80,13 +82,18 @@ impl Tournaments {
             Err(error) => return warn!(%error, "tournaments: cannot list them"),
         };
         for (record, status, _) in listed {
-            if status == Status::Finished || record.starts_ms > now + 60_000 {
+            if status == Status::Finished {
+                memory.standings_told.forget(&record.id);
+                continue;
+            }
+            if record.starts_ms > now + 60_000 {
                 continue;
             }
             let token = match self.store.acquire(&record.id, &self.replica, LEASE).await {
                 Ok(Some(token)) => token,
                 Ok(None) => {
                     memory.held.lock().unwrap_or_else(PoisonError::into_inner).remove(&record.id);
+                    memory.standings_told.forget(&record.id);
                     continue;
                 }
                 Err(error) => {
@@ -114,6 +121,7 @@ impl Tournaments {
                     if made {
                         info!(tournament = %record.id, name = %record.name, starts_ms = record.starts_ms, "scheduled arena made");
                         self.changed(&record.id, 1, true).await;
+                        self.publish_public(&public::created(&record, now)).await;
                     }
                     let mut known = memory.scheduled.lock().unwrap_or_else(PoisonError::into_inner);
                     known.retain(|_, starts| *starts + SCHEDULED_AHEAD_MS > now);
@@ -130,11 +138,21 @@ impl Tournaments {
         let last_wave = memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).get(id).copied().unwrap_or(0);
         let wave = snapshot.now_ms >= last_wave + WAVE_MS;
         let decided = decide(&snapshot, wave, &Pairing::default());
+        let mut version = snapshot.version;
         if !decided.is_empty() {
+            for event in public::before_commit(&snapshot, &decided) {
+                self.publish_public(&event).await;
+            }
             if !self.store.commit(id, token, &decided).await? {
                 return Ok(());
             }
-            self.changed(id, snapshot.version + 1, decided.status.is_some()).await;
+            version += 1;
+            self.changed(id, version, decided.status.is_some()).await;
+        }
+        let counted = public::counts_results(&snapshot, &decided);
+        let over = decided.status == Some(Status::Finished);
+        if !over && memory.standings_told.due(id, counted, snapshot.now_ms) {
+            self.publish_public(&public::standings_event(&public::after(&snapshot, &decided), version)).await;
         }
         if wave {
             memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), snapshot.now_ms);

@@ -33,6 +33,7 @@ use crate::store::StoreError;
 pub mod commands;
 pub mod driver;
 mod memory;
+pub mod public;
 mod redis;
 pub mod results;
 pub mod schedule;
