@@ -44,15 +44,16 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     let (mut sink, mut stream) = socket.split();
     let mut session = Session { gateway: gateway.clone(), conn: conn.clone(), ip, player: None, name: String::new() };
     let mut lanes = Lanes::new(gateway.config.settings.max_in_flight);
-    let mut credits =
-        Bucket::new(gateway.config.settings.credits, Duration::from_millis(gateway.config.settings.credit_window_ms));
-    let mut refusals =
-        Bucket::new(gateway.config.settings.credits, Duration::from_millis(gateway.config.settings.credit_window_ms));
+    let settings = &gateway.config.settings;
+    let mut intake = Intake {
+        credits: Bucket::new(settings.credits, Duration::from_millis(settings.credit_window_ms)),
+        refusals: Bucket::new(settings.credits, Duration::from_millis(settings.credit_window_ms)),
+        pinger: Pinger::default(),
+        last_heard: Instant::now(),
+    };
     let mut pings = tokio::time::interval(PING_EVERY);
-    let mut pinger = Pinger::default();
-    let idle_timeout = Duration::from_millis(gateway.config.settings.idle_timeout_ms);
-    let write_timeout = gateway.config.settings.write_timeout();
-    let mut last_heard = Instant::now();
+    let idle_timeout = Duration::from_millis(settings.idle_timeout_ms);
+    let write_timeout = settings.write_timeout();
     let mut draining = gateway.draining.clone();
     let close = loop {
         tokio::select! {
@@ -65,48 +66,15 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
                 }
             }
             incoming = stream.next() => {
-                let message = match incoming {
-                    Some(Ok(message)) => message,
-                    // Frames over the size limit are refused by the library,
-                    // as errors: tell the client why it is being closed.
-                    Some(Err(error)) => break too_big(&error).then_some(Close::TOO_BIG),
-                    None => break None,
-                };
-                last_heard = Instant::now();
-                if let Message::Close(_) = message {
-                    break None;
-                }
-                gateway.metrics.frames_in.inc();
-                // Every kind of frame costs a credit, control frames too.
-                if !credits.take() {
-                    // Refusals have a budget of their own: a client
-                    // that keeps sending past it is flooding.
-                    if !refusals.take() {
-                        break Some(Close::FLOODING);
-                    }
-                    let id = match &message {
-                        Message::Text(text) => fogblast_protocol::id_of(text),
-                        _ => None,
-                    };
-                    session.error(ErrorCode::RateLimited, "too many messages: slow down", id);
-                    continue;
-                }
-                match message {
-                    Message::Text(text) => session.accept(&text, &mut lanes).await,
-                    Message::Binary(_) => session.error(ErrorCode::BadRequest, "frames are JSON text", None),
-                    Message::Pong(payload) => {
-                        if let Some(rtt) = pinger.answered(&payload) {
-                            session.measured(rtt);
-                        }
-                    }
-                    Message::Ping(_) | Message::Close(_) => {}
+                if let Err(close) = intake.take(incoming, &mut session, &mut lanes).await {
+                    break close;
                 }
             }
             _ = pings.tick() => {
-                if last_heard.elapsed() > idle_timeout {
+                if intake.last_heard.elapsed() > idle_timeout {
                     break Some(Close::IDLE);
                 }
-                let nonce = pinger.ping();
+                let nonce = intake.pinger.ping();
                 match write(&mut sink, Message::Ping(nonce.to_vec().into()), write_timeout).await {
                     Written::Yes => {}
                     Written::Gone => break None,
@@ -140,6 +108,64 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     lanes.finish(gateway.config.settings.route_timeout()).await;
     session.finish();
     gateway.metrics.connections.dec();
+}
+
+/// What the client's own messages may cost it: a credit each, control
+/// frames too, and a budget of refusals past which it is flooding; and
+/// when it was last heard, and the pings it answers.
+struct Intake {
+    credits: Bucket,
+    refusals: Bucket,
+    pinger: Pinger,
+    last_heard: Instant,
+}
+
+impl Intake {
+    /// Takes one message from the client (`None`: the stream ended). An
+    /// `Err` closes the socket, with a close code when there is one to send.
+    async fn take(
+        &mut self,
+        incoming: Option<Result<Message, axum::Error>>,
+        session: &mut Session,
+        lanes: &mut Lanes,
+    ) -> Result<(), Option<Close>> {
+        let message = match incoming {
+            Some(Ok(message)) => message,
+            // Frames over the size limit are refused by the library, as
+            // errors: tell the client why it is being closed.
+            Some(Err(error)) => return Err(too_big(&error).then_some(Close::TOO_BIG)),
+            None => return Err(None),
+        };
+        self.last_heard = Instant::now();
+        if let Message::Close(_) = message {
+            return Err(None);
+        }
+        session.gateway.metrics.frames_in.inc();
+        if !self.credits.take() {
+            // Refusals have a budget of their own: a client that keeps
+            // sending past it is flooding.
+            if !self.refusals.take() {
+                return Err(Some(Close::FLOODING));
+            }
+            let id = match &message {
+                Message::Text(text) => fogblast_protocol::id_of(text),
+                _ => None,
+            };
+            session.error(ErrorCode::RateLimited, "too many messages: slow down", id);
+            return Ok(());
+        }
+        match message {
+            Message::Text(text) => session.accept(&text, lanes).await,
+            Message::Binary(_) => session.error(ErrorCode::BadRequest, "frames are JSON text", None),
+            Message::Pong(payload) => {
+                if let Some(rtt) = self.pinger.answered(&payload) {
+                    session.measured(rtt);
+                }
+            }
+            Message::Ping(_) | Message::Close(_) => {}
+        }
+        Ok(())
+    }
 }
 
 /// What came of writing one message to the client.
