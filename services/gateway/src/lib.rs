@@ -166,17 +166,10 @@ impl Gateway {
     }
 }
 
-/// Serves `listener` until `shutdown` completes; then stops accepting,
-/// tells every client to reconnect (close code 1012) and returns once they
-/// have gone or `drain_ms` has passed.
-pub async fn run(
-    config: GatewayConfig,
-    membership: Arc<dyn Membership>,
-    bus: Arc<dyn EventBus>,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    let addr = listener.local_addr().map_err(ServeError::Serve)?;
+/// The signer of this gateway's tokens: with the configured secret (and
+/// the previous ones still accepted), or with a random one when none is
+/// configured.
+fn token_signer(config: &GatewayConfig) -> Result<TokenSigner, ServeError> {
     let secret = match &config.settings.token_secret {
         Some(secret) => {
             if let Some(reason) = token::refuse_secret(secret) {
@@ -196,16 +189,21 @@ pub async fn run(
         }
         previous_secrets.push(previous.as_bytes().to_vec());
     }
-    let metrics = Arc::new(metrics::Metrics::new()?);
-    let router = Arc::new(fogblast_routing::Router::new(membership, config.settings.route_timeout()).await);
-    router.keep_fresh(Duration::from_millis(config.settings.membership_refresh_ms));
-    let (drain, draining) = watch::channel(false);
+    Ok(TokenSigner::new(&secret, &previous_secrets, config.settings.token_max_age_days * 24 * 3600))
+}
+
+type RatingClient = fogblast_proto::rating::rating_client::RatingClient<tonic::transport::Channel>;
+type MatchmakerClient = fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient<tonic::transport::Channel>;
+
+/// Clients of the rating service and the matchmaker, when configured,
+/// connecting on first use.
+fn service_clients(config: &GatewayConfig) -> Result<(Option<RatingClient>, Option<MatchmakerClient>), ServeError> {
     let rating = match &config.rating_addr {
         Some(addr) => {
             let endpoint = tonic::transport::Endpoint::from_shared(addr.clone())
                 .map_err(ServeError::RatingAddress)?
                 .connect_timeout(config.settings.rating_timeout());
-            Some(fogblast_proto::rating::rating_client::RatingClient::new(endpoint.connect_lazy()))
+            Some(RatingClient::new(endpoint.connect_lazy()))
         }
         None => None,
     };
@@ -214,17 +212,61 @@ pub async fn run(
             let endpoint = tonic::transport::Endpoint::from_shared(addr.clone())
                 .map_err(ServeError::RatingAddress)?
                 .connect_timeout(config.settings.matchmaker_timeout());
-            Some(fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient::new(endpoint.connect_lazy()))
+            Some(MatchmakerClient::new(endpoint.connect_lazy()))
         }
         None => None,
     };
+    Ok((rating, matchmaker))
+}
+
+/// Serves metrics and readiness on the admin address, if one is
+/// configured, until the gateway drains; returns where.
+async fn serve_admin(
+    gateway: &Arc<Gateway>,
+    metrics: &metrics::Metrics,
+) -> Result<Option<std::net::SocketAddr>, ServeError> {
+    let Some(metrics_addr) = gateway.config.metrics_listen else { return Ok(None) };
+    let listener = TcpListener::bind(metrics_addr).await.map_err(ServeError::Serve)?;
+    let bound = listener.local_addr().map_err(ServeError::Serve)?;
+    let ready = gateway.clone();
+    let readiness: fogblast_runtime::Readiness = Arc::new(move || http::readiness(&ready));
+    let mut stopping = gateway.draining.clone();
+    let stopped = async move {
+        let _ = stopping.wait_for(|d| *d).await;
+    };
+    let registry = metrics.registry();
+    tokio::spawn(async move {
+        if let Err(error) = fogblast_runtime::serve_admin(listener, registry, readiness, stopped).await {
+            warn!(%error, "the admin server stopped");
+        }
+    });
+    Ok(Some(bound))
+}
+
+/// Serves `listener` until `shutdown` completes; then stops accepting,
+/// tells every client to reconnect (close code 1012) and returns once they
+/// have gone or `drain_ms` has passed.
+pub async fn run(
+    config: GatewayConfig,
+    membership: Arc<dyn Membership>,
+    bus: Arc<dyn EventBus>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let addr = listener.local_addr().map_err(ServeError::Serve)?;
+    let signer = token_signer(&config)?;
+    let metrics = Arc::new(metrics::Metrics::new()?);
+    let router = Arc::new(fogblast_routing::Router::new(membership, config.settings.route_timeout()).await);
+    router.keep_fresh(Duration::from_millis(config.settings.membership_refresh_ms));
+    let (drain, draining) = watch::channel(false);
+    let (rating, matchmaker) = service_clients(&config)?;
     let lobby = Arc::new(lobby::Lobby::default());
     if matchmaker.is_some() {
         lobby.listen(bus.clone());
     }
     let tasks = TaskTracker::new();
     let gateway = Arc::new(Gateway {
-        signer: TokenSigner::new(&secret, &previous_secrets, config.settings.token_max_age_days * 24 * 3600),
+        signer,
         feeds: feeds::Feeds::new(
             router.clone(),
             metrics.clone(),
@@ -262,26 +304,7 @@ pub async fn run(
     let drain_time = Duration::from_millis(gateway.config.settings.drain_ms);
     let app = http::routes(gateway.clone());
     let sockets = accept::Sockets::new(gateway.config.settings.sockets_per_ip(), gateway.addresses.clone());
-    let admin = match gateway.config.metrics_listen {
-        Some(metrics_addr) => {
-            let listener = TcpListener::bind(metrics_addr).await.map_err(ServeError::Serve)?;
-            let bound = listener.local_addr().map_err(ServeError::Serve)?;
-            let ready = gateway.clone();
-            let readiness: fogblast_runtime::Readiness = Arc::new(move || http::readiness(&ready));
-            let mut stopping = gateway.draining.clone();
-            let stopped = async move {
-                let _ = stopping.wait_for(|d| *d).await;
-            };
-            let registry = metrics.registry();
-            tokio::spawn(async move {
-                if let Err(error) = fogblast_runtime::serve_admin(listener, registry, readiness, stopped).await {
-                    warn!(%error, "the admin server stopped");
-                }
-            });
-            Some(bound)
-        }
-        None => None,
-    };
+    let admin = serve_admin(&gateway, &metrics).await?;
     match admin {
         Some(metrics) => info!(addr = %addr, metrics = %metrics, "gateway listening"),
         None => info!(addr = %addr, "gateway listening"),
