@@ -1,14 +1,16 @@
-//! Arena tournaments end to end: berserk bots on `fogblast up` create a
+//! Tournaments end to end: berserk bots on `fogblast up` create a
 //! one-minute atomic arena through lichess's tournament API, join it and
 //! play every game they are paired in (one goes berserk each time); at the
 //! end the standings must be exactly the scores recomputed from the
-//! archive's games of that tournament, with the same rules.
+//! archive's games of that tournament, with the same rules. The same for a
+//! three-round Swiss through lichess's Swiss API, tie-breaks included.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use fogblast_tournament::arena::{Outcome, Played, Sheet};
-use serde_json::Value;
+use fogblast_tournament::tiebreak::{standings, PlayerRecord, RoundResult, TieBreak};
+use serde_json::{json, Value};
 
 use crate::events::run_for;
 use crate::support::{Cluster, Proc};
@@ -193,4 +195,124 @@ async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
     let seen = summary(&output, &matchmakers[survivor].logs());
     assert_standings_match_the_archive(&seen);
     assert_nobody_played_two_games_at_once(&seen);
+}
+
+fn swiss_bots(up: &Proc) -> Value {
+    let python = fogblast_testkit::python::python();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/bots/play.py");
+    let mut command = std::process::Command::new(python);
+    command.arg(script).arg("swiss").arg(format!("http://{}", up.http));
+    let output = run_for(&mut command, Duration::from_secs(600));
+    summary(&output, &up.logs())
+}
+
+/// A player's rounds recomputed from the archive: each board's result is
+/// the archived game's (a game aborted before a side's first move is that
+/// side's forfeit), the pairing-allocated bye a point, a round not paired
+/// nothing.
+fn swiss_records_from_archive(seen: &Value) -> Vec<PlayerRecord> {
+    let archived: BTreeMap<&str, &Value> =
+        seen["archived"].as_array().unwrap().iter().map(|g| (g["game"].as_str().unwrap(), g)).collect();
+    let rounds = seen["info"]["rounds"].as_array().unwrap();
+    let mut records: BTreeMap<String, Vec<RoundResult>> = BTreeMap::new();
+    for (r, round) in rounds.iter().enumerate() {
+        let mut got: BTreeMap<String, RoundResult> = BTreeMap::new();
+        for board in round["boards"].as_array().unwrap() {
+            let (white, black) = (board["white"].as_str().unwrap(), board["black"].as_str().unwrap());
+            let game = archived.get(board["id"].as_str().unwrap());
+            let (result, plies) = game.map_or(("", 0), |g| {
+                assert_eq!(g["players"]["white"]["id"], white, "{g}");
+                assert_eq!(g["players"]["black"]["id"], black, "{g}");
+                (g["result"].as_str().unwrap(), g["moves"].as_array().unwrap().len())
+            });
+            let played = |w: u32, b: u32| {
+                (
+                    RoundResult::Game { opponent: black.to_owned(), points_x2: w },
+                    RoundResult::Game { opponent: white.to_owned(), points_x2: b },
+                )
+            };
+            let unplayed = |w: u32, b: u32| (RoundResult::Unplayed { points_x2: w }, RoundResult::Unplayed { points_x2: b });
+            let (w, b) = match (result, plies) {
+                ("1-0", _) => played(2, 0),
+                ("0-1", _) => played(0, 2),
+                ("1/2-1/2", _) => played(1, 1),
+                ("*", 0) => unplayed(0, 2),
+                ("*", 1) => unplayed(2, 0),
+                _ => unplayed(0, 0),
+            };
+            got.insert(white.to_owned(), w);
+            got.insert(black.to_owned(), b);
+        }
+        if let Some(bye) = round["bye"].as_str() {
+            got.insert(bye.to_owned(), RoundResult::Unplayed { points_x2: 2 });
+        }
+        let absent = round["absent"].as_array().unwrap().iter().filter_map(Value::as_str).map(str::to_owned);
+        for player in got.keys().cloned().chain(absent) {
+            // A player entering late: an unplayed round for each missed.
+            records.entry(player).or_insert_with(|| vec![RoundResult::Unplayed { points_x2: 0 }; r]);
+        }
+        for (player, rounds) in records.iter_mut() {
+            rounds.push(got.get(player).cloned().unwrap_or(RoundResult::Unplayed { points_x2: 0 }));
+        }
+    }
+    records.into_iter().map(|(id, rounds)| PlayerRecord { id, rounds }).collect()
+}
+
+/// Five berserk bots play a three-round atomic Swiss on `fogblast up`
+/// through lichess's Swiss API, one joining after round 1 is paired. At
+/// the end every score and both tie-breaks of the standings are those
+/// recomputed from the archived games, no two players met twice, byes
+/// went to different players, and the TRF and PGN exports hold it all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swiss_is_played_to_its_end_and_its_standings_match_the_archive() {
+    let up = Proc::up_with("swiss", &[]);
+    let seen = swiss_bots(&up);
+    let info = &seen["info"];
+    assert_eq!(info["status"], "finished", "the Swiss finished: {seen}");
+    assert_eq!((info["round"].as_u64(), info["nbRounds"].as_u64()), (Some(3), Some(3)), "{info}");
+    assert_eq!(seen["name"], "Test <b>swiss</b>", "markup is kept as text, to be shown escaped");
+    assert_eq!(seen["description"], "<script>alert(1)</script>");
+    assert_eq!(seen["join_twice_status"], 200, "joining twice changes nothing: {seen}");
+    assert_eq!(seen["join_late_status"], 400, "a finished Swiss is not joined: {seen}");
+    assert_eq!(seen["join_unknown_status"], 404, "{seen}");
+    assert_eq!(seen["flood_status"], 429, "one open tournament a player: {seen}");
+    assert_eq!(seen["bad_rounds_status"], 400, "{seen}");
+    let rounds = info["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3);
+    let late = seen["players"][4].as_str().unwrap();
+    let in_round = |r: &Value, p: &str| {
+        r["bye"] == p || r["boards"].as_array().unwrap().iter().any(|b| b["white"] == p || b["black"] == p)
+    };
+    assert!(!in_round(&rounds[0], late), "the late joiner missed round 1: {info}");
+    assert!(rounds[0]["bye"].is_null(), "four players in round 1, no bye: {info}");
+    let byes: Vec<&str> = rounds[1..].iter().filter_map(|r| r["bye"].as_str()).collect();
+    assert_eq!(byes.len(), 2, "five players: a bye in rounds 2 and 3: {info}");
+    assert_ne!(byes[0], byes[1], "no second bye");
+    let mut met = std::collections::BTreeSet::new();
+    for board in rounds.iter().flat_map(|r| r["boards"].as_array().unwrap()) {
+        let mut pair = [board["white"].as_str().unwrap(), board["black"].as_str().unwrap()];
+        pair.sort();
+        assert!(met.insert(pair), "{pair:?} met twice: {info}");
+    }
+    let played = seen["played"].as_array().unwrap();
+    let archived = seen["archived"].as_array().unwrap();
+    assert_eq!(archived.len(), played.len(), "every game played is archived: {seen}");
+    let recomputed = standings(&swiss_records_from_archive(&seen), &[TieBreak::Buchholz, TieBreak::SonnebornBerger]);
+    let results = seen["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5, "{seen}");
+    for (line, expected) in results.iter().zip(&recomputed) {
+        assert_eq!(line["id"].as_str().unwrap(), expected.id, "the order of the standings: {results:?} {recomputed:?}");
+        assert_eq!(line["rank"].as_u64().unwrap() as u32, expected.rank);
+        assert_eq!(line["points"].as_f64().unwrap(), f64::from(expected.points_x2) / 2.0, "{line}");
+        assert_eq!(line["buchholz"].as_f64().unwrap(), f64::from(expected.tiebreaks[0]) / 2.0, "{line}");
+        assert_eq!(line["sonnebornBerger"].as_f64().unwrap(), f64::from(expected.tiebreaks[1]) / 4.0, "{line}");
+    }
+    let trf = seen["trf"].as_str().unwrap();
+    assert_eq!(trf.lines().filter(|l| l.starts_with("001 ")).count(), 5, "{trf}");
+    assert!(trf.lines().any(|l| l == "XXR 3"), "{trf}");
+    let pgn = seen["pgn"].as_str().unwrap();
+    let decided = archived.iter().filter(|g| g["result"] != "*").count();
+    assert_eq!(pgn.matches("[White ").count(), decided, "every game played is in the PGN: {pgn}");
+    assert_nobody_played_two_games_at_once(&json!({ "archived": archived }));
+    up.terminate();
 }
