@@ -231,7 +231,8 @@ fn swiss_records_from_archive(seen: &Value) -> Vec<PlayerRecord> {
                     RoundResult::Game { opponent: white.to_owned(), points_x2: b },
                 )
             };
-            let unplayed = |w: u32, b: u32| (RoundResult::Unplayed { points_x2: w }, RoundResult::Unplayed { points_x2: b });
+            let unplayed =
+                |w: u32, b: u32| (RoundResult::Unplayed { points_x2: w }, RoundResult::Unplayed { points_x2: b });
             let (w, b) = match (result, plies) {
                 ("1-0", _) => played(2, 0),
                 ("0-1", _) => played(0, 2),
