@@ -134,6 +134,10 @@ test('a Swiss: listed with its countdown, joined from its page, round 1 with a b
     assert.deepEqual(lines.map((l) => l.points).sort(), ['0', '1', '1'], JSON.stringify(lines));
     assert.equal(lines[2].points, '0', 'the loser last');
     await ann.shotSizes('swiss-between-rounds');
+    // A phone shows every column of the pairing, the result too.
+    await ann.page.setViewportSize({ width: 390, height: 844 });
+    assert.ok(await ann.page.locator(`${T('swiss-pairings')} tbody tr td:nth-child(3)`).isVisible(), 'the result on a phone');
+    await ann.page.setViewportSize(DESKTOP.viewport);
 
     // Round 2 comes by itself after the wait (Ann may be taken to her game: back to the page).
     await roundPaired(swiss.id, 2);
