@@ -197,13 +197,17 @@ async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
     assert_nobody_played_two_games_at_once(&seen);
 }
 
-fn swiss_bots(up: &Proc) -> Value {
+fn swiss_command(urls: &[String]) -> std::process::Command {
     let python = fogblast_testkit::python::python();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/bots/play.py");
     let mut command = std::process::Command::new(python);
-    command.arg(script).arg("swiss").arg(format!("http://{}", up.http));
-    let output = run_for(&mut command, Duration::from_secs(600));
-    summary(&output, &up.logs())
+    command.arg(script).arg("swiss").args(urls);
+    command
+}
+
+fn swiss_bots(urls: &[String], logs: &dyn Fn() -> String) -> Value {
+    let output = run_for(&mut swiss_command(urls), Duration::from_secs(600));
+    summary(&output, &logs())
 }
 
 /// A player's rounds recomputed from the archive: each board's result is
@@ -259,25 +263,14 @@ fn swiss_records_from_archive(seen: &Value) -> Vec<PlayerRecord> {
     records.into_iter().map(|(id, rounds)| PlayerRecord { id, rounds }).collect()
 }
 
-/// Five berserk bots play a three-round atomic Swiss on `fogblast up`
-/// through lichess's Swiss API, one joining after round 1 is paired. At
-/// the end every score and both tie-breaks of the standings are those
-/// recomputed from the archived games, no two players met twice, byes
-/// went to different players, and the TRF and PGN exports hold it all.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_swiss_is_played_to_its_end_and_its_standings_match_the_archive() {
-    let up = Proc::up_with("swiss", &[]);
-    let seen = swiss_bots(&up);
+/// What every Swiss of five bots (one joining late) must show at its end:
+/// three rounds, byes in rounds 2 and 3 to different players, nobody met
+/// twice, every game archived, every score and both tie-breaks those
+/// recomputed from the archived games, and the TRF and PGN exports whole.
+fn assert_swiss_matches_the_archive(seen: &Value) {
     let info = &seen["info"];
     assert_eq!(info["status"], "finished", "the Swiss finished: {seen}");
     assert_eq!((info["round"].as_u64(), info["nbRounds"].as_u64()), (Some(3), Some(3)), "{info}");
-    assert_eq!(seen["name"], "Test <b>swiss</b>", "markup is kept as text, to be shown escaped");
-    assert_eq!(seen["description"], "<script>alert(1)</script>");
-    assert_eq!(seen["join_twice_status"], 200, "joining twice changes nothing: {seen}");
-    assert_eq!(seen["join_late_status"], 400, "a finished Swiss is not joined: {seen}");
-    assert_eq!(seen["join_unknown_status"], 404, "{seen}");
-    assert_eq!(seen["flood_status"], 429, "one open tournament a player: {seen}");
-    assert_eq!(seen["bad_rounds_status"], 400, "{seen}");
     let rounds = info["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 3);
     let late = seen["players"][4].as_str().unwrap();
@@ -298,7 +291,7 @@ async fn a_swiss_is_played_to_its_end_and_its_standings_match_the_archive() {
     let played = seen["played"].as_array().unwrap();
     let archived = seen["archived"].as_array().unwrap();
     assert_eq!(archived.len(), played.len(), "every game played is archived: {seen}");
-    let recomputed = standings(&swiss_records_from_archive(&seen), &[TieBreak::Buchholz, TieBreak::SonnebornBerger]);
+    let recomputed = standings(&swiss_records_from_archive(seen), &[TieBreak::Buchholz, TieBreak::SonnebornBerger]);
     let results = seen["results"].as_array().unwrap();
     assert_eq!(results.len(), 5, "{seen}");
     for (line, expected) in results.iter().zip(&recomputed) {
@@ -315,5 +308,99 @@ async fn a_swiss_is_played_to_its_end_and_its_standings_match_the_archive() {
     let decided = archived.iter().filter(|g| g["result"] != "*").count();
     assert_eq!(pgn.matches("[White ").count(), decided, "every game played is in the PGN: {pgn}");
     assert_nobody_played_two_games_at_once(&json!({ "archived": archived }));
+}
+
+/// Five berserk bots play a three-round atomic Swiss on `fogblast up`
+/// through lichess's Swiss API, one joining after round 1 is paired; the
+/// end is checked against the archive, and the API's refusals on the way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swiss_is_played_to_its_end_and_its_standings_match_the_archive() {
+    let up = Proc::up_with("swiss", &[]);
+    let seen = swiss_bots(&[format!("http://{}", up.http)], &|| up.logs());
+    assert_eq!(seen["name"], "Test <b>swiss</b>", "markup is kept as text, to be shown escaped");
+    assert_eq!(seen["description"], "<script>alert(1)</script>");
+    assert_eq!(seen["join_twice_status"], 200, "joining twice changes nothing: {seen}");
+    assert_eq!(seen["join_late_status"], 400, "a finished Swiss is not joined: {seen}");
+    assert_eq!(seen["join_unknown_status"], 404, "{seen}");
+    assert_eq!(seen["flood_status"], 429, "one open tournament a player: {seen}");
+    assert_eq!(seen["bad_rounds_status"], 400, "{seen}");
+    assert_swiss_matches_the_archive(&seen);
     up.terminate();
+}
+
+/// The status of the one Swiss in `cluster`'s store and how many of its
+/// rounds are paired.
+fn swiss_progress(cluster: &Cluster) -> Option<(String, usize)> {
+    let mut redis = redis::Client::open(crate::support::redis_url()).ok()?.get_connection().ok()?;
+    let pattern = format!("{}mm:tour:*:meta", cluster.redis_prefix());
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query(&mut redis).ok()?;
+    let (status, swiss): (Option<String>, Option<String>) =
+        redis::cmd("HMGET").arg(keys.first()?).arg("status").arg("swiss").query(&mut redis).ok()?;
+    let rounds = swiss
+        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+        .map_or(0, |s| s["rounds"].as_array().map_or(0, Vec::len));
+    Some((status?, rounds))
+}
+
+/// Two matchmaker replicas on Redis; the one driving a Swiss is killed
+/// (SIGKILL) mid-event. The other takes it over: no round is paired twice,
+/// no result is lost or counted twice, and the standings at the end are
+/// exactly those recomputed from the archive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matchmaker_killed_mid_swiss_loses_and_doubles_nothing() {
+    let cluster = Cluster::start("swiss-failover", 1, 0);
+    let rating = cluster.spawn_rating("rating", "sqlite::memory:");
+    let rating_addr = format!("http://{}", rating.grpc.expect("the rating service logs its gRPC address"));
+    let replicas = ["mm-a", "mm-b"];
+    let matchmakers: Vec<Proc> = replicas
+        .iter()
+        .map(|id| cluster.spawn_matchmaker_with(id, &["--matchmaker-id", id, "--matchmaker-rating-addr", &rating_addr]))
+        .collect();
+    let gateways: Vec<Proc> = matchmakers
+        .iter()
+        .enumerate()
+        .map(|(i, matchmaker)| {
+            let addr = format!("http://{}", matchmaker.grpc.expect("the matchmaker logs its gRPC address"));
+            cluster.spawn_gateway_with(
+                &format!("gateway-{i}"),
+                &["--matchmaker-addr", &addr, "--rating-addr", &rating_addr],
+            )
+        })
+        .collect();
+    let urls: Vec<String> = gateways.iter().map(|g| format!("http://{}", g.http)).collect();
+    let bots =
+        swiss_command(&urls).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let holder = loop {
+        if let Some(holder) = lease_holder(&cluster, &replicas) {
+            break holder;
+        }
+        assert!(std::time::Instant::now() < deadline, "no replica took the Swiss's lease");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // Mid-event: round 1 paired, its games made and under way.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while swiss_progress(&cluster).is_none_or(|(_, rounds)| rounds < 1) {
+        assert!(std::time::Instant::now() < deadline, "round 1 was not paired");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    matchmakers[holder].kill();
+    let (status, _) = swiss_progress(&cluster).expect("the Swiss in the store");
+    assert_eq!(status, "started", "killed mid-event, not after it");
+    let killed_at = std::time::Instant::now();
+    let survivor = 1 - holder;
+    let taken_over = loop {
+        if lease_holder(&cluster, &replicas) == Some(survivor) {
+            break true;
+        }
+        if killed_at.elapsed() > Duration::from_secs(30) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(taken_over, "{} took the Swiss over", replicas[survivor]);
+    let output = crate::events::wait_for(bots, Duration::from_secs(600)).expect("the bots finished in time");
+    let seen = summary(&output, &matchmakers[survivor].logs());
+    assert_swiss_matches_the_archive(&seen);
 }

@@ -403,10 +403,13 @@ def archived_games(urls, bots, tid, played):
     return archived
 
 
-def swiss(url):
+def swiss(url, other_url=None):
     """Five bots play a three-round atomic Swiss through lichess's Swiss
     API (berserk's calls): four join before it starts, the fifth once
-    round 1 is paired, so round 1 has no bye and rounds 2 and 3 have one."""
+    round 1 is paired, so round 1 has no bye and rounds 2 and 3 have one.
+    With `other_url`, everything after the start is read through whichever
+    gateway answers (a matchmaker may be killed meanwhile)."""
+    urls = [url] + ([other_url] if other_url else [])
     bots = [ArenaBot(url, berserk=False) for _ in range(5)]
     time.sleep(0.5)
     created = bots[0].client.tournaments.create_swiss(
@@ -424,23 +427,36 @@ def swiss(url):
     # Withdrawn before the start and back again: in round 1 all the same.
     bots[3].client.tournaments.withdraw_swiss(tid)
     bots[3].client.tournaments.join_swiss(tid)
+
+    def info_now():
+        if other_url is None:
+            return bots[0].client.tournaments.get_swiss(tid)
+        return read(urls, f"/api/swiss/{tid}").json()
+
     deadline = time.time() + 60
-    while time.time() < deadline and bots[0].client.tournaments.get_swiss(tid)["round"] < 1:
+    while time.time() < deadline and info_now()["round"] < 1:
         time.sleep(0.5)
-    bots[4].client.tournaments.join_swiss(tid)
+    for gateway in urls:
+        if status_of(lambda: client(gateway, bots[4].token).tournaments.join_swiss(tid))[0] == 200:
+            break
     deadline = time.time() + 400
     info = None
     while time.time() < deadline:
-        info = bots[0].client.tournaments.get_swiss(tid)
+        info = info_now()
         if info["status"] == "finished":
             break
         time.sleep(2)
-    results = list(bots[0].client.tournaments.stream_swiss_results(tid))
-    trf = bots[0].client.tournaments.export_swiss_trf(tid)
-    pgn = "".join(bots[0].client.tournaments.export_swiss_games(tid, as_pgn=True))
-    late = status_of(lambda: bots[1].client.tournaments.join_swiss(tid))
+    if other_url is None:
+        results = list(bots[0].client.tournaments.stream_swiss_results(tid))
+        trf = bots[0].client.tournaments.export_swiss_trf(tid)
+        pgn = "".join(bots[0].client.tournaments.export_swiss_games(tid, as_pgn=True))
+    else:
+        results = [json.loads(line) for line in read(urls, f"/api/swiss/{tid}/results").text.splitlines() if line]
+        trf = read(urls, f"/swiss/{tid}.trf").text
+        pgn = read(urls, f"/api/swiss/{tid}/games").text
+    late = status_of(lambda: client(urls[-1], bots[1].token).tournaments.join_swiss(tid))
     played = {g for bot in bots for g in bot.games}
-    archived = archived_games([url], bots, tid, played)
+    archived = archived_games(urls, bots, tid, played)
     print(json.dumps({
         "tournament": tid,
         "name": created["name"],
