@@ -1,14 +1,16 @@
-//! Arena tournaments end to end: berserk bots on `fogblast up` create a
+//! Tournaments end to end: berserk bots on `fogblast up` create a
 //! one-minute atomic arena through lichess's tournament API, join it and
 //! play every game they are paired in (one goes berserk each time); at the
 //! end the standings must be exactly the scores recomputed from the
-//! archive's games of that tournament, with the same rules.
+//! archive's games of that tournament, with the same rules. The same for a
+//! three-round Swiss through lichess's Swiss API, tie-breaks included.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use fogblast_tournament::arena::{Outcome, Played, Sheet};
-use serde_json::Value;
+use fogblast_tournament::tiebreak::{standings, PlayerRecord, RoundResult, TieBreak};
+use serde_json::{json, Value};
 
 use crate::events::run_for;
 use crate::support::{Cluster, Proc};
@@ -248,4 +250,212 @@ fn assert_events_tell_the_arena(events: &[Value], seen: &Value) {
         .map(|l| (l["id"].as_str().unwrap().to_owned(), l["score"].as_u64().unwrap()))
         .collect();
     assert_eq!(top, results, "the finished event's standings are the final ones");
+}
+
+fn swiss_command(urls: &[String]) -> std::process::Command {
+    let python = fogblast_testkit::python::python();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/bots/play.py");
+    let mut command = std::process::Command::new(python);
+    command.arg(script).arg("swiss").args(urls);
+    command
+}
+
+fn swiss_bots(urls: &[String], logs: &dyn Fn() -> String) -> Value {
+    let output = run_for(&mut swiss_command(urls), Duration::from_secs(600));
+    summary(&output, &logs())
+}
+
+/// A player's rounds recomputed from the archive: each board's result is
+/// the archived game's (a game aborted before a side's first move is that
+/// side's forfeit), the pairing-allocated bye a point, a round not paired
+/// nothing.
+fn swiss_records_from_archive(seen: &Value) -> Vec<PlayerRecord> {
+    let archived: BTreeMap<&str, &Value> =
+        seen["archived"].as_array().unwrap().iter().map(|g| (g["game"].as_str().unwrap(), g)).collect();
+    let rounds = seen["info"]["rounds"].as_array().unwrap();
+    let mut records: BTreeMap<String, Vec<RoundResult>> = BTreeMap::new();
+    for (r, round) in rounds.iter().enumerate() {
+        let mut got: BTreeMap<String, RoundResult> = BTreeMap::new();
+        for board in round["boards"].as_array().unwrap() {
+            let (white, black) = (board["white"].as_str().unwrap(), board["black"].as_str().unwrap());
+            let game = archived.get(board["id"].as_str().unwrap());
+            let (result, plies) = game.map_or(("", 0), |g| {
+                assert_eq!(g["players"]["white"]["id"], white, "{g}");
+                assert_eq!(g["players"]["black"]["id"], black, "{g}");
+                (g["result"].as_str().unwrap(), g["moves"].as_array().unwrap().len())
+            });
+            let played = |w: u32, b: u32| {
+                (
+                    RoundResult::Game { opponent: black.to_owned(), points_x2: w },
+                    RoundResult::Game { opponent: white.to_owned(), points_x2: b },
+                )
+            };
+            let unplayed =
+                |w: u32, b: u32| (RoundResult::Unplayed { points_x2: w }, RoundResult::Unplayed { points_x2: b });
+            let (w, b) = match (result, plies) {
+                ("1-0", _) => played(2, 0),
+                ("0-1", _) => played(0, 2),
+                ("1/2-1/2", _) => played(1, 1),
+                ("*", 0) => unplayed(0, 2),
+                ("*", 1) => unplayed(2, 0),
+                _ => unplayed(0, 0),
+            };
+            got.insert(white.to_owned(), w);
+            got.insert(black.to_owned(), b);
+        }
+        if let Some(bye) = round["bye"].as_str() {
+            got.insert(bye.to_owned(), RoundResult::Unplayed { points_x2: 2 });
+        }
+        let absent = round["absent"].as_array().unwrap().iter().filter_map(Value::as_str).map(str::to_owned);
+        for player in got.keys().cloned().chain(absent) {
+            // A player entering late: an unplayed round for each missed.
+            records.entry(player).or_insert_with(|| vec![RoundResult::Unplayed { points_x2: 0 }; r]);
+        }
+        for (player, rounds) in records.iter_mut() {
+            rounds.push(got.get(player).cloned().unwrap_or(RoundResult::Unplayed { points_x2: 0 }));
+        }
+    }
+    records.into_iter().map(|(id, rounds)| PlayerRecord { id, rounds }).collect()
+}
+
+/// What every Swiss of five bots (one joining late) must show at its end:
+/// three rounds, byes in rounds 2 and 3 to different players, nobody met
+/// twice, every game archived, every score and both tie-breaks those
+/// recomputed from the archived games, and the TRF and PGN exports whole.
+fn assert_swiss_matches_the_archive(seen: &Value) {
+    let info = &seen["info"];
+    assert_eq!(info["status"], "finished", "the Swiss finished: {seen}");
+    assert_eq!((info["round"].as_u64(), info["nbRounds"].as_u64()), (Some(3), Some(3)), "{info}");
+    let rounds = info["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3);
+    let late = seen["players"][4].as_str().unwrap();
+    let in_round = |r: &Value, p: &str| {
+        r["bye"] == p || r["boards"].as_array().unwrap().iter().any(|b| b["white"] == p || b["black"] == p)
+    };
+    assert!(!in_round(&rounds[0], late), "the late joiner missed round 1: {info}");
+    assert!(rounds[0]["bye"].is_null(), "four players in round 1, no bye: {info}");
+    let byes: Vec<&str> = rounds[1..].iter().filter_map(|r| r["bye"].as_str()).collect();
+    assert_eq!(byes.len(), 2, "five players: a bye in rounds 2 and 3: {info}");
+    assert_ne!(byes[0], byes[1], "no second bye");
+    let mut met = std::collections::BTreeSet::new();
+    for board in rounds.iter().flat_map(|r| r["boards"].as_array().unwrap()) {
+        let mut pair = [board["white"].as_str().unwrap(), board["black"].as_str().unwrap()];
+        pair.sort();
+        assert!(met.insert(pair), "{pair:?} met twice: {info}");
+    }
+    let played = seen["played"].as_array().unwrap();
+    let archived = seen["archived"].as_array().unwrap();
+    assert_eq!(archived.len(), played.len(), "every game played is archived: {seen}");
+    let recomputed = standings(&swiss_records_from_archive(seen), &[TieBreak::Buchholz, TieBreak::SonnebornBerger]);
+    let results = seen["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5, "{seen}");
+    for (line, expected) in results.iter().zip(&recomputed) {
+        assert_eq!(line["id"].as_str().unwrap(), expected.id, "the order of the standings: {results:?} {recomputed:?}");
+        assert_eq!(line["rank"].as_u64().unwrap() as u32, expected.rank);
+        assert_eq!(line["points"].as_f64().unwrap(), f64::from(expected.points_x2) / 2.0, "{line}");
+        assert_eq!(line["buchholz"].as_f64().unwrap(), f64::from(expected.tiebreaks[0]) / 2.0, "{line}");
+        assert_eq!(line["sonnebornBerger"].as_f64().unwrap(), f64::from(expected.tiebreaks[1]) / 4.0, "{line}");
+    }
+    let trf = seen["trf"].as_str().unwrap();
+    assert_eq!(trf.lines().filter(|l| l.starts_with("001 ")).count(), 5, "{trf}");
+    assert!(trf.lines().any(|l| l == "XXR 3"), "{trf}");
+    let pgn = seen["pgn"].as_str().unwrap();
+    let decided = archived.iter().filter(|g| g["result"] != "*").count();
+    assert_eq!(pgn.matches("[White ").count(), decided, "every game played is in the PGN: {pgn}");
+    assert_nobody_played_two_games_at_once(&json!({ "archived": archived }));
+}
+
+/// Five berserk bots play a three-round atomic Swiss on `fogblast up`
+/// through lichess's Swiss API, one joining after round 1 is paired; the
+/// end is checked against the archive, and the API's refusals on the way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swiss_is_played_to_its_end_and_its_standings_match_the_archive() {
+    let up = Proc::up_with("swiss", &[]);
+    let seen = swiss_bots(&[format!("http://{}", up.http)], &|| up.logs());
+    assert_eq!(seen["name"], "Test <b>swiss</b>", "markup is kept as text, to be shown escaped");
+    assert_eq!(seen["description"], "<script>alert(1)</script>");
+    assert_eq!(seen["join_twice_status"], 200, "joining twice changes nothing: {seen}");
+    assert_eq!(seen["join_late_status"], 400, "a finished Swiss is not joined: {seen}");
+    assert_eq!(seen["join_unknown_status"], 404, "{seen}");
+    assert_eq!(seen["flood_status"], 429, "one open tournament a player: {seen}");
+    assert_eq!(seen["bad_rounds_status"], 400, "{seen}");
+    assert_swiss_matches_the_archive(&seen);
+    up.terminate();
+}
+
+/// The status of the one Swiss in `cluster`'s store and how many of its
+/// rounds are paired.
+fn swiss_progress(cluster: &Cluster) -> Option<(String, usize)> {
+    let mut redis = redis::Client::open(crate::support::redis_url()).ok()?.get_connection().ok()?;
+    let pattern = format!("{}mm:tour:*:meta", cluster.redis_prefix());
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query(&mut redis).ok()?;
+    let (status, swiss): (Option<String>, Option<String>) =
+        redis::cmd("HMGET").arg(keys.first()?).arg("status").arg("swiss").query(&mut redis).ok()?;
+    let rounds = swiss
+        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+        .map_or(0, |s| s["rounds"].as_array().map_or(0, Vec::len));
+    Some((status?, rounds))
+}
+
+/// Two matchmaker replicas on Redis; the one driving a Swiss is killed
+/// (SIGKILL) mid-event. The other takes it over: no round is paired twice,
+/// no result is lost or counted twice, and the standings at the end are
+/// exactly those recomputed from the archive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matchmaker_killed_mid_swiss_loses_and_doubles_nothing() {
+    let cluster = Cluster::start("swiss-failover", 1, 0);
+    let rating = cluster.spawn_rating("rating", "sqlite::memory:");
+    let rating_addr = format!("http://{}", rating.grpc.expect("the rating service logs its gRPC address"));
+    let replicas = ["mm-a", "mm-b"];
+    let matchmakers: Vec<Proc> = replicas
+        .iter()
+        .map(|id| cluster.spawn_matchmaker_with(id, &["--matchmaker-id", id, "--matchmaker-rating-addr", &rating_addr]))
+        .collect();
+    let gateways: Vec<Proc> = matchmakers
+        .iter()
+        .enumerate()
+        .map(|(i, matchmaker)| {
+            let addr = format!("http://{}", matchmaker.grpc.expect("the matchmaker logs its gRPC address"));
+            cluster.spawn_gateway_with(
+                &format!("gateway-{i}"),
+                &["--matchmaker-addr", &addr, "--rating-addr", &rating_addr],
+            )
+        })
+        .collect();
+    let urls: Vec<String> = gateways.iter().map(|g| format!("http://{}", g.http)).collect();
+    let bots =
+        swiss_command(&urls).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let holder = loop {
+        if let Some(holder) = lease_holder(&cluster, &replicas) {
+            break holder;
+        }
+        assert!(std::time::Instant::now() < deadline, "no replica took the Swiss's lease");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // Mid-event: round 1 paired, its games made and under way.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while swiss_progress(&cluster).is_none_or(|(_, rounds)| rounds < 1) {
+        assert!(std::time::Instant::now() < deadline, "round 1 was not paired");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    matchmakers[holder].kill();
+    let (status, _) = swiss_progress(&cluster).expect("the Swiss in the store");
+    assert_eq!(status, "started", "killed mid-event, not after it");
+    let killed_at = std::time::Instant::now();
+    let survivor = 1 - holder;
+    let taken_over = loop {
+        if lease_holder(&cluster, &replicas) == Some(survivor) {
+            break true;
+        }
+        if killed_at.elapsed() > Duration::from_secs(30) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(taken_over, "{} took the Swiss over", replicas[survivor]);
+    let output = crate::events::wait_for(bots, Duration::from_secs(600)).expect("the bots finished in time");
+    let seen = summary(&output, &matchmakers[survivor].logs());
+    assert_swiss_matches_the_archive(&seen);
 }

@@ -27,6 +27,8 @@ pub struct NewGame {
     pub name: String,
     pub variant: Variant,
     pub chess960: bool,
+    /// The Chess960 position asked for (0..959); `None`: drawn at random.
+    pub chess960_position: Option<u32>,
     pub color: ColorChoice,
     pub clock: Option<fogblast_proto::game::ClockSettings>,
     pub computer: Option<Level>,
@@ -46,6 +48,11 @@ impl NewGame {
         let variant = variant_from_wire(wire_variant).ok_or_else(|| bad("variant must be standard, atomic or fog"))?;
         if request.chess960 && !variant.allows_chess960() {
             return Err(bad("Chess960 starting positions are for standard and atomic only"));
+        }
+        match request.chess960_position {
+            Some(_) if !request.chess960 => return Err(bad("a Chess960 position number needs chess960")),
+            Some(n) if n >= 960 => return Err(bad("a Chess960 position number is 0 to 959")),
+            _ => {}
         }
         let color = match ColorChoice::try_from(request.color) {
             Ok(ColorChoice::Unspecified) | Err(_) => return Err(bad("color must be white, black or random")),
@@ -83,6 +90,7 @@ impl NewGame {
             name: request.player_name.clone(),
             variant,
             chess960: request.chess960,
+            chess960_position: request.chess960_position,
             color,
             clock: request.clock,
             computer,
@@ -110,9 +118,10 @@ pub fn rematch_id(game: &str) -> GameId {
     GameId::derived(&format!("rematch:{game}"))
 }
 
-fn starting_position(variant: Variant, chess960: bool, rng: &mut impl Rng) -> Position {
+fn starting_position(variant: Variant, chess960: bool, number: Option<u32>, rng: &mut impl Rng) -> Position {
     if chess960 {
-        Position::chess960(rng.random_range(0..960), variant).expect("0..960 are valid Chess960 positions")
+        let number = number.unwrap_or_else(|| rng.random_range(0..960));
+        Position::chess960(number, variant).expect("0..960 are valid Chess960 positions")
     } else {
         Position::new(variant)
     }
@@ -158,7 +167,7 @@ pub fn new_record(game: &GameId, code: &str, spec: &NewGame, now_ms: u64, rng: &
     let creator = Player { id: spec.player.to_string(), name: spec.name.clone(), computer: false, level: 0 };
     let other = spec.computer.map_or_else(Player::default, computer_player);
     let (white, black) = if creator_color == Color::White { (creator, other) } else { (other, creator) };
-    let position = starting_position(spec.variant, spec.chess960, rng);
+    let position = starting_position(spec.variant, spec.chess960, spec.chess960_position, rng);
     let status = if spec.computer.is_some() { Status::Playing } else { Status::Waiting };
     let record = GameRecord {
         game_id: game.to_string(),
@@ -186,7 +195,7 @@ pub fn new_record(game: &GameId, code: &str, spec: &NewGame, now_ms: u64, rng: &
 pub fn rematch_record(old: &LiveGame, game: &GameId, now_ms: u64, rng: &mut impl Rng) -> GameRecord {
     let settings = old.record.clock;
     let player = |c: Color| old.seat(c).player.clone().unwrap_or_default();
-    let position = starting_position(old.variant(), old.record.chess960, rng);
+    let position = starting_position(old.variant(), old.record.chess960, None, rng);
     GameRecord {
         game_id: game.to_string(),
         variant: old.record.variant,
@@ -228,6 +237,34 @@ mod tests {
         assert_ne!(rematch_id("abc").as_str(), "abc");
     }
 
+    /// Every board of an Atomic960 Swiss round starts from the position
+    /// the round drew: the request's number, not one of the shard's own.
+    #[test]
+    fn a_chess960_position_asked_for_is_the_one_played() {
+        let request = CreateGameRequest {
+            player_id: "p1".into(),
+            variant: WireVariant::Atomic as i32,
+            chess960: true,
+            chess960_position: Some(0),
+            color: ColorChoice::ChooseWhite as i32,
+            ..Default::default()
+        };
+        let spec = NewGame::from_request(&request).unwrap();
+        let mut rng = rand::rng();
+        for _ in 0..20 {
+            let (record, _) = new_record(&random_game_id(&mut rng), "CODE", &spec, 0, &mut rng);
+            // Position 0 of the Scharnagl numbering: bishops, queen, knights, rook king rook.
+            assert_eq!(record.initial_fen, "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1");
+        }
+        let standard = NewGame::from_request(&CreateGameRequest { chess960_position: Some(518), ..request }).unwrap();
+        let (record, _) = new_record(&random_game_id(&mut rng), "CODE", &standard, 0, &mut rng);
+        assert!(
+            record.initial_fen.starts_with("rnbqkbnr/pppppppp"),
+            "518 is the standard array: {}",
+            record.initial_fen
+        );
+    }
+
     #[test]
     fn requests_are_checked() {
         let good = CreateGameRequest {
@@ -255,6 +292,8 @@ mod tests {
             },
             CreateGameRequest { computer: true, level: 0, ..good.clone() },
             CreateGameRequest { computer: true, level: Level::Easy as i32, rated: true, ..good.clone() },
+            CreateGameRequest { chess960_position: Some(518), ..good.clone() },
+            CreateGameRequest { chess960: true, chess960_position: Some(960), ..good.clone() },
         ];
         for case in cases {
             let error = NewGame::from_request(&case).unwrap_err();

@@ -40,6 +40,7 @@ fn new_fog_game(rng: &mut StdRng) -> LiveGame {
         name: "w".into(),
         variant: Variant::Fog,
         chess960: false,
+        chess960_position: None,
         color: ColorChoice::ChooseWhite,
         clock: None,
         computer: None,

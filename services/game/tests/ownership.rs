@@ -870,6 +870,7 @@ async fn write_clocked_game(
         name: "flag-w".to_owned(),
         variant: fogblast_rules::Variant::Standard,
         chess960: false,
+        chess960_position: None,
         color: ColorChoice::ChooseWhite,
         clock: Some(ClockSettings { initial_ms: 60_000, increment_ms: 0 }),
         computer: None,

@@ -192,18 +192,15 @@ pub async fn archived_game(gateway: &Gateway, id: &str) -> Result<Value, Service
     Ok(archived_value(&archived))
 }
 
+/// An archived game's PGN.
+pub async fn pgn_text(gateway: &Gateway, id: &str) -> Result<String, ServiceError> {
+    let timeout = gateway.config.settings.rating_timeout();
+    let pgn = within(timeout, RATING, client(gateway)?.export_pgn(GameRequest { game_id: id.to_owned() })).await?;
+    Ok(pgn.pgn)
+}
+
 pub async fn pgn(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
-    let result = async {
-        let pgn = within(
-            gateway.config.settings.rating_timeout(),
-            RATING,
-            client(&gateway)?.export_pgn(GameRequest { game_id: id.clone() }),
-        )
-        .await?;
-        Ok::<_, ServiceError>(pgn.pgn)
-    }
-    .await;
-    match result {
+    match pgn_text(&gateway, &id).await {
         Ok(pgn) => (
             [
                 (header::CONTENT_TYPE, "application/x-chess-pgn; charset=utf-8".to_owned()),

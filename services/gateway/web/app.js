@@ -36,6 +36,7 @@ import { bindNotify, notifyFrame, tell } from './js/features/notify.js';
 import { bindMoveInput } from './js/features/move-input.js';
 import { initPlayerPage, showPlayer } from './js/screens/player.js';
 import { initTournamentPage, rememberPairing, showTournament } from './js/screens/tournament.js';
+import { initSwissPage, showSwiss } from './js/screens/swiss.js';
 import { initTournaments, loadTournaments } from './js/features/tournaments.js';
 import { initTournamentGame } from './js/features/tournament-game.js';
 import { initChat } from './js/features/chat.js';
@@ -195,8 +196,18 @@ function start() {
   bindMoveInput({ board, model: () => session.activeModel() });
   initPlayerPage({ openGame: session.openGame, home: () => session.goHome() });
   const me = () => connections.online()?.player || null;
-  initTournamentPage({ openGame: session.openGame, home: () => session.goHome(), me, name: () => store.get(store.KEYS.name, '') });
-  initTournaments({ openTournament: (id) => { stopLobby(); showTournament(id); } });
+  initTournamentPage({
+    openGame: session.openGame,
+    home: () => session.goHome(),
+    me,
+    name: () => store.get(store.KEYS.name, ''),
+    swiss: (id) => showSwiss(id),
+  });
+  initSwissPage({ openGame: session.openGame, home: () => session.goHome(), me, name: () => store.get(store.KEYS.name, '') });
+  initTournaments({
+    openTournament: (id) => { stopLobby(); showTournament(id); },
+    openSwiss: (id) => { stopLobby(); showSwiss(id); },
+  });
   initTournamentGame({ berserk: () => session.act({ t: 'berserk' }), me, render: renderGame });
   initChat({
     model: () => session.activeModel(),
@@ -223,6 +234,7 @@ function start() {
     onLeave: session.goHome,
     onPlayer: (id) => { stopLobby(); showPlayer(id); },
     onTournament: (id) => { stopLobby(); showTournament(id); },
+    onSwiss: (id) => { stopLobby(); showSwiss(id); },
   });
   setInterval(() => {
     renderClocks();

@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use fogblast_matchmaker::tournament::{
     Commit, Entrant, Joined, MemoryTournamentStore, Presence, RedisTournamentStore, ReportedResult, Stage, Standing,
-    Status, TourGame, TournamentRecord, TournamentStore,
+    Status, SwissLine, SwissRoundState, SwissState, System, TourGame, TournamentRecord, TournamentStore,
 };
+use fogblast_tournament::swiss::{Board, RoundPairing, SwissPlayer};
+use fogblast_tournament::tiebreak::RoundResult;
 use support::Backend;
 
 fn record(id: &str) -> TournamentRecord {
@@ -24,6 +26,9 @@ fn record(id: &str) -> TournamentRecord {
         rated: true,
         starts_ms: 1_000,
         minutes: 57,
+        system: System::Arena,
+        rounds: 0,
+        round_interval_s: 0,
         created_by: String::new(),
         created_ms: 0,
     }
@@ -63,6 +68,7 @@ async fn behaves(store: Arc<dyn TournamentStore>) {
         paired_ms: 5,
         result: String::new(),
         plies: 0,
+        chess960_position: None,
     };
     let playing = Standing { playing: Some("g1".into()), ..Standing::default() };
     let commit = Commit {
@@ -103,6 +109,52 @@ async fn behaves(store: Arc<dyn TournamentStore>) {
     let finish = Commit { status: Some(Status::Finished), ..Commit::default() };
     assert!(!store.commit("arena-1", &token, &finish).await.unwrap(), "the old holder is fenced off");
     assert_eq!(store.join("arena-1", "p9", &entrant("P9")).await.unwrap(), Joined::Joined);
+    swiss_rounds_are_kept(store.as_ref()).await;
+}
+
+/// A Swiss's rounds and its players' records are written with the rest of
+/// the driver's commit, fenced alike, and read back whole; a commit
+/// without them leaves them as they were.
+async fn swiss_rounds_are_kept(store: &dyn TournamentStore) {
+    let t = TournamentRecord { system: System::Swiss, rounds: 3, round_interval_s: 10, ..record("swiss-1") };
+    assert!(store.create(&t).await.unwrap());
+    assert_eq!(store.snapshot("swiss-1").await.unwrap().unwrap().swiss, None, "not paired yet");
+    let token = store.acquire("swiss-1", "mm-a", Duration::from_secs(30)).await.unwrap().expect("free");
+    let pairing = RoundPairing {
+        round: 1,
+        boards: vec![Board { white: "p1".into(), black: "p2".into() }],
+        bye: Some("p3".into()),
+        bye_points_x2: 2,
+        not_paired: vec![],
+        floats: vec![],
+    };
+    let state = SwissState {
+        rounds: vec![SwissRoundState {
+            pairing,
+            games: vec!["g1".into()],
+            chess960_position: Some(17),
+            recorded: false,
+        }],
+        round_ended_ms: 0,
+    };
+    let line = SwissLine { player: SwissPlayer::new("p3", 1500), rounds: vec![RoundResult::Unplayed { points_x2: 2 }] };
+    let standing = Standing { swiss: Some(line), ..Standing::default() };
+    let commit = Commit {
+        status: Some(Status::Started),
+        swiss: Some(state.clone()),
+        standing: vec![("p3".into(), standing.clone())],
+        ..Commit::default()
+    };
+    assert!(!store.commit("swiss-1", "mm-b:1", &commit).await.unwrap(), "not the holder");
+    assert_eq!(store.snapshot("swiss-1").await.unwrap().unwrap().swiss, None, "a fenced-off commit writes nothing");
+    assert!(store.commit("swiss-1", &token, &commit).await.unwrap());
+    let status_only = Commit { results_taken: vec!["g0".into()], ..Commit::default() };
+    assert!(store.commit("swiss-1", &token, &status_only).await.unwrap());
+    let snapshot = store.snapshot("swiss-1").await.unwrap().unwrap();
+    assert_eq!(snapshot.swiss, Some(state), "the rounds are kept across commits without them");
+    assert_eq!(snapshot.standing["p3"], standing);
+    assert_eq!(snapshot.record.system, System::Swiss);
+    assert_eq!((snapshot.record.rounds, snapshot.record.round_interval_s), (3, 10));
 }
 
 #[tokio::test]

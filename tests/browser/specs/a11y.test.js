@@ -200,3 +200,28 @@ test('axe-core finds nothing serious on tournaments, a tournament game and the c
     assert.deepEqual(found, []);
   });
 });
+
+test('axe-core finds nothing serious on a Swiss page', { timeout: 120_000 }, async () => {
+  const options = { viewport: { width: 1280, height: 900 } };
+  const cid = await Player.open(browser, 'axe-cid', server.url, '/', options);
+  players.push(cid);
+  await withShots('a11y-swiss', () => [cid], server, async () => {
+    await cid.page.waitForFunction(() => localStorage.getItem('fogblast.token'));
+    const token = await cid.page.evaluate(() => JSON.parse(localStorage.getItem('fogblast.token')));
+    const response = await fetch(`${server.url}/api/swiss/new/any`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: new URLSearchParams({ name: 'Axe Swiss', 'clock.limit': '180', 'clock.increment': '2', nbRounds: '5', variant: 'atomic960', description: 'For the accessibility check.' }),
+    });
+    const swiss = await response.json();
+    assert.equal(response.status, 200, JSON.stringify(swiss));
+    await cid.page.goto(new URL(`/#swiss=${swiss.id}`, server.url).href);
+    await cid.page.waitForFunction(() => document.querySelector('[data-testid="swiss-action"]')?.textContent === 'Join');
+    await cid.el('swiss-action').click();
+    await cid.page.locator('[data-testid="swiss-standings"] tbody tr').first().waitFor();
+    const found = [...await axeFindings(cid, 'Swiss page')];
+    await cid.page.setViewportSize({ width: 390, height: 844 });
+    found.push(...await axeFindings(cid, 'Swiss page at 390x844'));
+    assert.deepEqual(found, []);
+  });
+});

@@ -9,6 +9,9 @@ through its lichess-compatible Bot and Board API, for tests/e2e/bots.rs.
                        game again; chat, user status and token test
     play.py arena URL  four bots play a one-minute atomic arena; the
                        standings and the archived games at the end
+    play.py swiss URL  five bots play a three-round atomic Swiss, one of
+                       them joining late; the rounds, results, TRF and
+                       PGN exports and the archived games at the end
     play.py fog URL    a bot plays the computer in fog of war to the end,
                        checking every state against what it may see
 
@@ -278,7 +281,7 @@ class ArenaBot:
 
     def listen(self):
         for event in self.client.bots.stream_incoming_events():
-            if event["type"] == "gameStart" and event["game"].get("source") == "arena":
+            if event["type"] == "gameStart" and event["game"].get("source") in ("arena", "swiss"):
                 game = event["game"]["gameId"]
                 with self.lock:
                     if game in self.games:
@@ -378,6 +381,101 @@ def arena(url, other_url=None):
     }))
 
 
+def archived_games(urls, bots, tid, played):
+    """Every game of tournament `tid` in the archive, by id, once all of
+    `played` are there (or a minute has passed)."""
+    archived = {}
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        for bot in bots:
+            params = {"page_size": 100}
+            for _ in range(20):
+                page = read(urls, f"/api/players/{bot.id}/games", **params).json()
+                for game in page["games"]:
+                    if game.get("tournament") == tid:
+                        archived[game["game"]] = game
+                if not page.get("next_page_token") or page["next_page_token"] == params.get("page_token"):
+                    break
+                params["page_token"] = page["next_page_token"]
+        if played <= set(archived):
+            break
+        time.sleep(2)
+    return archived
+
+
+def swiss(url, other_url=None):
+    """Five bots play a three-round atomic Swiss through lichess's Swiss
+    API (berserk's calls): four join before it starts, the fifth once
+    round 1 is paired, so round 1 has no bye and rounds 2 and 3 have one.
+    With `other_url`, everything after the start is read through whichever
+    gateway answers (a matchmaker may be killed meanwhile)."""
+    urls = [url] + ([other_url] if other_url else [])
+    bots = [ArenaBot(url, berserk=False) for _ in range(5)]
+    time.sleep(0.5)
+    created = bots[0].client.tournaments.create_swiss(
+        "any-team", clockLimit=60, clockIncrement=0, nbRounds=3, name="Test <b>swiss</b>",
+        startsAt=int(time.time() * 1000) + 6000, roundInterval=2, variant="atomic", rated=False,
+        description="<script>alert(1)</script>",
+    )
+    tid = created["id"]
+    flood = status_of(lambda: bots[0].client.tournaments.create_swiss("any-team", clockLimit=60, clockIncrement=0, nbRounds=3))
+    bad_rounds = status_of(lambda: bots[1].client.tournaments.create_swiss("any-team", clockLimit=60, clockIncrement=0, nbRounds=1))
+    unknown = status_of(lambda: bots[1].client.tournaments.join_swiss("nosuchswiss"))
+    for bot in bots[:4]:
+        bot.client.tournaments.join_swiss(tid)
+    twice = status_of(lambda: bots[1].client.tournaments.join_swiss(tid))
+    # Withdrawn before the start and back again: in round 1 all the same.
+    bots[3].client.tournaments.withdraw_swiss(tid)
+    bots[3].client.tournaments.join_swiss(tid)
+
+    def info_now():
+        if other_url is None:
+            return bots[0].client.tournaments.get_swiss(tid)
+        return read(urls, f"/api/swiss/{tid}").json()
+
+    deadline = time.time() + 60
+    while time.time() < deadline and info_now()["round"] < 1:
+        time.sleep(0.5)
+    for gateway in urls:
+        if status_of(lambda: client(gateway, bots[4].token).tournaments.join_swiss(tid))[0] == 200:
+            break
+    deadline = time.time() + 400
+    info = None
+    while time.time() < deadline:
+        info = info_now()
+        if info["status"] == "finished":
+            break
+        time.sleep(2)
+    if other_url is None:
+        results = list(bots[0].client.tournaments.stream_swiss_results(tid))
+        trf = bots[0].client.tournaments.export_swiss_trf(tid)
+        pgn = "".join(bots[0].client.tournaments.export_swiss_games(tid, as_pgn=True))
+    else:
+        results = [json.loads(line) for line in read(urls, f"/api/swiss/{tid}/results").text.splitlines() if line]
+        trf = read(urls, f"/swiss/{tid}.trf").text
+        pgn = read(urls, f"/api/swiss/{tid}/games").text
+    late = status_of(lambda: client(urls[-1], bots[1].token).tournaments.join_swiss(tid))
+    played = {g for bot in bots for g in bot.games}
+    archived = archived_games(urls, bots, tid, played)
+    print(json.dumps({
+        "tournament": tid,
+        "name": created["name"],
+        "description": created["description"],
+        "info": info,
+        "results": results,
+        "trf": trf,
+        "pgn": pgn,
+        "join_twice_status": twice[0],
+        "join_late_status": late[0],
+        "join_unknown_status": unknown[0],
+        "flood_status": flood[0],
+        "bad_rounds_status": bad_rounds[0],
+        "played": sorted(played),
+        "archived": list(archived.values()),
+        "players": [bot.id for bot in bots],
+    }, default=str))
+
+
 def fog(url):
     bot = Bot(url)
     time.sleep(0.3)
@@ -434,6 +532,8 @@ if __name__ == "__main__":
         late(*args)
     elif sys.argv[1] == "arena":
         arena(*args)
+    elif sys.argv[1] == "swiss":
+        swiss(*args)
     else:
         fog(*args)
     sys.stdout.flush()

@@ -99,6 +99,9 @@ async fn one_run(args: &ArenaBenchArgs, prefix: &str) -> anyhow::Result<()> {
         rated: true,
         starts_ms: now,
         minutes: 120,
+        system: Default::default(),
+        rounds: 0,
+        round_interval_s: 0,
         created_by: String::new(),
         created_ms: now,
     };

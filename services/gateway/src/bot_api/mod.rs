@@ -36,6 +36,7 @@ mod commands;
 mod event_stream;
 mod game_stream;
 mod lichess;
+mod swiss;
 mod tournaments;
 
 /// How often an open stream sends an empty line.
@@ -56,6 +57,11 @@ pub fn token_routes() -> Router<Arc<Gateway>> {
         .route("/api/tournament", get(tournaments::list))
         .route("/api/tournament/{id}", get(tournaments::get))
         .route("/api/tournament/{id}/results", get(tournaments::results))
+        .route("/api/swiss", get(swiss::list))
+        .route("/api/swiss/{id}", get(swiss::get))
+        .route("/api/swiss/{id}/results", get(swiss::results))
+        .route("/api/swiss/{id}/games", get(swiss::games))
+        .route("/swiss/{file}", get(swiss::trf))
 }
 
 /// The routes a token opens, each request in the player's Bot API budget
@@ -96,6 +102,9 @@ pub fn routes() -> Router<Arc<Gateway>> {
         .route("/api/tournament", post(tournaments::create))
         .route("/api/tournament/{id}/join", post(tournaments::join))
         .route("/api/tournament/{id}/withdraw", post(tournaments::withdraw))
+        .route("/api/swiss/new/{team}", post(swiss::create))
+        .route("/api/swiss/{id}/join", post(swiss::join))
+        .route("/api/swiss/{id}/withdraw", post(swiss::withdraw))
 }
 
 /// A refusal as lichess writes it.

@@ -21,12 +21,12 @@ use super::{lichess, ok, ApiError, ApiResult, Bot, Params};
 use crate::deadline::within;
 use crate::Gateway;
 
-const MATCHMAKER: &str = "matchmaker";
+pub(super) const MATCHMAKER: &str = "matchmaker";
 
 /// Standings on one page of `GET /api/tournament/{id}`, as on lichess.
 const PAGE: u32 = 10;
 
-fn client(
+pub(super) fn client(
     gateway: &Gateway,
 ) -> Result<fogblast_proto::matchmaker::matchmaker_client::MatchmakerClient<tonic::transport::Channel>, ApiError> {
     gateway.matchmaker.client().map_err(ApiError::from)
@@ -52,11 +52,11 @@ fn summary(t: &Tournament) -> Value {
     json!({
         "id": t.id,
         "createdBy": if t.created_by.is_empty() { "fogblast" } else { t.created_by.as_str() },
-        "system": "arena",
+        "system": if t.system == "swiss" { "swiss" } else { "arena" },
         "minutes": t.minutes,
         "clock": clock_json(t.clock.as_ref()),
         "rated": t.rated,
-        "fullName": format!("{} Arena", t.name),
+        "fullName": format!("{} {}", t.name, if t.system == "swiss" { "Swiss" } else { "Arena" }),
         "name": t.name,
         "description": t.description,
         "nbPlayers": t.players,
@@ -114,7 +114,8 @@ fn full(t: &Tournament, page: u32) -> Value {
 pub async fn list(State(gateway): State<Arc<Gateway>>) -> ApiResult {
     let timeout = gateway.config.settings.matchmaker_timeout();
     let listed = gateway.tournament_views.list(&gateway.bus, &gateway.matchmaker, timeout).await?;
-    let by = |status: &str| -> Vec<Value> { listed.iter().filter(|t| t.status == status).map(summary).collect() };
+    let arenas = listed.iter().filter(|t| t.system != "swiss");
+    let by = |status: &str| -> Vec<Value> { arenas.clone().filter(|t| t.status == status).map(summary).collect() };
     Ok(Json(json!({ "created": by("created"), "started": by("started"), "finished": by("finished") })).into_response())
 }
 
@@ -125,7 +126,7 @@ pub struct PageQuery {
 
 /// Standings from `from_rank`, `count` of them, and `player`'s own line:
 /// from this gateway's view of the tournament when it holds them.
-async fn standings(
+pub(super) async fn standings(
     gateway: &Gateway,
     id: &str,
     from_rank: u32,
@@ -223,6 +224,7 @@ pub async fn create(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Param
         rated: params.get("rated").is_none_or(|r| r != "false"),
         starts_ms,
         minutes,
+        ..CreateTournamentRequest::default()
     };
     let timeout = gateway.config.settings.matchmaker_timeout();
     let t = within(timeout, MATCHMAKER, client(&gateway)?.create_tournament(request)).await?;
@@ -233,13 +235,13 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-fn player_request(bot: &Bot, id: String) -> TournamentPlayerRequest {
+pub(super) fn player_request(bot: &Bot, id: String) -> TournamentPlayerRequest {
     TournamentPlayerRequest { tournament_id: id, player_id: bot.player.to_string(), name: bot.name(), rating: 0 }
 }
 
 /// The name a player joins under: the page's display name when it sends
 /// one (the same rule as a `hello`'s name), else the bot's username.
-fn display_name(bot: &Bot, params: &Params) -> Result<String, ApiError> {
+pub(super) fn display_name(bot: &Bot, params: &Params) -> Result<String, ApiError> {
     match params.get("name") {
         Some(name) if name.chars().count() > 30 || name.chars().any(char::is_control) => {
             Err(ApiError::bad("a name is at most 30 printable characters"))

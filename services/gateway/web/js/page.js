@@ -9,6 +9,7 @@ export function showScreen(which) {
   $('game').hidden = which !== 'game';
   $('player-page').hidden = which !== 'player';
   $('tournament-page').hidden = which !== 'tournament';
+  $('swiss-page').hidden = which !== 'swiss';
   document.body.dataset.screen = which;
   placeNotice(which);
 }

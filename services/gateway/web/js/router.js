@@ -1,6 +1,6 @@
 // The page's URLs (docs/web-client.md): `/` is home, `/g/CODE` joins the
 // game with that join code, `/#game=ID` shows a game, `/#player=ID` a
-// player's page, `/#tournament=ID` a tournament's page. `routeOf` is pure, so
+// player's page, `/#tournament=ID` an arena's page, `/#swiss=ID` a Swiss's. `routeOf` is pure, so
 // node tests check it; `startRouter` follows the address bar.
 
 /**
@@ -15,6 +15,8 @@ export function routeOf({ pathname, hash }, saved) {
   if (player) return { to: 'player', id: player };
   const tournament = tournamentInHash(hash);
   if (tournament) return { to: 'tournament', id: tournament };
+  const swiss = swissInHash(hash);
+  if (swiss) return { to: 'swiss', id: swiss };
   const id = gameInHash(hash);
   if (id) return { to: 'game', id, hotseat: !!(saved && saved.id === id && saved.hotseat) };
   if (saved && saved.active) return { to: 'game', id: saved.id, hotseat: !!saved.hotseat };
@@ -36,6 +38,12 @@ export function tournamentInHash(hash) {
   return new URLSearchParams((hash || '').replace(/^#/, '')).get('tournament') || null;
 }
 
+/** The Swiss id of a `#swiss=ID` hash, or null. */
+export function swissInHash(hash) {
+  return new URLSearchParams((hash || '').replace(/^#/, '')).get('swiss') || null;
+}
+
+export const swissUrl = (id) => `/#swiss=${encodeURIComponent(id)}`;
 export const tournamentUrl = (id) => `/#tournament=${encodeURIComponent(id)}`;
 export const gameUrl = (id) => `/#game=${encodeURIComponent(id)}`;
 export const playerUrl = (id) => `/#player=${encodeURIComponent(id)}`;
@@ -54,12 +62,13 @@ export function showHomeUrl() {
  * Routes the current location once, then follows hash changes: another
  * game id opens it, no id leaves the game on screen (`current()`) for home.
  */
-export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament }) {
+export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss }) {
   const route = routeOf(location, saved);
   if (route.to === 'join') onJoin(route.code);
   else if (route.to === 'game') onGame(route.id, { hotseat: route.hotseat });
   else if (route.to === 'player') onPlayer(route.id);
   else if (route.to === 'tournament') onTournament(route.id);
+  else if (route.to === 'swiss') onSwiss(route.id);
   else onHome();
   window.addEventListener('hashchange', () => {
     const player = playerInHash(location.hash);
@@ -72,6 +81,12 @@ export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, o
     if (tournament) {
       if (current()) onLeave();
       onTournament(tournament);
+      return;
+    }
+    const swiss = swissInHash(location.hash);
+    if (swiss) {
+      if (current()) onLeave();
+      onSwiss(swiss);
       return;
     }
     const id = gameInHash(location.hash);

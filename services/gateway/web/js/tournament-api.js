@@ -1,4 +1,4 @@
-// Arena tournaments over HTTP, in lichess's shapes (docs/bots.md,
+// Arena and Swiss tournaments over HTTP, in lichess's shapes (docs/bots.md,
 // services/gateway/src/bot_api/tournaments.rs): the list, one tournament
 // with a page of its standings, and with the player's token (the one the
 // WebSocket's `welcome` gave, kept in localStorage) creating, joining and
@@ -48,3 +48,15 @@ export const join = (id, name) => call('POST', `/api/tournament/${enc(id)}/join`
 
 /** Leaves an arena yet to start, or pauses in a running one. */
 export const withdraw = (id) => call('POST', `/api/tournament/${enc(id)}/withdraw`, { auth: true });
+
+/** Swiss events `{created, started, finished}`. */
+export const listSwiss = () => call('GET', '/api/swiss');
+
+/** One Swiss with its rounds and standings (and `me` when this player joined). */
+export const getSwiss = (id) => call('GET', `/api/swiss/${enc(id)}`);
+
+/** Joins a Swiss (or comes back after withdrawing) under `name`. */
+export const joinSwiss = (id, name) => call('POST', `/api/swiss/${enc(id)}/join`, { form: name ? { name } : {}, auth: true });
+
+/** Withdraws from a Swiss: not paired from the next round on. */
+export const withdrawSwiss = (id) => call('POST', `/api/swiss/${enc(id)}/withdraw`, { auth: true });

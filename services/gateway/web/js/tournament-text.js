@@ -66,3 +66,33 @@ export function atStake({ fire = false, berserk = false } = {}) {
 export function sheetScores(sheet) {
   return String((sheet && sheet.scores) || '').split('').map(Number);
 }
+
+/** Points in whole points as a player reads them: "2", "1½", "½". */
+export function pointsText(points) {
+  const whole = Math.floor(points);
+  const half = points - whole >= 0.5;
+  return half ? `${whole || ''}½` : String(whole);
+}
+
+/**
+ * A Swiss's countdown from `GET /api/swiss/{id}` given `elapsed` seconds
+ * ago: to its start, to the next round (after the wait that follows the
+ * last game of a round), or the round being played.
+ */
+export function swissCountdown(t, elapsed = 0) {
+  if (t.status === 'finished') return { phase: 'finished', text: 'Finished' };
+  const left = t.nextRound ? t.nextRound.in - elapsed : null;
+  if (t.status === 'created') {
+    return { phase: 'upcoming', text: left > 0 ? `Starts in ${duration(left)}` : 'Starting…' };
+  }
+  if (left === null) return { phase: 'running', text: t.round ? `Round ${t.round} of ${t.nbRounds} being played` : 'Running' };
+  return { phase: 'waiting', text: left > 0 ? `Round ${t.round + 1} starts in ${duration(left)}` : `Round ${t.round + 1} starting…` };
+}
+
+const VARIANT_NAMES = { atomic: 'Atomic', atomic960: 'Atomic960', fogOfWar: 'Fog of War', chess960: 'Chess960', standard: 'Standard' };
+
+/** "Atomic · 3+2 · 3 rounds · casual · 5 players". */
+export function swissSummary(t) {
+  const players = t.nbPlayers === 1 ? '1 player' : `${t.nbPlayers || 0} players`;
+  return [VARIANT_NAMES[t.variant] || t.variant, clockText(t.clock), `${t.nbRounds} rounds`, t.rated ? 'rated' : 'casual', players].filter(Boolean).join(' · ');
+}

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyFrame, mayBerserk } from '../js/model.js';
 import { routeOf } from '../js/router.js';
-import { atStake, clockText, countdown, duration, ordinal, sheetScores, summary } from '../js/tournament-text.js';
+import { atStake, clockText, countdown, duration, ordinal, pointsText, sheetScores, summary, swissCountdown, swissSummary } from '../js/tournament-text.js';
 
 const START = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
 const ann = { id: '7xzp6rfsvr99yl6w', name: 'Ann', computer: false };
@@ -75,4 +75,18 @@ test('countdowns, clocks, ranks, sheets and points in words', () => {
   assert.equal(atStake({}), 'a win scores 2, a draw 1.');
   assert.equal(atStake({ fire: true }), 'On fire: a win scores 4, a draw 2.');
   assert.equal(atStake({ berserk: true }), 'a win scores 3, a draw 1 (berserk: the extra point needs a game of 14 plies).');
+});
+
+test('a Swiss in words: its route, its countdown to the start and between rounds, points in halves', () => {
+  assert.deepEqual(routeOf({ pathname: '/', hash: '#swiss=abc23' }, null), { to: 'swiss', id: 'abc23' });
+  const base = { round: 0, nbRounds: 3 };
+  assert.equal(swissCountdown({ ...base, status: 'created', nextRound: { in: 65 } }, 5).text, 'Starts in 1:00');
+  assert.equal(swissCountdown({ ...base, status: 'created', nextRound: { in: 3 } }, 5).text, 'Starting…');
+  assert.equal(swissCountdown({ ...base, status: 'started', round: 1 }).text, 'Round 1 of 3 being played');
+  assert.equal(swissCountdown({ ...base, status: 'started', round: 1, nextRound: { in: 30 } }, 10).text, 'Round 2 starts in 0:20');
+  assert.equal(swissCountdown({ ...base, status: 'started' }).text, 'Running', 'listed: the round is not known');
+  assert.equal(swissCountdown({ ...base, status: 'finished', round: 3 }).text, 'Finished');
+  assert.deepEqual([0, 0.5, 1, 2.5].map(pointsText), ['0', '½', '1', '2½']);
+  const t = { variant: 'atomic960', clock: { limit: 180, increment: 2 }, nbRounds: 7, rated: true, nbPlayers: 5 };
+  assert.equal(swissSummary(t), 'Atomic960 · 3+2 · 7 rounds · rated · 5 players');
 });

@@ -9,16 +9,17 @@ use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{ClockSettings, Variant};
 use fogblast_proto::ids::PlayerId;
 use fogblast_proto::matchmaker::{
-    CreateTournamentRequest, GetTournamentRequest, Tournament, TournamentGame, TournamentPlayerRequest,
-    TournamentStanding,
+    CreateTournamentRequest, GetTournamentRequest, SwissBoard, SwissRound, Tournament, TournamentGame,
+    TournamentPlayerRequest, TournamentStanding,
 };
 use fogblast_proto::notices::{tournament_subject, TournamentChanged, TOURNAMENTS_SUBJECT};
 use fogblast_tournament::arena::standing_order;
+use fogblast_tournament::tiebreak::RoundResult;
 use prost::Message;
 use rand::Rng;
 
 use super::redis::presence_word;
-use super::{Entrant, Joined, Presence, Snapshot, Stage, Status, TournamentRecord, TournamentStore};
+use super::{Entrant, Joined, Presence, Snapshot, Stage, Status, System, TournamentRecord, TournamentStore};
 use crate::games::Games;
 use crate::pool::{variant_from_name, variant_name};
 use crate::ratings::Ratings;
@@ -34,6 +35,40 @@ pub const CREATIONS_PER_HOUR: usize = 3;
 const MAX_START_AHEAD_MS: u64 = 7 * 24 * 3600 * 1000;
 /// How long finished tournaments stay listed.
 const FINISHED_LISTED_MS: u64 = 24 * 3600 * 1000;
+/// A Swiss's rounds, as on lichess.
+pub const SWISS_ROUNDS: std::ops::RangeInclusive<u32> = 3..=100;
+/// The longest wait between a Swiss's rounds, seconds.
+pub const MAX_ROUND_INTERVAL_S: u32 = 86_400;
+
+/// A Swiss's estimated length in minutes, for listing it: each round's
+/// game at forty moves a side, then the wait.
+pub fn swiss_minutes(rounds: u32, clock: (u32, u32), round_interval_s: u32) -> u32 {
+    let round_ms = 2 * (u64::from(clock.0) + 40 * u64::from(clock.1)) + u64::from(round_interval_s) * 1000;
+    (u64::from(rounds) * round_ms).div_ceil(60_000).min(u64::from(u32::MAX)) as u32
+}
+
+/// How a request's `system` pairs, with a Swiss's rounds and wait checked.
+fn checked_system(request: &CreateTournamentRequest, limits: Limits) -> Result<System, ServiceError> {
+    match request.system.as_str() {
+        "" | "arena" => {
+            let Limits { min_minutes, max_minutes } = limits;
+            if !(min_minutes..=max_minutes).contains(&request.minutes) {
+                return Err(bad(format!("an arena lasts {min_minutes} to {max_minutes} minutes")));
+            }
+            Ok(System::Arena)
+        }
+        "swiss" => {
+            if !SWISS_ROUNDS.contains(&request.rounds) {
+                return Err(bad(format!("a Swiss has {} to {} rounds", SWISS_ROUNDS.start(), SWISS_ROUNDS.end())));
+            }
+            if request.round_interval_s > MAX_ROUND_INTERVAL_S {
+                return Err(bad("the wait between rounds is 0 to 86400 seconds"));
+            }
+            Ok(System::Swiss)
+        }
+        other => Err(bad(format!("{other:?}: a tournament is an arena or a swiss"))),
+    }
+}
 
 /// The settings a tournament may have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,10 +203,14 @@ impl Tournaments {
             return Err(bad("Chess960 starting positions are for standard and atomic only"));
         }
         let clock = checked_clock(request.clock.as_ref())?;
-        let Limits { min_minutes, max_minutes } = self.limits;
-        if !(min_minutes..=max_minutes).contains(&request.minutes) {
-            return Err(bad(format!("an arena lasts {min_minutes} to {max_minutes} minutes")));
-        }
+        let system = checked_system(request, self.limits)?;
+        let (rounds, round_interval_s, minutes) = match system {
+            System::Arena => (0, 0, request.minutes),
+            System::Swiss => {
+                let minutes = swiss_minutes(request.rounds, clock, request.round_interval_s);
+                (request.rounds, request.round_interval_s, minutes)
+            }
+        };
         let now = self.store.now_ms().await.map_err(unavailable)?;
         let starts_ms = if request.starts_ms == 0 { now + 60_000 } else { request.starts_ms };
         if starts_ms + 60_000 < now || starts_ms > now + MAX_START_AHEAD_MS {
@@ -186,7 +225,10 @@ impl Tournaments {
             clock,
             rated: request.rated,
             starts_ms,
-            minutes: request.minutes,
+            minutes,
+            system,
+            rounds,
+            round_interval_s,
             created_by: request.player_id.clone(),
             created_ms: now,
         })
@@ -217,6 +259,11 @@ impl Tournaments {
             .map(|(record, status, players)| Tournament {
                 players: players as u32,
                 now_ms: now,
+                next_round_ms: if record.system == System::Swiss && status == Status::Created {
+                    record.starts_ms
+                } else {
+                    0
+                },
                 ..header(&record, status)
             })
             .collect())
@@ -295,12 +342,18 @@ pub fn header(record: &TournamentRecord, status: Status) -> Tournament {
         minutes: record.minutes,
         status: status_name(status).to_owned(),
         created_by: record.created_by.clone(),
+        system: record.system.name().to_owned(),
+        rounds: record.rounds,
+        round_interval_s: record.round_interval_s,
         ..Tournament::default()
     }
 }
 
 /// Every player who joined, in standings order, with their line.
 pub fn standings(snapshot: &Snapshot) -> Vec<TournamentStanding> {
+    if snapshot.record.system == System::Swiss {
+        return swiss_standings(snapshot);
+    }
     let mut lines: Vec<TournamentStanding> = snapshot
         .joined
         .iter()
@@ -320,6 +373,7 @@ pub fn standings(snapshot: &Snapshot) -> Vec<TournamentStanding> {
                 berserks: standing.berserks,
                 presence: presence_word(presence).to_owned(),
                 playing: standing.playing.clone().unwrap_or_default(),
+                ..TournamentStanding::default()
             }
         })
         .collect();
@@ -328,6 +382,80 @@ pub fn standings(snapshot: &Snapshot) -> Vec<TournamentStanding> {
         line.rank = i as u32 + 1;
     }
     lines
+}
+
+fn standing_line(snapshot: &Snapshot, player: &str, rank: u32) -> TournamentStanding {
+    let entrant = snapshot.joined.get(player);
+    let standing = snapshot.standing.get(player).cloned().unwrap_or_default();
+    let presence = snapshot.presence.get(player).copied().unwrap_or(Presence::Active);
+    TournamentStanding {
+        rank,
+        player_id: player.to_owned(),
+        name: entrant.map_or_else(|| player.to_owned(), |e| e.name.clone()),
+        rating: entrant.map_or(0, |e| e.rating),
+        presence: presence_word(presence).to_owned(),
+        playing: standing.playing.clone().unwrap_or_default(),
+        ..TournamentStanding::default()
+    }
+}
+
+/// A Swiss's standings: by points, Buchholz, Sonneborn-Berger; players not
+/// yet in a round after them, by rating.
+fn swiss_standings(snapshot: &Snapshot) -> Vec<TournamentStanding> {
+    let ranked = super::swiss::standings(snapshot);
+    let mut lines: Vec<TournamentStanding> = ranked
+        .iter()
+        .map(|s| {
+            let rounds = snapshot.standing.get(&s.id).and_then(|l| l.swiss.as_ref()).map(|l| l.rounds.clone());
+            let rounds = rounds.unwrap_or_default();
+            let played = |r: &&RoundResult| matches!(r, RoundResult::Game { .. });
+            let points = |r: &RoundResult| match r {
+                RoundResult::Game { points_x2, .. } | RoundResult::Unplayed { points_x2 } => *points_x2,
+            };
+            TournamentStanding {
+                score: s.points_x2,
+                sheet: rounds.iter().map(points).collect(),
+                wins: rounds.iter().filter(played).filter(|r| points(r) == 2).count() as u32,
+                games: rounds.iter().filter(played).count() as u32,
+                buchholz_x2: s.tiebreaks.first().copied().unwrap_or(0),
+                sonneborn_berger_x4: s.tiebreaks.get(1).copied().unwrap_or(0),
+                ..standing_line(snapshot, &s.id, s.rank)
+            }
+        })
+        .collect();
+    let mut waiting: Vec<&String> = snapshot.joined.keys().filter(|p| !ranked.iter().any(|s| &s.id == *p)).collect();
+    waiting.sort_by_key(|p| (std::cmp::Reverse(snapshot.joined[*p].rating), (*p).clone()));
+    let first = lines.len() as u32 + 1;
+    lines.extend(waiting.into_iter().enumerate().map(|(i, p)| standing_line(snapshot, p, first + i as u32)));
+    lines
+}
+
+/// A Swiss's rounds as clients see them.
+fn swiss_rounds(snapshot: &Snapshot) -> Vec<SwissRound> {
+    let Some(state) = &snapshot.swiss else { return Vec::new() };
+    state
+        .rounds
+        .iter()
+        .map(|round| SwissRound {
+            round: round.pairing.round,
+            boards: round
+                .pairing
+                .boards
+                .iter()
+                .zip(&round.games)
+                .map(|(board, id)| SwissBoard {
+                    game_id: id.clone(),
+                    white: board.white.clone(),
+                    black: board.black.clone(),
+                    result: snapshot.games.get(id).map(super::swiss::board_result).unwrap_or_default(),
+                })
+                .collect(),
+            bye: round.pairing.bye.clone().unwrap_or_default(),
+            absent: round.pairing.not_paired.clone(),
+            chess960_position: round.chess960_position,
+            complete: round.recorded,
+        })
+        .collect()
 }
 
 /// The tournament as a client sees it: a page of standings from `from_rank`.
@@ -354,6 +482,12 @@ pub fn view(snapshot: &Snapshot, from_rank: u32, count: u32, me: Option<&str>) -
         me: mine,
         playing,
         games: snapshot.games.values().filter(|g| g.stage == Stage::Done && !g.result.is_empty()).count() as u32,
+        round: snapshot.swiss.as_ref().map_or(0, |s| s.rounds.len() as u32),
+        next_round_ms: match (snapshot.record.system, snapshot.status) {
+            (System::Swiss, Status::Created | Status::Started) => super::swiss::next_round_ms(snapshot).unwrap_or(0),
+            _ => 0,
+        },
+        swiss_rounds: swiss_rounds(snapshot),
         ..header(&snapshot.record, snapshot.status)
     }
 }

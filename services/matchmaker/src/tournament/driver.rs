@@ -1,8 +1,9 @@
 //! The driver: every second each replica takes the lease of the
 //! tournaments it can and carries each one forward. One pass reads the
-//! tournament at once, decides (start, count results, pair a wave, finish)
-//! with the arena's rules, and writes it all in one commit fenced by the
-//! lease; only then are the paired games made through the game service.
+//! tournament at once, decides (start, count results, pair a wave or a
+//! Swiss round, finish) with the arena's rules or the Swiss's (`swiss.rs`),
+//! and writes it all in one commit fenced by the lease; only then are the
+//! paired games made through the game service.
 //! A driver killed at any point leaves a state the next holder continues
 //! from: a game recorded as paired is made (by its fixed id and request
 //! ids, so a create or join sent twice makes nothing twice), and a result
@@ -24,7 +25,7 @@ use tracing::{info, warn};
 
 use super::commands::Tournaments;
 use super::public;
-use super::{Commit, Presence, Snapshot, Stage, Standing, Status, TourGame};
+use super::{Commit, Presence, Snapshot, Stage, Standing, Status, System, TourGame};
 use crate::pool::variant_from_name;
 use crate::store::StoreError;
 
@@ -137,7 +138,10 @@ impl Tournaments {
         let Some(snapshot) = self.store.snapshot(id).await? else { return Ok(()) };
         let last_wave = memory.last_wave.lock().unwrap_or_else(PoisonError::into_inner).get(id).copied().unwrap_or(0);
         let wave = snapshot.now_ms >= last_wave + WAVE_MS;
-        let decided = decide(&snapshot, wave, &Pairing::default());
+        let decided = match snapshot.record.system {
+            System::Arena => decide(&snapshot, wave, &Pairing::default()),
+            System::Swiss => super::swiss::decide(&snapshot),
+        };
         let mut version = snapshot.version;
         if !decided.is_empty() {
             for event in public::before_commit(&snapshot, &decided) {
@@ -216,6 +220,7 @@ impl Tournaments {
                 player_name: name_of(snapshot, &game.white),
                 variant: variant_from_name(&record.variant).unwrap_or(Variant::Atomic) as i32,
                 chess960: record.chess960,
+                chess960_position: game.chess960_position,
                 color: ColorChoice::ChooseWhite as i32,
                 clock: Some(fogblast_proto::game::ClockSettings {
                     initial_ms: record.clock.0,
@@ -358,6 +363,7 @@ pub fn decide(snapshot: &Snapshot, wave: bool, rules: &Pairing) -> Commit {
                 paired_ms: now,
                 result: String::new(),
                 plies: 0,
+                chess960_position: None,
             };
             games.insert(id, game);
         }
@@ -448,6 +454,9 @@ mod tests {
             rated: true,
             starts_ms: START,
             minutes: 10,
+            system: System::Arena,
+            rounds: 0,
+            round_interval_s: 0,
             created_by: String::new(),
             created_ms: 0,
         };
@@ -466,6 +475,7 @@ mod tests {
             standing: BTreeMap::new(),
             games: BTreeMap::new(),
             results: BTreeMap::new(),
+            swiss: None,
         }
     }
 

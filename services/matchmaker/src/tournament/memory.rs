@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 
 use super::{
-    Commit, Entrant, Joined, Presence, ReportedResult, Snapshot, Standing, Status, TourGame, TournamentRecord,
-    TournamentStore,
+    Commit, Entrant, Joined, Presence, ReportedResult, Snapshot, Standing, Status, SwissState, TourGame,
+    TournamentRecord, TournamentStore,
 };
 use crate::store::StoreError;
 
@@ -36,6 +36,7 @@ struct Tournament {
     games: BTreeMap<String, TourGame>,
     results: BTreeMap<String, ReportedResult>,
     counted: std::collections::HashSet<String>,
+    swiss: Option<SwissState>,
     lease: Option<(String, u64)>,
     fence: u64,
 }
@@ -85,6 +86,7 @@ impl TournamentStore for MemoryTournamentStore {
             games: BTreeMap::new(),
             results: BTreeMap::new(),
             counted: Default::default(),
+            swiss: None,
             lease: None,
             fence: 0,
         };
@@ -117,6 +119,7 @@ impl TournamentStore for MemoryTournamentStore {
             standing: t.standing.clone(),
             games: t.games.clone(),
             results: t.results.clone(),
+            swiss: t.swiss.clone(),
         }))
     }
 
@@ -213,6 +216,9 @@ impl TournamentStore for MemoryTournamentStore {
         for game in &commit.results_taken {
             t.results.remove(game);
             t.counted.insert(game.clone());
+        }
+        if let Some(swiss) = &commit.swiss {
+            t.swiss = Some(swiss.clone());
         }
         t.version += 1;
         Ok(true)

@@ -1,9 +1,9 @@
-//! Arena tournaments in the matchmaker: created by players or by the
-//! operator's schedule, joined, paused and left through the gRPC API, and
-//! driven (started, paired, scored, finished) by exactly one replica at a
-//! time, the holder of the tournament's lease. The rules themselves are
-//! `fogblast_tournament::arena`; this module keeps the state in a store
-//! and carries the rules out.
+//! Tournaments in the matchmaker, arenas and Swiss events: created by
+//! players or by the operator's schedule, joined, paused and left through
+//! the gRPC API, and driven (started, paired, scored, finished) by exactly
+//! one replica at a time, the holder of the tournament's lease. The rules
+//! themselves are `fogblast_tournament::arena` and `::swiss`; this module
+//! keeps the state in a store and carries the rules out.
 //!
 //! State, per tournament (see [`TournamentStore`]):
 //! - its record (settings, start, length), status and version;
@@ -13,7 +13,9 @@
 //!   driver writes, fenced by its lease);
 //! - `games`: every game paired, its stage and result (the driver writes);
 //! - `results`: finished games told by the finished-games stream, waiting
-//!   to be counted (any replica adds, once per game; the driver takes).
+//!   to be counted (any replica adds, once per game; the driver takes);
+//! - a Swiss's rounds ([`SwissState`]: the pairing of each round, when the
+//!   last one ended), written by the driver with the rest of its commit.
 //!
 //! A result is counted exactly once: it enters `results` once (set if
 //! absent), and the driver's one fenced commit both scores it and marks
@@ -26,6 +28,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use fogblast_tournament::arena::Sheet;
+use fogblast_tournament::swiss::{RoundPairing, SwissPlayer};
+use fogblast_tournament::tiebreak::RoundResult;
 use serde::{Deserialize, Serialize};
 
 use crate::store::StoreError;
@@ -37,11 +41,31 @@ pub mod public;
 mod redis;
 pub mod results;
 pub mod schedule;
+pub mod swiss;
 
 pub use memory::MemoryTournamentStore;
 pub use redis::RedisTournamentStore;
 
-/// An arena's settings, fixed when it is created.
+/// How a tournament pairs: an arena re-pairs free players for a fixed
+/// time; a Swiss pairs everyone once a round for a fixed number of rounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum System {
+    #[default]
+    Arena,
+    Swiss,
+}
+
+impl System {
+    pub fn name(self) -> &'static str {
+        match self {
+            System::Arena => "arena",
+            System::Swiss => "swiss",
+        }
+    }
+}
+
+/// A tournament's settings, fixed when it is created.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TournamentRecord {
     pub id: String,
@@ -56,7 +80,16 @@ pub struct TournamentRecord {
     pub clock: (u32, u32),
     pub rated: bool,
     pub starts_ms: u64,
+    /// An arena's length; a Swiss's estimated length (for listing it).
     pub minutes: u32,
+    #[serde(default)]
+    pub system: System,
+    /// A Swiss's number of rounds.
+    #[serde(default)]
+    pub rounds: u32,
+    /// A Swiss's wait after a round's last game before the next round, s.
+    #[serde(default)]
+    pub round_interval_s: u32,
     /// The player who made it; empty for the operator's schedule.
     #[serde(default)]
     pub created_by: String,
@@ -111,6 +144,40 @@ pub struct Standing {
     /// Games with a berserk.
     #[serde(default)]
     pub berserks: u32,
+    /// A Swiss player's record, from the first round they were in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swiss: Option<SwissLine>,
+}
+
+/// A Swiss player's record: what the pairing needs, and each round's
+/// result for the tie-breaks (one per round recorded, missed ones too).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwissLine {
+    pub player: SwissPlayer,
+    pub rounds: Vec<RoundResult>,
+}
+
+/// A Swiss's rounds, as its driver keeps them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwissState {
+    /// Every round paired, the first first; the last is being played
+    /// unless `recorded`.
+    pub rounds: Vec<SwissRoundState>,
+    /// When the last round's results were recorded (ms); 0 while played.
+    pub round_ended_ms: u64,
+}
+
+/// One round of a Swiss: its pairing and the game of each board.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwissRoundState {
+    pub pairing: RoundPairing,
+    /// The game id of each board, in `pairing.boards`' order.
+    pub games: Vec<String>,
+    /// An Atomic960 Swiss's start position for every board of the round.
+    #[serde(default)]
+    pub chess960_position: Option<u32>,
+    /// Its results are in the players' records.
+    pub recorded: bool,
 }
 
 /// How far a tournament game has got.
@@ -142,6 +209,9 @@ pub struct TourGame {
     pub result: String,
     #[serde(default)]
     pub plies: u32,
+    /// The Chess960 start position it is to be made with (a Swiss round's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chess960_position: Option<u32>,
 }
 
 /// A finished game as the stream told it, waiting to be counted.
@@ -166,6 +236,8 @@ pub struct Snapshot {
     pub standing: BTreeMap<String, Standing>,
     pub games: BTreeMap<String, TourGame>,
     pub results: BTreeMap<String, ReportedResult>,
+    /// A Swiss's rounds; `None` for an arena or a Swiss not started.
+    pub swiss: Option<SwissState>,
 }
 
 /// The driver's writes, made at once if it still holds the lease.
@@ -178,6 +250,8 @@ pub struct Commit {
     pub games: Vec<TourGame>,
     /// Results taken out of the inbox (counted, or for no game of ours).
     pub results_taken: Vec<String>,
+    /// A Swiss's rounds, written whole.
+    pub swiss: Option<SwissState>,
 }
 
 impl Commit {
@@ -187,6 +261,7 @@ impl Commit {
             && self.standing.is_empty()
             && self.games.is_empty()
             && self.results_taken.is_empty()
+            && self.swiss.is_none()
     }
 }
 

@@ -40,14 +40,14 @@ const PUBLISH_ATTEMPTS: u32 = 3;
 pub fn info(record: &TournamentRecord) -> TournamentInfo {
     TournamentInfo {
         name: record.name.clone(),
-        system: "arena".to_owned(),
+        system: record.system.name().to_owned(),
         variant: variant_from_name(&record.variant).unwrap_or(Variant::Unspecified) as i32,
         chess960: record.chess960,
         clock: Some(ClockSettings { initial_ms: record.clock.0, increment_ms: record.clock.1 }),
         rated: record.rated,
         starts_at_ms: record.starts_ms,
         minutes: record.minutes,
-        rounds: 0,
+        rounds: record.rounds,
     }
 }
 
@@ -65,6 +65,9 @@ pub fn after(snapshot: &Snapshot, commit: &Commit) -> Snapshot {
     let mut after = snapshot.clone();
     after.status = commit.status.unwrap_or(snapshot.status);
     after.standing.extend(commit.standing.iter().cloned());
+    if let Some(swiss) = &commit.swiss {
+        after.swiss = Some(swiss.clone());
+    }
     for player in &commit.paused {
         after.presence.insert(player.clone(), Presence::Paused);
     }
@@ -114,8 +117,10 @@ pub fn counts_results(snapshot: &Snapshot, commit: &Commit) -> bool {
 
 /// The standings of the tournament as `snapshot` (at `version`) has them.
 pub fn standings_event(snapshot: &Snapshot, version: u64) -> TournamentEvent {
+    // A Swiss's round being played (or the last one recorded).
+    let round = snapshot.swiss.as_ref().map_or(0, |swiss| swiss.rounds.len() as u32);
     let kind =
-        Kind::Standings(TournamentStandings { players: snapshot.joined.len() as u32, top: top(snapshot), round: 0 });
+        Kind::Standings(TournamentStandings { players: snapshot.joined.len() as u32, top: top(snapshot), round });
     let record = &snapshot.record;
     event(record, format!("{}/standings/{version}", record.id), snapshot.now_ms, kind)
 }
@@ -198,6 +203,9 @@ mod tests {
             rated: true,
             starts_ms: 1_000,
             minutes: 60,
+            system: crate::tournament::System::Arena,
+            rounds: 0,
+            round_interval_s: 0,
             created_by: String::new(),
             created_ms: 0,
         };
@@ -216,6 +224,7 @@ mod tests {
             standing: BTreeMap::new(),
             games: BTreeMap::new(),
             results: BTreeMap::new(),
+            swiss: None,
         }
     }
 
@@ -261,6 +270,7 @@ mod tests {
                 paired_ms: 0,
                 result: String::new(),
                 plies: 0,
+                chess960_position: None,
             },
         );
         assert!(counts_results(&snapshot, &counted));

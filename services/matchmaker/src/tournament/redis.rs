@@ -1,7 +1,8 @@
 //! Tournaments in Redis, shared by every replica. A tournament's keys share
 //! one hash tag, so each Lua script below runs in one slot of a cluster:
 //!
-//! - `tour:{<id>}:meta`: hash with `record` (JSON), `status`, `version`;
+//! - `tour:{<id>}:meta`: hash with `record` (JSON), `status`, `version`
+//!   and, for a Swiss once paired, `swiss` (its rounds, JSON);
 //! - `tour:{<id>}:joined`, `:presence`, `:standing`, `:games`, `:results`:
 //!   hashes by player or game id (JSON, or a presence word);
 //! - `tour:{<id>}:counted`: set of the games whose results were counted;
@@ -90,13 +91,15 @@ return 1
 "#;
 
 /// KEYS: lease, meta, standing, games, results, counted, presence.
-/// ARGV: token, status or '', number of players paused, their ids, number
+/// ARGV: token, status or '', the Swiss's rounds (JSON) or '', number of
+/// players paused, their ids, number
 /// of standings, their (player, json) pairs, number of games, their (id,
 /// json) pairs, then the results taken.
 const COMMIT: &str = r#"
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], 'status', ARGV[2]) end
-local i = 3
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[2], 'swiss', ARGV[3]) end
+local i = 4
 for _ = 1, tonumber(ARGV[i]) do
   redis.call('HSET', KEYS[7], ARGV[i + 1], 'paused')
   i = i + 1
@@ -121,9 +124,9 @@ return 1
 
 /// KEYS: meta, joined, presence, standing, games, results.
 const SNAPSHOT: &str = r#"
-local meta = redis.call('HMGET', KEYS[1], 'record', 'status', 'version')
+local meta = redis.call('HMGET', KEYS[1], 'record', 'status', 'version', 'swiss')
 if not meta[1] then return false end
-return {meta[1], meta[2], meta[3], tostring(now_ms()),
+return {meta[1], meta[2], meta[3], meta[4] or '', tostring(now_ms()),
   redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]),
   redis.call('HGETALL', KEYS[5]), redis.call('HGETALL', KEYS[6])}
 "#;
@@ -277,7 +280,7 @@ impl TournamentStore for RedisTournamentStore {
             return Ok(None);
         }
         let parts = reply::array(&reply).map_err(unexpected)?;
-        let [record, status, version, now, joined, presence, standing, games, results] = parts else {
+        let [record, status, version, swiss, now, joined, presence, standing, games, results] = parts else {
             return Err(StoreError::Reply(format!("a tournament snapshot of {} parts", parts.len())));
         };
         let text = |value: &Value| reply::text(value).map_err(unexpected);
@@ -291,6 +294,7 @@ impl TournamentStore for RedisTournamentStore {
             standing: map(standing, parse)?,
             games: map(games, parse)?,
             results: map(results, parse)?,
+            swiss: Some(text(swiss)?).filter(|s| !s.is_empty()).map(|s| parse(&s)).transpose()?,
         }))
     }
 
@@ -343,6 +347,7 @@ impl TournamentStore for RedisTournamentStore {
             invocation.key(self.key(id, part));
         }
         invocation.arg(token).arg(commit.status.map_or("", status_word));
+        invocation.arg(commit.swiss.as_ref().map(json).transpose()?.unwrap_or_default());
         invocation.arg(commit.paused.len());
         for player in &commit.paused {
             invocation.arg(player);

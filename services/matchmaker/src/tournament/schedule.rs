@@ -1,17 +1,22 @@
-//! The operator's schedule of arenas: for example an atomic 3+0 arena every
-//! hour and a fog of war 5+3 arena every day at 18:00 UTC. Each scheduled
-//! arena's id is fixed by its entry and its start, so every replica makes
-//! the same ones and the store's create-if-absent makes each exactly once.
+//! The operator's schedule of tournaments: for example an atomic 3+0 arena
+//! every hour, a fog of war 5+3 arena every day at 18:00 UTC and an atomic
+//! 3+2 Swiss every week. Each scheduled event's id is fixed by its entry
+//! and its start, so every replica makes the same ones and the store's
+//! create-if-absent makes each exactly once.
 //!
 //! The schedule is one setting (`--tournament-schedule`): entries separated
-//! by `;`, each `name|variant|clock|minutes|every[@offset]`, where `clock`
-//! is `<minutes>+<seconds>`, `every` is `<n>h` or `<n>d`, and the offset is
-//! `HH:MM` (UTC) into the period, e.g.
-//! `Hourly Atomic|atomic|3+0|57|1h;Daily Fog|fog|5+3|120|1d@18:00`.
+//! by `;`, each `name|variant|clock|length|every[@offset]`, where `variant`
+//! is `standard`, `atomic`, `fog` or `atomic960`, `clock` is
+//! `<minutes>+<seconds>`, `length` is an arena's minutes or a Swiss's
+//! `<rounds>r` with an optional wait between rounds `/<seconds>s` (the
+//! default 60), `every` is `<n>h` or `<n>d`, and the offset is `HH:MM`
+//! (UTC) into the period, e.g.
+//! `Hourly Atomic|atomic|3+0|57|1h;Daily Fog|fog|5+3|120|1d@18:00;`
+//! `Weekly Swiss|atomic|3+2|7r/30s|7d@18:00`.
 
 use fogblast_proto::game::Variant;
 
-use super::TournamentRecord;
+use super::{System, TournamentRecord};
 use crate::pool::{variant_from_name, variant_name};
 
 const HOUR_MS: u64 = 3_600_000;
@@ -23,21 +28,33 @@ pub struct Scheduled {
     pub variant: Variant,
     /// Initial time and increment, ms.
     pub clock: (u32, u32),
+    /// Standard or atomic from Chess960 start positions.
+    pub chess960: bool,
+    /// An arena's length, or a Swiss's estimated length.
     pub minutes: u32,
+    pub system: System,
+    /// A Swiss's rounds and wait between rounds (s).
+    pub rounds: u32,
+    pub round_interval_s: u32,
     pub every_ms: u64,
     pub offset_ms: u64,
 }
 
 fn entry(text: &str) -> Result<Scheduled, String> {
     let fields: Vec<&str> = text.split('|').map(str::trim).collect();
-    let [name, variant, clock, minutes, every] = fields.as_slice() else {
-        return Err(format!("{text:?}: an entry is name|variant|clock|minutes|every[@HH:MM]"));
+    let [name, variant, clock, length, every] = fields.as_slice() else {
+        return Err(format!("{text:?}: an entry is name|variant|clock|length|every[@HH:MM]"));
     };
     let count = name.chars().count();
     if !(2..=30).contains(&count) || name.chars().any(char::is_control) {
         return Err(format!("{name:?}: a name is 2 to 30 characters"));
     }
-    let variant = variant_from_name(variant).ok_or_else(|| format!("{variant:?}: standard, atomic or fog"))?;
+    let (variant, chess960) = match *variant {
+        "atomic960" => (Variant::Atomic, true),
+        other => {
+            (variant_from_name(other).ok_or_else(|| format!("{other:?}: standard, atomic, fog or atomic960"))?, false)
+        }
+    };
     let (initial, increment) =
         clock.split_once('+').ok_or_else(|| format!("{clock:?}: a clock is <minutes>+<seconds>"))?;
     let initial: u32 = initial.parse().map_err(|_| format!("{clock:?}: minutes as a whole number"))?;
@@ -45,10 +62,8 @@ fn entry(text: &str) -> Result<Scheduled, String> {
     if !(1..=60).contains(&initial) || increment > 60 {
         return Err(format!("{clock:?}: 1 to 60 minutes and 0 to 60 seconds"));
     }
-    let minutes: u32 = minutes.parse().map_err(|_| format!("{minutes:?}: minutes as a whole number"))?;
-    if !(10..=720).contains(&minutes) {
-        return Err(format!("{minutes}: an arena lasts 10 to 720 minutes"));
-    }
+    let clock = (initial * 60_000, increment * 1000);
+    let (system, rounds, round_interval_s, minutes) = length_of(length, clock)?;
     let (period, offset) = every.split_once('@').map_or((*every, None), |(p, o)| (p, Some(o)));
     let every_ms = match period.split_at(period.len().saturating_sub(1)) {
         (n, "h") => n.parse::<u64>().ok().map(|n| n * HOUR_MS),
@@ -77,11 +92,39 @@ fn entry(text: &str) -> Result<Scheduled, String> {
     Ok(Scheduled {
         name: (*name).to_owned(),
         variant,
-        clock: (initial * 60_000, increment * 1000),
+        clock,
+        chess960,
         minutes,
+        system,
+        rounds,
+        round_interval_s,
         every_ms,
         offset_ms,
     })
+}
+
+/// An entry's length: an arena's minutes, or a Swiss's `<rounds>r[/<s>s]`
+/// with its estimated minutes.
+fn length_of(length: &str, clock: (u32, u32)) -> Result<(System, u32, u32, u32), String> {
+    if let Some(swiss) = length.strip_suffix('r').map(|r| (r, "60s")).or_else(|| length.split_once("r/")) {
+        let (rounds, wait) = swiss;
+        let rounds: u32 = rounds.parse().map_err(|_| format!("{length:?}: rounds as a whole number"))?;
+        let wait: u32 = wait
+            .strip_suffix('s')
+            .and_then(|w| w.parse().ok())
+            .ok_or_else(|| format!("{length:?}: a Swiss is <rounds>r or <rounds>r/<seconds>s"))?;
+        let rounds_allowed = super::commands::SWISS_ROUNDS;
+        if !rounds_allowed.contains(&rounds) || wait > super::commands::MAX_ROUND_INTERVAL_S {
+            return Err(format!("{length:?}: 3 to 100 rounds, 0 to 86400 seconds between them"));
+        }
+        let minutes = super::commands::swiss_minutes(rounds, clock, wait);
+        return Ok((System::Swiss, rounds, wait, minutes));
+    }
+    let minutes: u32 = length.parse().map_err(|_| format!("{length:?}: minutes as a whole number"))?;
+    if !(10..=720).contains(&minutes) {
+        return Err(format!("{minutes}: an arena lasts 10 to 720 minutes"));
+    }
+    Ok((System::Arena, 0, 0, minutes))
 }
 
 /// Reads a schedule; an empty one has no entries.
@@ -112,7 +155,7 @@ fn id(entry: &Scheduled, starts_ms: u64) -> String {
     format!("{slug}-{}", starts_ms / 60_000)
 }
 
-/// The arenas of `entries` that start after `now_ms` and within `ahead_ms`
+/// The events of `entries` that start after `now_ms` and within `ahead_ms`
 /// of it, as they are to be created.
 pub fn due(entries: &[Scheduled], now_ms: u64, ahead_ms: u64) -> Vec<TournamentRecord> {
     let mut due = Vec::new();
@@ -128,11 +171,14 @@ pub fn due(entries: &[Scheduled], now_ms: u64, ahead_ms: u64) -> Vec<TournamentR
                 name: entry.name.clone(),
                 description: String::new(),
                 variant: variant_name(entry.variant).to_owned(),
-                chess960: false,
+                chess960: entry.chess960,
                 clock: entry.clock,
                 rated: true,
                 starts_ms: starts,
                 minutes: entry.minutes,
+                system: entry.system,
+                rounds: entry.rounds,
+                round_interval_s: entry.round_interval_s,
                 created_by: String::new(),
                 created_ms: now_ms,
             });
@@ -169,7 +215,10 @@ mod tests {
             ("Hourly|atomic|3+0|60|1h", "overlap"),
             ("Hourly|atomic|3+0|90|1h", "overlap"),
             ("Arena|atomic|3+0|57|1h;Arena|fog|3+0|57|1h", "twice"),
-            ("Hourly|chess|3+0|57|1h", "standard, atomic or fog"),
+            ("Hourly|chess|3+0|57|1h", "standard, atomic, fog or atomic960"),
+            ("Weekly|atomic|3+2|2r|7d", "3 to 100 rounds"),
+            ("Weekly|atomic|3+2|7r/30m|7d", "<rounds>r/<seconds>s"),
+            ("Hourly|atomic|3+2|7r|1h", "overlap"),
             ("Hourly|atomic|3|57|1h", "clock"),
             ("Hourly|atomic|3+0|57|1w", "every"),
             ("Hourly|atomic|3+0|57|1h@01:00", "outside"),
@@ -179,5 +228,20 @@ mod tests {
             assert!(error.contains(why), "{bad}: {error}");
         }
         assert_eq!(parse("").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn a_weekly_swiss_is_scheduled_with_its_rounds() {
+        let entries = parse("Weekly Swiss|atomic|3+2|7r/30s|7d@18:00;Atomic960 Swiss|atomic960|3+2|5r|1d").unwrap();
+        assert_eq!((entries[0].system, entries[0].rounds, entries[0].round_interval_s), (System::Swiss, 7, 30));
+        assert!(!entries[0].chess960);
+        assert_eq!((entries[1].rounds, entries[1].round_interval_s, entries[1].chess960), (5, 60, true));
+        let now = 1_800_000_000_000;
+        let due = due(&entries, now, 8 * 24 * HOUR_MS);
+        let weekly: Vec<_> = due.iter().filter(|t| t.name == "Weekly Swiss").collect();
+        assert_eq!(weekly.len(), 1, "one Swiss a week");
+        assert_eq!((weekly[0].system, weekly[0].rounds, weekly[0].variant.as_str()), (System::Swiss, 7, "atomic"));
+        assert_eq!(weekly[0].starts_ms % (24 * HOUR_MS), 18 * HOUR_MS);
+        assert!(due.iter().filter(|t| t.name == "Atomic960 Swiss").all(|t| t.chess960 && t.system == System::Swiss));
     }
 }

@@ -7,7 +7,7 @@
 
 import { $ } from '../page.js';
 import * as api from '../tournament-api.js';
-import { tournamentUrl } from '../router.js';
+import { swissUrl, tournamentUrl } from '../router.js';
 import { isSeat, mayBerserk } from '../model.js';
 import { atStake } from '../tournament-text.js';
 
@@ -27,7 +27,8 @@ function learn(model) {
   api.get(model.tournament).then((t) => {
     const me = hooks.me();
     const line = ((t.standing && t.standing.players) || []).find((p) => p.id === me);
-    read.set(model.id, { name: t.fullName || t.name, fire: !!(line && line.sheet && line.sheet.fire) });
+    const swiss = t.system === 'swiss';
+    read.set(model.id, { name: t.fullName || t.name, fire: !!(line && line.sheet && line.sheet.fire), swiss });
     hooks.render();
   }).catch(() => {
     read.set(model.id, { name: 'Tournament', fire: false });
@@ -46,15 +47,17 @@ export function renderTournamentGame(model, { canAct }) {
     mark.dataset.testid = `berserk-mark-${color}`;
     mark.hidden = !(inTournament && model.berserk.includes(color));
   }
-  $('berserk').hidden = !(inTournament && canAct && mayBerserk(model));
+  if (inTournament) learn(model);
+  const known = inTournament ? read.get(model.id) : null;
+  // A Swiss has no berserk: a win is a point however long the game.
+  $('berserk').hidden = !(inTournament && canAct && mayBerserk(model) && !(known && known.swiss));
   if (!inTournament) return;
-  learn(model);
-  const known = read.get(model.id);
   const link = $('tournament-back');
-  link.href = tournamentUrl(model.tournament);
+  link.href = known && known.swiss ? swissUrl(model.tournament) : tournamentUrl(model.tournament);
   const name = known ? known.name : 'Tournament';
   if ($('tournament-bar-name').textContent !== name) $('tournament-bar-name').textContent = name;
   const stake = !isSeat(model) || model.status === 'ended' ? ''
+    : known && known.swiss ? 'A win scores 1 point, a draw ½.'
     : atStake({ fire: !!(known && known.fire), berserk: model.berserk.includes(model.you) });
   $('tournament-stake').textContent = stake;
   $('tournament-stake').hidden = !stake;

@@ -70,6 +70,8 @@ async function refresh() {
   try {
     const data = await api.get(wanted.id, wanted.page);
     if (shown !== wanted) return;
+    // A Swiss reached by an arena's address (a game's "back to the tournament").
+    if (data.system === 'swiss' && hooks.swiss) return hooks.swiss(wanted.id);
     wanted.data = data;
     wanted.at = performance.now();
     $('tournament-status').textContent = '';
