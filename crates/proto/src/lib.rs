@@ -65,3 +65,4 @@ pub mod error;
 pub mod ids;
 pub mod notices;
 pub mod public_events;
+pub mod variant;
