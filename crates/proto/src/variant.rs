@@ -40,12 +40,6 @@ macro_rules! convert_variant {
 
 convert_variant!(game, engine);
 
-/// The rules' variant of a protobuf enum's number, as a message carries
-/// it; `Err` for zero and for numbers this build does not know.
-pub fn variant_of(number: i32) -> Result<Variant, UnspecifiedVariant> {
-    game::Variant::try_from(number).map_err(|_| UnspecifiedVariant)?.try_into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,11 +50,8 @@ mod tests {
             assert_eq!(Variant::try_from(game::Variant::from(variant)), Ok(variant));
             assert_eq!(Variant::try_from(engine::Variant::from(variant)), Ok(variant));
             assert_eq!(game::Variant::from(variant) as i32, engine::Variant::from(variant) as i32);
-            assert_eq!(variant_of(game::Variant::from(variant) as i32), Ok(variant));
         }
         assert_eq!(Variant::try_from(game::Variant::Unspecified), Err(UnspecifiedVariant));
         assert_eq!(Variant::try_from(engine::Variant::Unspecified), Err(UnspecifiedVariant));
-        assert_eq!(variant_of(0), Err(UnspecifiedVariant));
-        assert_eq!(variant_of(99), Err(UnspecifiedVariant));
     }
 }
