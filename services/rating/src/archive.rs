@@ -21,7 +21,7 @@ use fogblast_ratings::{Rating, Score, Settings};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 
-use crate::rerate::{archived_variant, rerate, Plan, RatedGame, Recorded, Rerated, Stored};
+use crate::rerate::{archived_variant, rerate, Plan, RatedGame, RatedRow, Recorded, Stored};
 
 /// A failure of the database.
 #[derive(Debug, thiserror::Error)]
@@ -514,7 +514,7 @@ async fn write_plan(tx: &mut Transaction<'_>, plan: &Plan, now_ms: i64) -> Resul
 
 /// Writes what a rated game moved: a new row for the game being applied
 /// (rated as of `new_at_ms`), the row replaced for one rated again.
-async fn record_rated(tx: &mut Transaction<'_>, rated: &Rerated, new_at_ms: Option<i64>) -> Result<(), ArchiveError> {
+async fn record_rated(tx: &mut Transaction<'_>, rated: &RatedRow, new_at_ms: Option<i64>) -> Result<(), ArchiveError> {
     let statement = if new_at_ms.is_some() {
         "INSERT INTO rated_games (white_before, white_after, white_deviation, white_volatility, \
          white_prior_rating, white_prior_deviation, white_prior_volatility, white_prior_rated_ms, \

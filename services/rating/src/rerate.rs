@@ -101,9 +101,10 @@ pub struct Recorded {
     pub priors: [Stored; 2],
 }
 
-/// A game as the plan rates it, each array `[white, black]`.
+/// A game as the plan rates it: its row of the rated games, each array
+/// `[white, black]`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Rerated {
+pub struct RatedRow {
     pub game: RatedGame,
     /// The ratings as stored before the game.
     pub priors: [Stored; 2],
@@ -130,9 +131,9 @@ pub struct PlayerRating {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// The game itself, a new row of the rated games.
-    pub game: Rerated,
+    pub game: RatedRow,
     /// Later games rated again, in the order they finished: rows replaced.
-    pub rerated: Vec<Rerated>,
+    pub rerated: Vec<RatedRow>,
     /// Every rating that changes, by player id.
     pub players: Vec<PlayerRating>,
 }
@@ -196,7 +197,7 @@ fn reached<'a>(game: &RatedGame, later: &'a [Recorded], states: &mut HashMap<Str
 }
 
 /// Rates one game from the players' current states, and moves them.
-fn rate(game: &RatedGame, states: &mut HashMap<String, Stored>, settings: &Settings) -> Rerated {
+fn rate(game: &RatedGame, states: &mut HashMap<String, Stored>, settings: &Settings) -> RatedRow {
     let priors = [states[&game.white], states[&game.black]];
     let befores = priors.map(|prior| {
         let idle = Duration::from_millis(game.ended_ms.saturating_sub(prior.rated_ms).max(0) as u64);
@@ -205,7 +206,7 @@ fn rate(game: &RatedGame, states: &mut HashMap<String, Stored>, settings: &Setti
     let (white, black) = fogblast_ratings::rate_game(befores[0], befores[1], game.white_score, settings);
     states.insert(game.white.clone(), Stored { rating: white, rated_ms: game.ended_ms });
     states.insert(game.black.clone(), Stored { rating: black, rated_ms: game.ended_ms });
-    Rerated { game: game.clone(), priors, befores, afters: [white, black] }
+    RatedRow { game: game.clone(), priors, befores, afters: [white, black] }
 }
 
 #[cfg(test)]
