@@ -119,12 +119,7 @@ impl FromStr for TimeControl {
 /// the e-file, tells Chess960 castling apart, as python-chess and
 /// [`crate::read_games`] read it.
 pub(crate) fn variant_tag(variant: Variant, chess960: bool) -> &'static str {
-    match (variant, chess960) {
-        (Variant::Standard, false) => "Standard",
-        (Variant::Standard, true) => "Chess960",
-        (Variant::Atomic, _) => "Atomic",
-        (Variant::Fog, _) => "Fog of War",
-    }
+    variant.lichess_name(chess960)
 }
 
 /// The variant a `Variant` tag names and whether it says Chess960, for the

@@ -66,3 +66,4 @@ pub mod ids;
 pub mod notices;
 pub mod public_events;
 pub mod tournament_events;
+pub mod variant;

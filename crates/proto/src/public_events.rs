@@ -47,13 +47,10 @@ impl Encoding {
     }
 }
 
-/// The subject token of a variant.
+/// The subject token of a variant: its name; an unspecified variant
+/// travels as standard.
 pub fn variant_token(variant: Variant) -> &'static str {
-    match variant {
-        Variant::Atomic => "atomic",
-        Variant::Fog => "fog",
-        Variant::Standard | Variant::Unspecified => "standard",
-    }
+    fogblast_rules::Variant::try_from(variant).unwrap_or(fogblast_rules::Variant::Standard).name()
 }
 
 /// The subject token of an event's kind.
@@ -187,6 +184,13 @@ pub fn reason_name(reason: EndReason) -> String {
 mod tests {
     use super::*;
     use crate::events::{Finished, Moved};
+
+    #[test]
+    fn a_variant_travels_under_its_name_and_an_unspecified_one_as_standard() {
+        let tokens = [Variant::Unspecified, Variant::Standard, Variant::Atomic, Variant::Fog].map(variant_token);
+        assert_eq!(tokens, ["standard", "standard", "atomic", "fog"]);
+        assert_eq!(filter(Encoding::Json, Some(Variant::Fog)), format!("{PUBLIC_PREFIX}.json.fog.*"));
+    }
 
     #[test]
     fn an_event_has_a_subject_per_encoding_and_a_message_id_per_encoding() {

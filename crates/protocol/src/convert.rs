@@ -30,25 +30,18 @@ pub fn chat_line(line: &proto::ChatLine) -> Option<ChatLine> {
     Some(ChatLine { room, player: line.player_id.clone(), name: line.name.clone(), text: line.text.clone() })
 }
 
+// The protobuf enum goes through the rules' variant (its conversions are
+// the proto crate's), so the wire's names and the protobuf's agree by
+// construction.
 impl From<proto::Variant> for Variant {
     fn from(variant: proto::Variant) -> Variant {
-        match variant {
-            proto::Variant::Standard => Variant::Standard,
-            proto::Variant::Atomic => Variant::Atomic,
-            proto::Variant::Fog => Variant::Fog,
-            proto::Variant::Unspecified => Variant::Unknown,
-        }
+        fogblast_rules::Variant::try_from(variant).map_or(Variant::Unknown, Variant::from)
     }
 }
 
 impl From<Variant> for proto::Variant {
     fn from(variant: Variant) -> proto::Variant {
-        match variant {
-            Variant::Standard => proto::Variant::Standard,
-            Variant::Atomic => proto::Variant::Atomic,
-            Variant::Fog => proto::Variant::Fog,
-            Variant::Unknown => proto::Variant::Unspecified,
-        }
+        variant.rules().map_or(proto::Variant::Unspecified, proto::Variant::from)
     }
 }
 
@@ -265,6 +258,7 @@ mod tests {
             assert_eq!(serde_json::to_value(wire).unwrap(), variant.name());
         }
         assert_eq!(Variant::from(proto::Variant::Unspecified).rules(), None);
+        assert_eq!(proto::Variant::from(Variant::Unknown), proto::Variant::Unspecified);
         for color in [Color::White, Color::Black] {
             assert_eq!(self::color(proto::Color::from(color)), Some(color));
             assert_eq!(Color::from(fogblast_rules::Color::from(color)), color);

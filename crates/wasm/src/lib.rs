@@ -153,7 +153,7 @@ fn answer(request: Request) -> Result<Value, String> {
             Ok(json!({ "fen": position.fen() }))
         }
         Request::Position(spec) => {
-            if spec.variant == "fog" && spec.view.is_none() {
+            if spec.variant == Variant::Fog.name() && spec.view.is_none() {
                 return Err("a fog-of-war position needs `view`: the player it is shown to".into());
             }
             let (game, last) = replay(&spec)?;
@@ -219,7 +219,7 @@ fn answer(request: Request) -> Result<Value, String> {
                 result.parse().map_err(|e| format!("{e}"))?
             };
             let record = GameRecord {
-                event: format!("Casual {} game against the computer", variant_name(variant)),
+                event: format!("Casual {} game against the computer", variant.name()),
                 site: "Fogblast, offline".into(),
                 started_at_ms,
                 white,
@@ -244,20 +244,7 @@ fn search(position: &Position, history: &[u64], limits: &Limits) -> fogblast_eng
 }
 
 fn parse_variant(name: &str) -> Result<Variant, String> {
-    match name {
-        "standard" => Ok(Variant::Standard),
-        "atomic" => Ok(Variant::Atomic),
-        "fog" => Ok(Variant::Fog),
-        other => Err(format!("variant {other:?}: expected standard, atomic or fog")),
-    }
-}
-
-fn variant_name(variant: Variant) -> &'static str {
-    match variant {
-        Variant::Standard => "standard",
-        Variant::Atomic => "atomic",
-        Variant::Fog => "fog",
-    }
+    Variant::from_name(name).ok_or_else(|| format!("variant {name:?}: expected standard, atomic or fog"))
 }
 
 /// The effects of the last move a client draws.

@@ -211,13 +211,8 @@ fn position_of(request: &proto::BestMoveRequest, variant: Variant) -> Result<Sub
 }
 
 fn variant_of(value: i32) -> Result<Variant, RequestError> {
-    match proto::Variant::try_from(value) {
-        Ok(proto::Variant::Standard) => Ok(Variant::Standard),
-        Ok(proto::Variant::Atomic) => Ok(Variant::Atomic),
-        Ok(proto::Variant::Fog) => Ok(Variant::Fog),
-        Ok(proto::Variant::Unspecified) => Err(RequestError::VariantUnspecified),
-        Err(_) => Err(RequestError::UnknownVariant(value)),
-    }
+    let variant = proto::Variant::try_from(value).map_err(|_| RequestError::UnknownVariant(value))?;
+    Variant::try_from(variant).map_err(|_| RequestError::VariantUnspecified)
 }
 
 fn level_of(value: i32) -> Result<Level, RequestError> {

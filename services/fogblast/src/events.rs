@@ -91,11 +91,9 @@ fn start_time(from: &str, now: OffsetDateTime) -> anyhow::Result<OffsetDateTime>
 }
 
 fn variant(name: &str) -> anyhow::Result<Variant> {
-    match name {
-        "standard" => Ok(Variant::Standard),
-        "atomic" => Ok(Variant::Atomic),
-        "fog" => Ok(Variant::Fog),
-        _ => bail!("--variant {name:?}: one of standard, atomic, fog"),
+    match fogblast_rules::Variant::from_name(name) {
+        Some(variant) => Ok(variant.into()),
+        None => bail!("--variant {name:?}: one of standard, atomic, fog"),
     }
 }
 

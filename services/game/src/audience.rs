@@ -8,13 +8,13 @@ use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::offer_event::Kind as OfferKind;
 use fogblast_proto::game::{
     Audience, AudienceEvent, BerserkEvent, ChatRoom, EndEvent, EventPayload, GameState, MoveEvent, MoveView,
-    OfferEvent, PresenceEvent, RematchEvent, SeatEvent, Status,
+    OfferEvent, PresenceEvent, RematchEvent, SeatEvent, Status, Variant as WireVariant,
 };
 use fogblast_rules::{Bitboard, Board, Color, Fen, Position, Setup, Variant};
 
 use crate::commands::{castling_mode, wire, Event};
 use crate::config::Timeouts;
-use crate::record::{color_to_wire, variant_to_wire, LiveGame};
+use crate::record::{color_to_wire, LiveGame};
 
 /// One audience of a game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub fn state_for(live: &LiveGame, version: u64, viewer: Viewer, now_ms: u64, tim
     GameState {
         game_id: record.game_id.clone(),
         version,
-        variant: variant_to_wire(live.variant()) as i32,
+        variant: WireVariant::from(live.variant()) as i32,
         chess960: record.chess960,
         audience: viewer.audience() as i32,
         initial_fen: record.initial_fen.clone(),

@@ -84,11 +84,7 @@ fn request_for(live: &LiveGame, now_ms: u64) -> BestMoveRequest {
         Ok(Level::Medium) => EngineLevel::Medium,
         _ => EngineLevel::Hard,
     };
-    let variant = match live.variant() {
-        Variant::Standard => EngineVariant::Standard,
-        Variant::Atomic => EngineVariant::Atomic,
-        Variant::Fog => EngineVariant::Fog,
-    };
+    let variant = EngineVariant::from(live.variant());
     let clock = live.clock_at(now_ms).map(|state| {
         let remaining = if turn == Color::White { state.white_ms } else { state.black_ms };
         Clock {

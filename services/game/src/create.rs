@@ -10,7 +10,7 @@ use fogblast_rules::{Color, Fen, Position, Variant};
 use rand::Rng;
 
 use crate::clock::{self, LagPolicy};
-use crate::record::{variant_from_wire, variant_to_wire, LiveGame};
+use crate::record::LiveGame;
 
 /// Join codes avoid characters that read alike (0/O, 1/I/L).
 const CODE_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
@@ -45,7 +45,7 @@ impl NewGame {
     pub fn from_request(request: &CreateGameRequest) -> Result<NewGame, ServiceError> {
         let player = PlayerId::parse(&request.player_id).map_err(|e| bad(e.to_string()))?;
         let wire_variant = WireVariant::try_from(request.variant).unwrap_or(WireVariant::Unspecified);
-        let variant = variant_from_wire(wire_variant).ok_or_else(|| bad("variant must be standard, atomic or fog"))?;
+        let variant = Variant::try_from(wire_variant).map_err(|_| bad("variant must be standard, atomic or fog"))?;
         if request.chess960 && !variant.allows_chess960() {
             return Err(bad("Chess960 starting positions are for standard and atomic only"));
         }
@@ -171,7 +171,7 @@ pub fn new_record(game: &GameId, code: &str, spec: &NewGame, now_ms: u64, rng: &
     let status = if spec.computer.is_some() { Status::Playing } else { Status::Waiting };
     let record = GameRecord {
         game_id: game.to_string(),
-        variant: variant_to_wire(spec.variant) as i32,
+        variant: WireVariant::from(spec.variant) as i32,
         chess960: spec.chess960,
         initial_fen: Fen::from_position(&position).to_string(),
         white: Some(seat(white, spec.clock.as_ref())),

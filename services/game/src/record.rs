@@ -3,7 +3,7 @@
 //! only the compact record is ever written. Also the translations between
 //! the rules' types and the contract's enums.
 
-use fogblast_proto::game::{ClockState, Color as WireColor, EndReason, Status, Variant as WireVariant};
+use fogblast_proto::game::{ClockState, Color as WireColor, EndReason, Status};
 use fogblast_proto::ids::PlayerId;
 use fogblast_proto::record::{GameRecord, Seat};
 use fogblast_rules::{Color, DrawReason, Fen, Game, Outcome, Position, Variant, WinReason};
@@ -26,7 +26,7 @@ pub struct LiveGame {
 impl LiveGame {
     pub fn from_record(record: GameRecord) -> Result<LiveGame, CorruptRecord> {
         let corrupt = |reason: String| CorruptRecord { game: record.game_id.clone(), reason };
-        let variant = variant_from_wire(record.variant()).ok_or_else(|| corrupt("unknown variant".into()))?;
+        let variant = Variant::try_from(record.variant()).map_err(|_| corrupt("unknown variant".into()))?;
         let initial = Position::from_fen(&record.initial_fen, variant).map_err(|e| corrupt(e.to_string()))?;
         let mut game = Game::new(initial);
         for (ply, uci) in record.moves.iter().enumerate() {
@@ -178,23 +178,6 @@ impl LiveGame {
 
     pub fn fen(&self) -> String {
         Fen::from_position(self.game.position()).to_string()
-    }
-}
-
-pub fn variant_from_wire(variant: WireVariant) -> Option<Variant> {
-    match variant {
-        WireVariant::Standard => Some(Variant::Standard),
-        WireVariant::Atomic => Some(Variant::Atomic),
-        WireVariant::Fog => Some(Variant::Fog),
-        WireVariant::Unspecified => None,
-    }
-}
-
-pub fn variant_to_wire(variant: Variant) -> WireVariant {
-    match variant {
-        Variant::Standard => WireVariant::Standard,
-        Variant::Atomic => WireVariant::Atomic,
-        Variant::Fog => WireVariant::Fog,
     }
 }
 

@@ -343,14 +343,6 @@ fn end_of(event: &AudienceEvent, color: WireColor) -> &EndEvent {
     }
 }
 
-fn wire_variant(variant: Variant) -> WireVariant {
-    match variant {
-        Variant::Standard => WireVariant::Standard,
-        Variant::Atomic => WireVariant::Atomic,
-        Variant::Fog => WireVariant::Fog,
-    }
-}
-
 // ---------------------------------------------------------------------------
 // 1. Endings by the rules
 // ---------------------------------------------------------------------------
@@ -362,7 +354,7 @@ async fn ending_by_the_rules(name: &str, variant: Variant, wanted: EndReason, st
     assert_eq!(reason_of(line.outcome), wanted);
     let mut cluster = Cluster::start(name, test_config()).await;
     let router = &cluster.router;
-    let (game, _) = router.start_game(wire_variant(variant), WHITE, BLACK, None).await;
+    let (game, _) = router.start_game(WireVariant::from(variant), WHITE, BLACK, None).await;
 
     let (last, before) = line.moves.split_last().expect("a line has moves");
     let before: Vec<&str> = before.iter().map(String::as_str).collect();
@@ -420,7 +412,7 @@ async fn ending_by_the_rules(name: &str, variant: Variant, wanted: EndReason, st
 
     let finished = cluster.finished.once(&game, variant.name()).await;
     assert_eq!(finished.game_id, game);
-    assert_eq!(finished.variant(), wire_variant(variant));
+    assert_eq!(finished.variant(), WireVariant::from(variant));
     assert_eq!(finished.result, line.outcome.result_str());
     assert_eq!(finished.reason(), wanted);
     assert_eq!(finished.moves, line.moves);

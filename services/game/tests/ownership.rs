@@ -45,11 +45,7 @@ fn game_id(text: &str) -> GameId {
 }
 
 fn rules_variant(variant: Variant) -> fogblast_rules::Variant {
-    match variant {
-        Variant::Atomic => fogblast_rules::Variant::Atomic,
-        Variant::Fog => fogblast_rules::Variant::Fog,
-        _ => fogblast_rules::Variant::Standard,
-    }
+    fogblast_rules::Variant::try_from(variant).unwrap_or(fogblast_rules::Variant::Standard)
 }
 
 /// The game as the store holds it: the truth every check compares with.

@@ -14,23 +14,16 @@ pub struct PoolKey {
     pub rated: bool,
 }
 
-/// The variant as the protocol spells it.
+/// The variant as the protocol spells it (the rules' name), in pool names
+/// and records; `unspecified` for one a message left unset.
 pub fn variant_name(variant: Variant) -> &'static str {
-    match variant {
-        Variant::Standard => "standard",
-        Variant::Atomic => "atomic",
-        Variant::Fog => "fog",
-        Variant::Unspecified => "unspecified",
-    }
+    fogblast_rules::Variant::try_from(variant).map_or("unspecified", fogblast_rules::Variant::name)
 }
 
+/// The variant [`variant_name`] names; `None` for anything else, and for
+/// `unspecified`.
 pub fn variant_from_name(name: &str) -> Option<Variant> {
-    match name {
-        "standard" => Some(Variant::Standard),
-        "atomic" => Some(Variant::Atomic),
-        "fog" => Some(Variant::Fog),
-        _ => None,
-    }
+    fogblast_rules::Variant::from_name(name).map(Variant::from)
 }
 
 impl PoolKey {
@@ -98,5 +91,16 @@ mod tests {
         {
             assert_eq!(PoolKey::parse(junk), None, "{junk}");
         }
+    }
+
+    #[test]
+    fn variants_are_named_as_the_protocol_names_them() {
+        let names = [Variant::Standard, Variant::Atomic, Variant::Fog, Variant::Unspecified].map(variant_name);
+        assert_eq!(names, ["standard", "atomic", "fog", "unspecified"]);
+        for variant in [Variant::Standard, Variant::Atomic, Variant::Fog] {
+            assert_eq!(variant_from_name(variant_name(variant)), Some(variant));
+        }
+        assert_eq!(variant_from_name("unspecified"), None);
+        assert_eq!(PoolKey::parse("unspecified-none-casual"), None);
     }
 }

@@ -5,24 +5,23 @@
 //! that differ say so.
 //!
 //! Applying a game is one transaction: the archive insert, whose primary
-//! key makes a second delivery of the same game a no-op, and the rating
-//! update. Ratings follow the order games finished in: a rated game that
-//! arrives after later games of its players were rated is rated in its
-//! place, and those games (and every later game of anyone whose rating
-//! that changes) are rated again from the ratings each side had before
-//! them, so any delivery order ends in the ratings of the finishing order. The caller acknowledges the message only after it commits, so a
-//! crash at any point either applied the game or left it to be delivered
-//! again.
+//! key makes a second delivery of the same game a no-op, and for a rated
+//! game the ratings. The ratings are worked out by [`rerate`] (no database
+//! in it): this module reads what it needs (the later rated games of the
+//! variant, both players' stored ratings) and writes its plan. The caller
+//! acknowledges the message only after the commit, so a crash at any
+//! point either applied the game or left it to be delivered again.
 
-use std::collections::{HashMap, HashSet};
-use std::time::Duration;
+use std::collections::HashMap;
 
 use fogblast_proto::events::{FinishedPlayer, GameFinished};
-use fogblast_proto::game::{ClockSettings, EndReason, Variant};
+use fogblast_proto::game::{ClockSettings, Variant};
 use fogblast_proto::rating::{ArchivedGame, LeaderboardEntry, RatingChange, VariantRating};
 use fogblast_ratings::{Rating, Score, Settings};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
+
+use crate::rerate::{archived_variant, rerate, Plan, RatedGame, RatedRow, Recorded, Stored};
 
 /// A failure of the database.
 #[derive(Debug, thiserror::Error)]
@@ -50,30 +49,17 @@ pub struct Change {
     pub after: Rating,
 }
 
-/// A rating as stored: before its deviation grows for the time since
-/// `rated_ms`, the end of the player's last rated game.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Stored {
-    rating: Rating,
-    rated_ms: i64,
-}
-
-/// A rated game as the ratings need it.
-#[derive(Clone, Debug)]
-struct RatedGame {
-    game_id: String,
-    ended_ms: i64,
-    white: String,
-    black: String,
-    white_score: Score,
-}
-
-/// Wins, losses and draws a score adds.
-fn score_counts(score: Score) -> (i64, i64, i64) {
-    match score {
-        Score::Win => (1, 0, 0),
-        Score::Loss => (0, 1, 0),
-        Score::Draw => (0, 0, 1),
+impl Change {
+    /// Both players' changes in the game a plan applies, `[white, black]`.
+    fn of(plan: &Plan) -> [Change; 2] {
+        let rated = &plan.game;
+        let players = [&rated.game.white, &rated.game.black];
+        [0, 1].map(|side| Change {
+            player: players[side].clone(),
+            variant: rated.game.variant.into(),
+            before: rated.befores[side],
+            after: rated.afters[side],
+        })
     }
 }
 
@@ -86,40 +72,13 @@ pub enum Applied {
     Archived { changes: Option<[Change; 2]> },
 }
 
+type Transaction<'c> = sqlx::Transaction<'c, sqlx::Any>;
+
 #[derive(Clone, Debug)]
 pub struct Archive {
     pool: AnyPool,
     backend: Backend,
     settings: Settings,
-}
-
-pub fn variant_name(variant: Variant) -> Option<&'static str> {
-    match variant {
-        Variant::Standard => Some("standard"),
-        Variant::Atomic => Some("atomic"),
-        Variant::Fog => Some("fog"),
-        Variant::Unspecified => None,
-    }
-}
-
-fn variant_from_name(name: &str) -> Variant {
-    match name {
-        "standard" => Variant::Standard,
-        "atomic" => Variant::Atomic,
-        "fog" => Variant::Fog,
-        _ => Variant::Unspecified,
-    }
-}
-
-/// Whether a finished game moves ratings: rated, between two people, with
-/// a result (aborted games have none).
-pub fn moves_ratings(game: &GameFinished) -> bool {
-    let human = |p: &Option<FinishedPlayer>| p.as_ref().is_some_and(|p| !p.computer && !p.id.is_empty());
-    game.rated
-        && human(&game.white)
-        && human(&game.black)
-        && game.reason() != EndReason::Aborted
-        && ["1-0", "0-1", "1/2-1/2"].contains(&game.result.as_str())
 }
 
 impl Archive {
@@ -144,297 +103,50 @@ impl Archive {
         Ok(Archive { pool, backend, settings: Settings::LICHESS })
     }
 
-    /// Archives a finished game and, when it is rated, moves both ratings:
-    /// all in one transaction, and nothing at all if the game is already in.
+    /// Archives a finished game and, when it is rated, moves both ratings
+    /// (and those of the later games it reaches): all in one transaction,
+    /// and nothing at all if the game is already in.
     pub async fn apply(&self, game: &GameFinished, now_ms: i64) -> Result<Applied, ArchiveError> {
         let mut tx = self.pool.begin().await?;
-        let white = game.white.clone().unwrap_or_default();
-        let black = game.black.clone().unwrap_or_default();
-        let variant = variant_from_name(variant_name(game.variant()).unwrap_or("standard"));
-        let variant_text = variant_name(variant).unwrap_or("standard");
-        let clock = game.clock.unwrap_or(ClockSettings { initial_ms: 0, increment_ms: 0 });
-        let inserted = sqlx::query(
-            "INSERT INTO games (id, variant, chess960, initial_fen, white_id, white_name, white_computer, white_level, \
-             black_id, black_name, black_computer, black_level, rated, result, reason, moves, clocks, \
-             clock_initial_ms, clock_increment_ms, final_fen, created_ms, started_ms, ended_ms, archived_ms, \
-             tournament_id, white_berserk, black_berserk) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-             $22, $23, $24, $25, $26, $27) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&game.game_id)
-        .bind(variant_text)
-        .bind(i64::from(game.chess960))
-        .bind(&game.initial_fen)
-        .bind(Some(white.id.clone()).filter(|id| !id.is_empty()))
-        .bind(&white.name)
-        .bind(i64::from(white.computer))
-        .bind(i64::from(white.level))
-        .bind(Some(black.id.clone()).filter(|id| !id.is_empty()))
-        .bind(&black.name)
-        .bind(i64::from(black.computer))
-        .bind(i64::from(black.level))
-        .bind(i64::from(game.rated))
-        .bind(&game.result)
-        .bind(i64::from(game.reason))
-        .bind(game.moves.join(" "))
-        .bind(game.clock_ms.iter().map(u64::to_string).collect::<Vec<_>>().join(" "))
-        .bind(game.clock.map(|_| i64::from(clock.initial_ms)))
-        .bind(game.clock.map(|_| i64::from(clock.increment_ms)))
-        .bind(&game.final_fen)
-        .bind(game.created_at_ms as i64)
-        .bind(game.started_at_ms as i64)
-        .bind(game.ended_at_ms as i64)
-        .bind(now_ms)
-        .bind(&game.tournament_id)
-        .bind(i64::from(white.berserk))
-        .bind(i64::from(black.berserk))
-        .execute(&mut *tx)
-        .await?;
-        if inserted.rows_affected() == 0 {
+        if !insert_game(&mut tx, game, now_ms).await? {
             tx.rollback().await?;
             return Ok(Applied::Duplicate);
         }
-        // In id order, like the rating rows below, so concurrent games of
-        // the same players never lock in opposite orders.
-        let mut seated = [&white, &black];
-        seated.sort_by(|a, b| a.id.cmp(&b.id));
-        for player in seated {
-            if !player.id.is_empty() && !player.computer {
-                sqlx::query(
-                    "INSERT INTO players (id, name, created_ms) VALUES ($1, $2, $3) \
-                     ON CONFLICT (id) DO UPDATE SET name = CASE WHEN excluded.name = '' THEN players.name ELSE excluded.name END",
-                )
-                .bind(&player.id)
-                .bind(&player.name)
-                .bind(now_ms)
-                .execute(&mut *tx)
-                .await?;
+        upsert_players(&mut tx, game, now_ms).await?;
+        let changes = match RatedGame::from_finished(game, now_ms) {
+            Some(rated) => {
+                let plan = self.plan(&mut tx, &rated).await?;
+                write_plan(&mut tx, &plan, now_ms).await?;
+                Some(Change::of(&plan))
             }
-        }
-        if !moves_ratings(game) {
-            tx.commit().await?;
-            return Ok(Applied::Archived { changes: None });
-        }
-        // A rating's clock is the games' own: deviation grows for the time
-        // between a player's games, whenever they are processed, so a backlog
-        // after an outage is rated as it would have been live.
-        let played_ms = if game.ended_at_ms > 0 { game.ended_at_ms as i64 } else { now_ms };
-        let white_score = match game.result.as_str() {
-            "1-0" => Score::Win,
-            "0-1" => Score::Loss,
-            _ => Score::Draw,
+            None => None,
         };
-        let this = RatedGame {
-            game_id: game.game_id.clone(),
-            ended_ms: played_ms,
-            white: white.id.clone(),
-            black: black.id.clone(),
-            white_score,
-        };
+        tx.commit().await?;
+        Ok(Applied::Archived { changes })
+    }
+
+    /// Reads what rating `game` in its place needs, locking it for the
+    /// transaction, and works out the plan.
+    async fn plan(&self, tx: &mut Transaction<'_>, game: &RatedGame) -> Result<Plan, ArchiveError> {
+        let variant = game.variant.name();
         if self.backend == Backend::Postgres {
             // One variant's ratings are rated in one order: its rated games
             // are applied one at a time.
             sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))::TEXT")
-                .bind(format!("fogblast-ratings:{variant_text}"))
-                .execute(&mut *tx)
+                .bind(format!("fogblast-ratings:{variant}"))
+                .execute(&mut **tx)
                 .await?;
         }
-        let mut states = HashMap::new();
-        // Games of these players that finished after this one and were
-        // rated already go after it: they are rated again, and so is every
-        // later game of anyone whose rating that changes.
-        let later = self.rated_after(&mut tx, variant_text, &this).await?;
-        let mut affected: HashSet<&str> = [this.white.as_str(), this.black.as_str()].into();
-        let mut replay = Vec::new();
-        for (later_game, white_prior, black_prior) in &later {
-            if !affected.contains(later_game.white.as_str()) && !affected.contains(later_game.black.as_str()) {
-                continue;
-            }
-            affected.insert(&later_game.white);
-            affected.insert(&later_game.black);
-            // A player's rating before their first game replayed is their
-            // rating before this one, or before whatever joined them in.
-            states.entry(later_game.white.clone()).or_insert(*white_prior);
-            states.entry(later_game.black.clone()).or_insert(*black_prior);
-            replay.push(later_game.clone());
-        }
-        // In id order, so concurrent games of the same players never lock
-        // in opposite orders.
-        let mut seated = [&this.white, &this.black];
+        let later = rated_after(tx, game).await?;
+        // In id order, like the rating rows the plan writes, so concurrent
+        // games of the same players never lock in opposite orders.
+        let mut seated = [&game.white, &game.black];
         seated.sort();
+        let mut stored = HashMap::new();
         for player in seated {
-            let stored = self.stored_rating(&mut tx, player, variant_text, played_ms).await?;
-            states.entry(player.clone()).or_insert(stored);
+            stored.insert(player, self.stored_rating(tx, player, variant, game.ended_ms).await?);
         }
-        let mut first = None;
-        for rated in std::iter::once(&this).chain(&replay) {
-            let white_prior = states[&rated.white];
-            let black_prior = states[&rated.black];
-            let before = |prior: Stored| {
-                let idle = Duration::from_millis(rated.ended_ms.saturating_sub(prior.rated_ms).max(0) as u64);
-                fogblast_ratings::decay(prior.rating, idle, &self.settings)
-            };
-            let (white_before, black_before) = (before(white_prior), before(black_prior));
-            let (white_after, black_after) =
-                fogblast_ratings::rate_game(white_before, black_before, rated.white_score, &self.settings);
-            let is_new = first.is_none();
-            self.record_rated(
-                &mut tx,
-                variant_text,
-                rated,
-                [white_prior, black_prior],
-                [white_after, black_after],
-                is_new,
-                now_ms,
-            )
-            .await?;
-            if is_new {
-                first = Some([
-                    Change { player: rated.white.clone(), variant, before: white_before, after: white_after },
-                    Change { player: rated.black.clone(), variant, before: black_before, after: black_after },
-                ]);
-            }
-            states.insert(rated.white.clone(), Stored { rating: white_after, rated_ms: rated.ended_ms });
-            states.insert(rated.black.clone(), Stored { rating: black_after, rated_ms: rated.ended_ms });
-        }
-        let mut players: Vec<_> = states.into_iter().collect();
-        players.sort_by(|a, b| a.0.cmp(&b.0));
-        for (player, state) in players {
-            let (win, loss, draw) = if player == this.white {
-                score_counts(white_score)
-            } else if player == this.black {
-                score_counts(white_score.opponent())
-            } else {
-                (0, 0, 0)
-            };
-            let played = i64::from(player == this.white || player == this.black);
-            sqlx::query(
-                "UPDATE ratings SET rating = $1, deviation = $2, volatility = $3, rated_games = rated_games + $4, \
-                 wins = wins + $5, losses = losses + $6, draws = draws + $7, \
-                 last_rated_ms = CASE WHEN last_rated_ms > $8 THEN last_rated_ms ELSE $8 END \
-                 WHERE player_id = $9 AND variant = $10",
-            )
-            .bind(state.rating.rating)
-            .bind(state.rating.deviation)
-            .bind(state.rating.volatility)
-            .bind(played)
-            .bind(win)
-            .bind(loss)
-            .bind(draw)
-            .bind(state.rated_ms)
-            .bind(&player)
-            .bind(variant_text)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(Applied::Archived { changes: first })
-    }
-
-    /// Writes what a rated game moved: a new row for the game being
-    /// applied, the row replaced for one rated again.
-    #[allow(clippy::too_many_arguments)]
-    async fn record_rated(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        variant: &str,
-        rated: &RatedGame,
-        priors: [Stored; 2],
-        afters: [Rating; 2],
-        is_new: bool,
-        now_ms: i64,
-    ) -> Result<(), ArchiveError> {
-        let statement = if is_new {
-            "INSERT INTO rated_games (white_before, white_after, white_deviation, white_volatility, \
-             white_prior_rating, white_prior_deviation, white_prior_volatility, white_prior_rated_ms, \
-             black_before, black_after, black_deviation, black_volatility, \
-             black_prior_rating, black_prior_deviation, black_prior_volatility, black_prior_rated_ms, \
-             game_id, variant, ended_ms, white_id, black_id, white_score, rated_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-             $21, $22, $23)"
-        } else {
-            "UPDATE rated_games SET white_before = $1, white_after = $2, white_deviation = $3, white_volatility = $4, \
-             white_prior_rating = $5, white_prior_deviation = $6, white_prior_volatility = $7, \
-             white_prior_rated_ms = $8, black_before = $9, black_after = $10, black_deviation = $11, \
-             black_volatility = $12, black_prior_rating = $13, black_prior_deviation = $14, \
-             black_prior_volatility = $15, black_prior_rated_ms = $16 \
-             WHERE game_id = $17 AND variant = $18"
-        };
-        let mut query = sqlx::query(statement);
-        for (prior, after) in priors.iter().zip(afters) {
-            query = query
-                .bind(prior.rating.rating)
-                .bind(after.rating)
-                .bind(after.deviation)
-                .bind(after.volatility)
-                .bind(prior.rating.rating)
-                .bind(prior.rating.deviation)
-                .bind(prior.rating.volatility)
-                .bind(prior.rated_ms);
-        }
-        query = query.bind(&rated.game_id).bind(variant);
-        if is_new {
-            query = query
-                .bind(rated.ended_ms)
-                .bind(&rated.white)
-                .bind(&rated.black)
-                .bind(rated.white_score.value())
-                .bind(now_ms);
-        }
-        query.execute(&mut **tx).await?;
-        Ok(())
-    }
-
-    /// The rated games of `variant` that finished after `game`, in the
-    /// order they finished, with each side's stored rating before them.
-    async fn rated_after(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        variant: &str,
-        game: &RatedGame,
-    ) -> Result<Vec<(RatedGame, Stored, Stored)>, ArchiveError> {
-        let rows = sqlx::query(
-            "SELECT game_id, ended_ms, white_id, black_id, white_score, \
-             white_prior_rating, white_prior_deviation, white_prior_volatility, white_prior_rated_ms, \
-             black_prior_rating, black_prior_deviation, black_prior_volatility, black_prior_rated_ms \
-             FROM rated_games WHERE variant = $1 AND (ended_ms > $2 OR (ended_ms = $2 AND game_id > $3)) \
-             ORDER BY ended_ms, game_id",
-        )
-        .bind(variant)
-        .bind(game.ended_ms)
-        .bind(&game.game_id)
-        .fetch_all(&mut **tx)
-        .await?;
-        let prior = |row: &AnyRow, side: &str| -> Result<Stored, sqlx::Error> {
-            Ok(Stored {
-                rating: Rating {
-                    rating: row.try_get(format!("{side}_prior_rating").as_str())?,
-                    deviation: row.try_get(format!("{side}_prior_deviation").as_str())?,
-                    volatility: row.try_get(format!("{side}_prior_volatility").as_str())?,
-                },
-                rated_ms: row.try_get(format!("{side}_prior_rated_ms").as_str())?,
-            })
-        };
-        let mut later = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let score: f64 = row.try_get("white_score")?;
-            let white_score = if score >= 1.0 {
-                Score::Win
-            } else if score <= 0.0 {
-                Score::Loss
-            } else {
-                Score::Draw
-            };
-            let rated = RatedGame {
-                game_id: row.try_get("game_id")?,
-                ended_ms: row.try_get("ended_ms")?,
-                white: row.try_get("white_id")?,
-                black: row.try_get("black_id")?,
-                white_score,
-            };
-            later.push((rated, prior(row, "white")?, prior(row, "black")?));
-        }
-        Ok(later)
+        Ok(rerate(game, &later, [stored[&game.white], stored[&game.black]], &self.settings))
     }
 
     /// The player's rating as stored, locked for this transaction (before
@@ -442,22 +154,22 @@ impl Archive {
     /// on their first game, as of `played_ms`.
     async fn stored_rating(
         &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        tx: &mut Transaction<'_>,
         player: &str,
         variant: &str,
         played_ms: i64,
     ) -> Result<Stored, ArchiveError> {
-        let start = Rating::default();
+        let start = Stored::newcomer(played_ms);
         sqlx::query(
             "INSERT INTO ratings (player_id, variant, rating, deviation, volatility, last_rated_ms) \
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (player_id, variant) DO NOTHING",
         )
         .bind(player)
         .bind(variant)
-        .bind(start.rating)
-        .bind(start.deviation)
-        .bind(start.volatility)
-        .bind(played_ms)
+        .bind(start.rating.rating)
+        .bind(start.rating.deviation)
+        .bind(start.rating.volatility)
+        .bind(start.rated_ms)
         .execute(&mut **tx)
         .await?;
         let select = match self.backend {
@@ -502,7 +214,7 @@ impl Archive {
             let deviation: f64 = row.try_get("deviation")?;
             let variant: String = row.try_get("variant")?;
             ratings.push(VariantRating {
-                variant: variant_from_name(&variant) as i32,
+                variant: stored_variant(&variant) as i32,
                 rating: row.try_get("rating")?,
                 deviation,
                 volatility: row.try_get("volatility")?,
@@ -521,13 +233,13 @@ impl Archive {
     }
 
     pub async fn leaderboard(&self, variant: Variant, limit: u32) -> Result<Vec<LeaderboardEntry>, ArchiveError> {
-        let Some(variant) = variant_name(variant) else { return Ok(Vec::new()) };
+        let Ok(variant) = fogblast_rules::Variant::try_from(variant) else { return Ok(Vec::new()) };
         let rows = sqlx::query(
             "SELECT r.player_id, p.name, r.rating, r.deviation, r.rated_games FROM ratings r \
              JOIN players p ON p.id = r.player_id WHERE r.variant = $1 AND r.deviation < $2 \
              ORDER BY r.rating DESC, r.player_id LIMIT $3",
         )
-        .bind(variant)
+        .bind(variant.name())
         .bind(fogblast_ratings::PROVISIONAL_DEVIATION)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
@@ -589,6 +301,11 @@ const GAME_SELECT: &str = "SELECT g.id, g.variant, g.chess960, g.initial_fen, g.
     g.ended_ms, g.tournament_id, g.white_berserk, g.black_berserk, r.white_before, r.white_after, r.white_deviation, r.black_before, r.black_after, r.black_deviation \
     FROM games g LEFT JOIN rated_games r ON r.game_id = g.id";
 
+/// The variant of a name the archive stored.
+fn stored_variant(name: &str) -> Variant {
+    fogblast_rules::Variant::from_name(name).map_or(Variant::Unspecified, Variant::from)
+}
+
 fn count(row: &AnyRow, column: &str) -> Result<u32, sqlx::Error> {
     let value: i64 = row.try_get(column)?;
     Ok(u32::try_from(value).unwrap_or(u32::MAX))
@@ -614,7 +331,7 @@ fn archived(row: &AnyRow) -> Result<ArchivedGame, ArchiveError> {
     let variant: String = row.try_get("variant")?;
     let game = GameFinished {
         game_id: row.try_get("id")?,
-        variant: variant_from_name(&variant) as i32,
+        variant: stored_variant(&variant) as i32,
         chess960: flag(row, "chess960")?,
         initial_fen: row.try_get("initial_fen")?,
         white: Some(player("white")?),
@@ -647,4 +364,250 @@ fn archived(row: &AnyRow) -> Result<ArchivedGame, ArchiveError> {
         })
     };
     Ok(ArchivedGame { game: Some(game), white_rating: change("white")?, black_rating: change("black")? })
+}
+
+/// Inserts the game into the archive; `false` if it was there already.
+async fn insert_game(tx: &mut Transaction<'_>, game: &GameFinished, now_ms: i64) -> Result<bool, ArchiveError> {
+    let white = game.white.clone().unwrap_or_default();
+    let black = game.black.clone().unwrap_or_default();
+    let clock = game.clock.unwrap_or(ClockSettings { initial_ms: 0, increment_ms: 0 });
+    let inserted = sqlx::query(
+        "INSERT INTO games (id, variant, chess960, initial_fen, white_id, white_name, white_computer, white_level, \
+         black_id, black_name, black_computer, black_level, rated, result, reason, moves, clocks, \
+         clock_initial_ms, clock_increment_ms, final_fen, created_ms, started_ms, ended_ms, archived_ms, \
+         tournament_id, white_berserk, black_berserk) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
+         $22, $23, $24, $25, $26, $27) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(&game.game_id)
+    .bind(archived_variant(game).name())
+    .bind(i64::from(game.chess960))
+    .bind(&game.initial_fen)
+    .bind(Some(white.id.clone()).filter(|id| !id.is_empty()))
+    .bind(&white.name)
+    .bind(i64::from(white.computer))
+    .bind(i64::from(white.level))
+    .bind(Some(black.id.clone()).filter(|id| !id.is_empty()))
+    .bind(&black.name)
+    .bind(i64::from(black.computer))
+    .bind(i64::from(black.level))
+    .bind(i64::from(game.rated))
+    .bind(&game.result)
+    .bind(i64::from(game.reason))
+    .bind(game.moves.join(" "))
+    .bind(game.clock_ms.iter().map(u64::to_string).collect::<Vec<_>>().join(" "))
+    .bind(game.clock.map(|_| i64::from(clock.initial_ms)))
+    .bind(game.clock.map(|_| i64::from(clock.increment_ms)))
+    .bind(&game.final_fen)
+    .bind(game.created_at_ms as i64)
+    .bind(game.started_at_ms as i64)
+    .bind(game.ended_at_ms as i64)
+    .bind(now_ms)
+    .bind(&game.tournament_id)
+    .bind(i64::from(white.berserk))
+    .bind(i64::from(black.berserk))
+    .execute(&mut **tx)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
+}
+
+/// Adds the game's people to the players, or updates the name they play
+/// under (a player who plays without a name keeps the one they had).
+async fn upsert_players(tx: &mut Transaction<'_>, game: &GameFinished, now_ms: i64) -> Result<(), ArchiveError> {
+    // In id order, like the rating rows, so concurrent games of the same
+    // players never lock in opposite orders.
+    let mut seated: Vec<&FinishedPlayer> =
+        [&game.white, &game.black].into_iter().flatten().filter(|p| !p.id.is_empty() && !p.computer).collect();
+    seated.sort_by(|a, b| a.id.cmp(&b.id));
+    for player in seated {
+        sqlx::query(
+            "INSERT INTO players (id, name, created_ms) VALUES ($1, $2, $3) \
+             ON CONFLICT (id) DO UPDATE SET name = CASE WHEN excluded.name = '' THEN players.name ELSE excluded.name END",
+        )
+        .bind(&player.id)
+        .bind(&player.name)
+        .bind(now_ms)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// The rated games of `game`'s variant that finished after it, in the
+/// order they finished, with each side's stored rating before them.
+async fn rated_after(tx: &mut Transaction<'_>, game: &RatedGame) -> Result<Vec<Recorded>, ArchiveError> {
+    let rows = sqlx::query(
+        "SELECT game_id, ended_ms, white_id, black_id, white_score, \
+         white_prior_rating, white_prior_deviation, white_prior_volatility, white_prior_rated_ms, \
+         black_prior_rating, black_prior_deviation, black_prior_volatility, black_prior_rated_ms \
+         FROM rated_games WHERE variant = $1 AND (ended_ms > $2 OR (ended_ms = $2 AND game_id > $3)) \
+         ORDER BY ended_ms, game_id",
+    )
+    .bind(game.variant.name())
+    .bind(game.ended_ms)
+    .bind(&game.game_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let prior = |row: &AnyRow, side: &str| -> Result<Stored, sqlx::Error> {
+        Ok(Stored {
+            rating: Rating {
+                rating: row.try_get(format!("{side}_prior_rating").as_str())?,
+                deviation: row.try_get(format!("{side}_prior_deviation").as_str())?,
+                volatility: row.try_get(format!("{side}_prior_volatility").as_str())?,
+            },
+            rated_ms: row.try_get(format!("{side}_prior_rated_ms").as_str())?,
+        })
+    };
+    let mut later = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let score: f64 = row.try_get("white_score")?;
+        let white_score = if score >= 1.0 {
+            Score::Win
+        } else if score <= 0.0 {
+            Score::Loss
+        } else {
+            Score::Draw
+        };
+        let rated = RatedGame {
+            game_id: row.try_get("game_id")?,
+            variant: game.variant,
+            ended_ms: row.try_get("ended_ms")?,
+            white: row.try_get("white_id")?,
+            black: row.try_get("black_id")?,
+            white_score,
+        };
+        later.push(Recorded { game: rated, priors: [prior(row, "white")?, prior(row, "black")?] });
+    }
+    Ok(later)
+}
+
+/// Writes a plan: the game's row of the rated games, the rows of the
+/// games rated again, and every rating it changes (in player id order).
+async fn write_plan(tx: &mut Transaction<'_>, plan: &Plan, now_ms: i64) -> Result<(), ArchiveError> {
+    record_rated(tx, &plan.game, Some(now_ms)).await?;
+    for rerated in &plan.rerated {
+        record_rated(tx, rerated, None).await?;
+    }
+    let variant = plan.game.game.variant.name();
+    for player in &plan.players {
+        sqlx::query(
+            "UPDATE ratings SET rating = $1, deviation = $2, volatility = $3, rated_games = rated_games + $4, \
+             wins = wins + $5, losses = losses + $6, draws = draws + $7, \
+             last_rated_ms = CASE WHEN last_rated_ms > $8 THEN last_rated_ms ELSE $8 END \
+             WHERE player_id = $9 AND variant = $10",
+        )
+        .bind(player.stored.rating.rating)
+        .bind(player.stored.rating.deviation)
+        .bind(player.stored.rating.volatility)
+        .bind(player.rated_games)
+        .bind(player.wins)
+        .bind(player.losses)
+        .bind(player.draws)
+        .bind(player.stored.rated_ms)
+        .bind(&player.player)
+        .bind(variant)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Writes what a rated game moved: a new row for the game being applied
+/// (rated as of `new_at_ms`), the row replaced for one rated again.
+async fn record_rated(tx: &mut Transaction<'_>, rated: &RatedRow, new_at_ms: Option<i64>) -> Result<(), ArchiveError> {
+    let statement = if new_at_ms.is_some() {
+        "INSERT INTO rated_games (white_before, white_after, white_deviation, white_volatility, \
+         white_prior_rating, white_prior_deviation, white_prior_volatility, white_prior_rated_ms, \
+         black_before, black_after, black_deviation, black_volatility, \
+         black_prior_rating, black_prior_deviation, black_prior_volatility, black_prior_rated_ms, \
+         game_id, variant, ended_ms, white_id, black_id, white_score, rated_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+         $21, $22, $23)"
+    } else {
+        "UPDATE rated_games SET white_before = $1, white_after = $2, white_deviation = $3, white_volatility = $4, \
+         white_prior_rating = $5, white_prior_deviation = $6, white_prior_volatility = $7, \
+         white_prior_rated_ms = $8, black_before = $9, black_after = $10, black_deviation = $11, \
+         black_volatility = $12, black_prior_rating = $13, black_prior_deviation = $14, \
+         black_prior_volatility = $15, black_prior_rated_ms = $16 \
+         WHERE game_id = $17 AND variant = $18"
+    };
+    let mut query = sqlx::query(statement);
+    for (prior, after) in rated.priors.iter().zip(rated.afters) {
+        query = query
+            .bind(prior.rating.rating)
+            .bind(after.rating)
+            .bind(after.deviation)
+            .bind(after.volatility)
+            .bind(prior.rating.rating)
+            .bind(prior.rating.deviation)
+            .bind(prior.rating.volatility)
+            .bind(prior.rated_ms);
+    }
+    let game = &rated.game;
+    query = query.bind(&game.game_id).bind(game.variant.name());
+    if let Some(now_ms) = new_at_ms {
+        query =
+            query.bind(game.ended_ms).bind(&game.white).bind(&game.black).bind(game.white_score.value()).bind(now_ms);
+    }
+    query.execute(&mut **tx).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use fogblast_proto::events::FinishedPlayer;
+
+    use super::*;
+
+    fn finished(id: &str, white: &str, black: &str, result: &str, ended_ms: u64, rated: bool) -> GameFinished {
+        let person = |id: &str| FinishedPlayer { id: id.into(), name: id.to_uppercase(), ..Default::default() };
+        GameFinished {
+            game_id: id.into(),
+            variant: Variant::Atomic as i32,
+            rated,
+            white: Some(person(white)),
+            black: Some(person(black)),
+            result: result.into(),
+            reason: fogblast_proto::game::EndReason::Resign as i32,
+            ended_at_ms: ended_ms,
+            ..Default::default()
+        }
+    }
+
+    async fn ratings(archive: &Archive) -> Vec<Vec<VariantRating>> {
+        let mut all = Vec::new();
+        for player in ["ann", "bob", "cid"] {
+            all.push(archive.profile(player).await.unwrap().map(|p| p.1).unwrap_or_default());
+        }
+        all
+    }
+
+    #[tokio::test]
+    async fn a_game_delivered_again_after_later_games_changes_nothing() {
+        let archive = Archive::connect("sqlite::memory:").await.unwrap();
+        let late = finished("late", "ann", "cid", "0-1", 2_000, true);
+        let early = finished("early", "ann", "bob", "1-0", 1_000, true);
+        assert!(matches!(archive.apply(&late, 3_000).await.unwrap(), Applied::Archived { changes: Some(_) }));
+        let Applied::Archived { changes: Some(changes) } = archive.apply(&early, 3_100).await.unwrap() else {
+            panic!("the early game is rated");
+        };
+        assert_eq!(changes[0].before, Rating::default());
+        let rated = ratings(&archive).await;
+        assert_eq!(rated[0][0].rated_games, 2);
+        for game in [&early, &late] {
+            assert_eq!(archive.apply(game, 3_200).await.unwrap(), Applied::Duplicate);
+        }
+        assert_eq!(ratings(&archive).await, rated);
+    }
+
+    #[tokio::test]
+    async fn a_casual_game_is_archived_and_rates_nobody() {
+        let archive = Archive::connect("sqlite::memory:").await.unwrap();
+        let casual = finished("casual", "ann", "bob", "1-0", 1_000, false);
+        assert_eq!(archive.apply(&casual, 2_000).await.unwrap(), Applied::Archived { changes: None });
+        let (name, ratings, games) = archive.profile("ann").await.unwrap().expect("ann is a player");
+        assert_eq!((name.as_str(), ratings.len(), games), ("ANN", 0, 1));
+        let archived = archive.game("casual").await.unwrap().expect("archived");
+        assert_eq!((archived.white_rating, archived.game.map(|g| g.variant())), (None, Some(Variant::Atomic)));
+    }
 }

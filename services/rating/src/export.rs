@@ -3,7 +3,7 @@
 
 use fogblast_pgn::{GameRecord, GameResult, TimeControl};
 use fogblast_proto::events::FinishedPlayer;
-use fogblast_proto::game::{EndReason, Variant};
+use fogblast_proto::game::EndReason;
 use fogblast_proto::rating::ArchivedGame;
 use fogblast_rules::{Position, STARTING_FEN};
 
@@ -45,23 +45,14 @@ fn termination(reason: EndReason) -> &'static str {
 
 pub fn pgn(archived: &ArchivedGame) -> Result<String, String> {
     let game = archived.game.as_ref().ok_or("the archive holds no game")?;
-    let variant = match game.variant() {
-        Variant::Atomic => fogblast_rules::Variant::Atomic,
-        Variant::Fog => fogblast_rules::Variant::Fog,
-        _ => fogblast_rules::Variant::Standard,
-    };
+    let variant = fogblast_rules::Variant::try_from(game.variant()).unwrap_or(fogblast_rules::Variant::Standard);
     let standard_start = Position::from_fen(&game.initial_fen, variant)
         .ok()
         .is_some_and(|p| p == Position::from_fen(STARTING_FEN, variant).expect("the start parses"));
     let kind = if game.rated { "Rated" } else { "Casual" };
-    let variant_text = match variant {
-        fogblast_rules::Variant::Standard => "standard",
-        fogblast_rules::Variant::Atomic => "atomic",
-        fogblast_rules::Variant::Fog => "fog of war",
-    };
     let elo = |change: &Option<fogblast_proto::rating::RatingChange>| change.as_ref().map(|c| c.before.round() as u32);
     let record = GameRecord {
-        event: format!("{kind} {variant_text} game"),
+        event: format!("{kind} {} game", variant.prose_name()),
         site: format!("/games/{}", game.game_id),
         started_at_ms: Some(game.started_at_ms.max(game.created_at_ms)),
         white: name(game.white.as_ref()),
@@ -86,6 +77,7 @@ pub fn pgn(archived: &ArchivedGame) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use fogblast_proto::events::GameFinished;
+    use fogblast_proto::game::Variant;
 
     use super::*;
 

@@ -47,8 +47,11 @@ const ELO_RANGE: (i64, i64) = (800, 2400);
 pub(super) const DECLARED: &[Declared] = &[
     Declared {
         name: UCI_VARIANT,
-        kind: Kind::Combo { vars: &["atomic", "chess"], aliases: &[("standard", "chess")] },
-        default: "atomic",
+        kind: Kind::Combo {
+            vars: &[Variant::Atomic.uci_name(), Variant::Standard.uci_name()],
+            aliases: &[(Variant::Standard.name(), Variant::Standard.uci_name())],
+        },
+        default: Variant::Atomic.uci_name(),
     },
     Declared { name: HASH, kind: Kind::Spin { min: 1, max: 1024 }, default: "16" },
     Declared { name: "UCI_Chess960", kind: Kind::Check, default: "false" },
@@ -171,7 +174,7 @@ impl Options {
         let count = |n: i64| usize::try_from(n).unwrap_or(0);
         match (name, value) {
             (UCI_VARIANT, Value::Combo(var)) => {
-                self.variant = if var == "chess" { Variant::Standard } else { Variant::Atomic }
+                self.variant = if var == Variant::Standard.uci_name() { Variant::Standard } else { Variant::Atomic }
             }
             (HASH, Value::Spin(mb)) => self.hash_mb = count(mb),
             ("UCI_Chess960", Value::Check(on)) => self.chess960 = on,

@@ -144,7 +144,7 @@ async fn play_games(
         let created = client
             .create_game(CreateGameRequest {
                 player_id: white.clone(),
-                variant: wire_variant(variant) as i32,
+                variant: WireVariant::from(variant) as i32,
                 color: ColorChoice::ChooseWhite as i32,
                 ..Default::default()
             })
@@ -184,12 +184,4 @@ async fn play_games(
         games += 1;
     }
     Ok((latencies, games))
-}
-
-fn wire_variant(variant: Variant) -> WireVariant {
-    match variant {
-        Variant::Standard => WireVariant::Standard,
-        Variant::Atomic => WireVariant::Atomic,
-        Variant::Fog => WireVariant::Fog,
-    }
 }

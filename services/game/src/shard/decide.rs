@@ -136,6 +136,7 @@ mod tests {
             name: "w".into(),
             variant: Variant::Atomic,
             chess960: false,
+            chess960_position: None,
             color: ColorChoice::ChooseWhite,
             clock: None,
             computer: None,

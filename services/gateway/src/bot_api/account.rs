@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
-use fogblast_proto::game::{GetStateRequest, Status, Variant};
+use fogblast_proto::game::{GetStateRequest, Status};
 use fogblast_proto::ids::PlayerId;
 use fogblast_proto::notices::OnlineAsk;
 use fogblast_proto::rating::{Profile, ProfileRequest};
@@ -25,6 +25,10 @@ const SCOPES: &str = "bot:play,board:play,challenge:read,challenge:write";
 /// The most tokens one `POST /api/token/test` may hold.
 const MAX_TOKENS_TESTED: usize = 32;
 
+/// The keys of the standard rating in lichess's `perfs`: each speed, and Chess960.
+const STANDARD_PERFS: [&str; 7] =
+    ["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence", "chess960"];
+
 /// The player's ratings as lichess's `perfs`, keyed as lichess keys them:
 /// standard under each speed and Chess960, atomic, and fog of war under
 /// its key and under the name a challenge's `perf` gives it.
@@ -38,13 +42,12 @@ pub fn perfs(profile: Option<&Profile>) -> Value {
             "prog": 0,
             "prov": rating.provisional,
         });
-        let keys: &[&str] = match rating.variant() {
-            Variant::Atomic => &["atomic"],
-            Variant::Fog => &["fogOfWar", "fog of war"],
-            _ => &["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence", "chess960"],
+        let keys = match fogblast_rules::Variant::try_from(rating.variant()) {
+            Ok(fogblast_rules::Variant::Standard) | Err(_) => STANDARD_PERFS.map(str::to_owned).to_vec(),
+            Ok(variant) => vec![variant.lichess_key(false).to_owned(), variant.lichess_name(false).to_lowercase()],
         };
         for key in keys {
-            perfs.insert((*key).to_owned(), perf.clone());
+            perfs.insert(key, perf.clone());
         }
     }
     Value::Object(perfs)
@@ -177,4 +180,39 @@ pub async fn online_bots(
     let mut headers = HeaderMap::new();
     headers.insert(header::CONTENT_TYPE, "application/x-ndjson".parse().expect("a valid header"));
     Ok(bot.answer((headers, lines)))
+}
+
+#[cfg(test)]
+mod tests {
+    use fogblast_proto::game::Variant;
+    use fogblast_proto::rating::VariantRating;
+
+    use super::*;
+
+    #[test]
+    fn perfs_are_keyed_as_lichess_keys_them() {
+        let rating =
+            |variant: Variant, rating: f64| VariantRating { variant: variant as i32, rating, ..Default::default() };
+        let profile = Profile {
+            ratings: vec![
+                rating(Variant::Standard, 1400.0),
+                rating(Variant::Atomic, 1500.0),
+                rating(Variant::Fog, 1600.0),
+            ],
+            ..Default::default()
+        };
+        let perfs = perfs(Some(&profile));
+        let mut keys: Vec<_> = perfs.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        let mut expected = STANDARD_PERFS.to_vec();
+        expected.extend(["atomic", "fog of war", "fogOfWar"]);
+        expected.sort_unstable();
+        assert_eq!(keys, expected);
+        assert_eq!((perfs["blitz"]["rating"].as_i64(), perfs["chess960"]["rating"].as_i64()), (Some(1400), Some(1400)));
+        assert_eq!(perfs["atomic"]["rating"], 1500);
+        assert_eq!(
+            (perfs["fogOfWar"]["rating"].as_i64(), perfs["fog of war"]["rating"].as_i64()),
+            (Some(1600), Some(1600))
+        );
+    }
 }

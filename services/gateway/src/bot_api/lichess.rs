@@ -17,33 +17,27 @@ const NO_CLOCK_MS: u64 = 2_147_483_647;
 
 /// The variant a lichess key names, and whether it is Chess960.
 pub fn parse_variant(key: Option<&str>) -> Result<(Variant, bool), ApiError> {
-    match key.unwrap_or("standard") {
-        "standard" => Ok((Variant::Standard, false)),
-        "chess960" => Ok((Variant::Standard, true)),
-        "atomic" => Ok((Variant::Atomic, false)),
-        "fogOfWar" => Ok((Variant::Fog, false)),
-        other => {
-            Err(ApiError::bad(format!("variant {other:?} is not played here: standard, chess960, atomic or fogOfWar")))
-        }
-    }
+    let key = key.unwrap_or("standard");
+    let (variant, chess960) = fogblast_rules::Variant::from_lichess_key(key).ok_or_else(|| {
+        ApiError::bad(format!("variant {key:?} is not played here: standard, chess960, atomic or fogOfWar"))
+    })?;
+    Ok((variant.into(), chess960))
 }
 
 pub fn variant(variant: Variant, chess960: bool) -> Value {
-    let (key, name, short) = match (variant, chess960) {
-        (Variant::Atomic, _) => ("atomic", "Atomic", "Atom"),
-        (Variant::Fog, _) => ("fogOfWar", "Fog of War", "Fog"),
-        (_, true) => ("chess960", "Chess960", "960"),
-        _ => ("standard", "Standard", "Std"),
-    };
-    json!({ "key": key, "name": name, "short": short })
+    // A variant left unset is written as standard.
+    let variant = fogblast_rules::Variant::try_from(variant).unwrap_or(fogblast_rules::Variant::Standard);
+    json!({
+        "key": variant.lichess_key(chess960),
+        "name": variant.lichess_name(chess960),
+        "short": variant.lichess_short_name(chess960),
+    })
 }
 
 fn perf(variant: Variant, chess960: bool, clock: Option<&ClockSettings>) -> Value {
-    match (variant, chess960) {
-        (Variant::Atomic, _) => json!({ "name": "Atomic" }),
-        (Variant::Fog, _) => json!({ "name": "Fog of War" }),
-        (_, true) => json!({ "name": "Chess960" }),
-        _ => json!({ "name": capitalized(speed(clock)) }),
+    match fogblast_rules::Variant::try_from(variant).unwrap_or(fogblast_rules::Variant::Standard) {
+        fogblast_rules::Variant::Standard if !chess960 => json!({ "name": capitalized(speed(clock)) }),
+        variant => json!({ "name": variant.lichess_name(chess960) }),
     }
 }
 
