@@ -103,86 +103,137 @@ impl SandboxBuilder {
     /// Starts everything on the current runtime and waits until each
     /// shard and gateway answers `/readyz`.
     pub async fn start(self) -> Result<Sandbox, SandboxError> {
-        let store: Arc<dyn GameStore> = Arc::new(MemoryStore::new());
-        let bus: Arc<dyn EventBus> = Arc::new(MemoryBus::new());
+        let backends = Backends {
+            store: Arc::new(MemoryStore::new()),
+            bus: Arc::new(MemoryBus::new()),
+            run: format!("{:08x}", rand_id()),
+        };
         let (stop_tx, stop) = watch::channel(false);
         let mut sandbox = Sandbox { stop: stop_tx, tasks: Vec::new(), gateways: Vec::new(), probes: Vec::new() };
+        let engine_addrs = sandbox.start_engines(self.engines, &stop).await?;
+        sandbox.start_shards(self.shards, &engine_addrs, &backends, &stop).await?;
+        let rating_addr = if self.rating { Some(sandbox.start_rating(&backends, &stop).await?) } else { None };
+        let matchmaker_addr = if self.matchmaker {
+            Some(sandbox.start_matchmaker(rating_addr.clone(), &backends, &stop).await?)
+        } else {
+            None
+        };
+        let services = Services { rating: rating_addr, matchmaker: matchmaker_addr };
+        sandbox.start_gateways(self.gateways, &services, &backends, &stop).await?;
+        sandbox.wait_ready().await?;
+        Ok(sandbox)
+    }
+}
 
+/// What every service of a sandbox shares.
+struct Backends {
+    store: Arc<dyn GameStore>,
+    bus: Arc<dyn EventBus>,
+    /// Names this sandbox's shards and token secret apart from others'.
+    run: String,
+}
+
+/// Where the gateways find the services besides the shards.
+struct Services {
+    rating: Option<String>,
+    matchmaker: Option<String>,
+}
+
+impl Sandbox {
+    /// Starts `count` engine services; returns their addresses.
+    async fn start_engines(&mut self, count: usize, stop: &watch::Receiver<bool>) -> Result<Vec<String>, SandboxError> {
         let mut engine_addrs = Vec::new();
-        for i in 0..self.engines {
+        for i in 0..count {
             let settings = EngineSettings { workers: 1, hash_mb: 4, ..EngineSettings::default() };
             let config = EngineConfig { settings, drain_ms: DRAIN_MS, ..EngineConfig::default() };
             let (grpc, http) = (loopback().await?, loopback().await?);
             engine_addrs.push(format!("http://{}", addr_of(&grpc)?));
-            let task = tokio::spawn(fogblast_engine_service::run(config, grpc, http, on_stop(&stop)));
-            sandbox.watch(format!("engine-{i}"), task);
+            let task = tokio::spawn(fogblast_engine_service::run(config, grpc, http, on_stop(stop)));
+            self.watch(format!("engine-{i}"), task);
         }
+        Ok(engine_addrs)
+    }
 
-        let run = format!("{:08x}", rand_id());
-        for i in 0..self.shards {
+    async fn start_shards(
+        &mut self,
+        count: usize,
+        engine_addrs: &[String],
+        backends: &Backends,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<(), SandboxError> {
+        for i in 0..count {
             // Short leases, as the process tests use, so a shard that stops
             // is replaced quickly.
             let settings = GameSettings { lease_ms: 900, sweep_ms: 200, ..GameSettings::default() };
             let config = GameConfig {
-                engine_addrs: engine_addrs.clone(),
-                shard_id: Some(format!("sandbox-{run}-{i}")),
+                engine_addrs: engine_addrs.to_vec(),
+                shard_id: Some(format!("sandbox-{}-{i}", backends.run)),
                 drain_ms: DRAIN_MS,
                 settings,
                 ..GameConfig::default()
             };
             let (grpc, http) = (loopback().await?, loopback().await?);
-            sandbox.probes.push((format!("shard-{i}"), addr_of(&http)?));
-            let task = tokio::spawn(fogblast_game_service::run(
-                config,
-                store.clone(),
-                bus.clone(),
-                grpc,
-                http,
-                on_stop(&stop),
-            ));
-            sandbox.watch(format!("shard-{i}"), task);
+            self.probes.push((format!("shard-{i}"), addr_of(&http)?));
+            let (store, bus) = (backends.store.clone(), backends.bus.clone());
+            let task = tokio::spawn(fogblast_game_service::run(config, store, bus, grpc, http, on_stop(stop)));
+            self.watch(format!("shard-{i}"), task);
         }
+        Ok(())
+    }
 
-        let mut rating_addr = None;
-        if self.rating {
-            let settings = RatingSettings { database_url: "sqlite::memory:".into(), ..RatingSettings::default() };
-            let config = RatingConfig { settings, drain_ms: DRAIN_MS, ..RatingConfig::default() };
-            let (grpc, http) = (loopback().await?, loopback().await?);
-            rating_addr = Some(format!("http://{}", addr_of(&grpc)?));
-            sandbox.probes.push(("rating".into(), addr_of(&http)?));
-            let task = tokio::spawn(fogblast_rating::run(config, bus.clone(), grpc, http, on_stop(&stop)));
-            sandbox.watch("rating".into(), task);
-        }
+    /// Starts the rating service (SQLite in memory); returns its address.
+    async fn start_rating(
+        &mut self,
+        backends: &Backends,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<String, SandboxError> {
+        let settings = RatingSettings { database_url: "sqlite::memory:".into(), ..RatingSettings::default() };
+        let config = RatingConfig { settings, drain_ms: DRAIN_MS, ..RatingConfig::default() };
+        let (grpc, http) = (loopback().await?, loopback().await?);
+        let addr = format!("http://{}", addr_of(&grpc)?);
+        self.probes.push(("rating".into(), addr_of(&http)?));
+        let task = tokio::spawn(fogblast_rating::run(config, backends.bus.clone(), grpc, http, on_stop(stop)));
+        self.watch("rating".into(), task);
+        Ok(addr)
+    }
 
-        let mut matchmaker_addr = None;
-        if self.matchmaker {
-            let settings = MatchmakerSettings { wave_ms: 300, lobby_publish_ms: 50, ..MatchmakerSettings::default() };
-            let config = MatchmakerConfig {
-                rating_addr: rating_addr.clone(),
-                drain_ms: DRAIN_MS,
-                settings,
-                ..MatchmakerConfig::default()
-            };
-            let membership: Arc<dyn Membership> = store.clone();
-            let games = ShardRouter::new(membership, config.settings.route_timeout()).await;
-            let (grpc, http) = (loopback().await?, loopback().await?);
-            matchmaker_addr = Some(format!("http://{}", addr_of(&grpc)?));
-            sandbox.probes.push(("matchmaker".into(), addr_of(&http)?));
-            let task = tokio::spawn(fogblast_matchmaker::run(
-                config,
-                MatchStore::in_memory(),
-                bus.clone(),
-                games,
-                grpc,
-                http,
-                on_stop(&stop),
-            ));
-            sandbox.watch("matchmaker".into(), task);
-        }
+    /// Starts the matchmaker (in memory); returns its address.
+    async fn start_matchmaker(
+        &mut self,
+        rating_addr: Option<String>,
+        backends: &Backends,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<String, SandboxError> {
+        let settings = MatchmakerSettings { wave_ms: 300, lobby_publish_ms: 50, ..MatchmakerSettings::default() };
+        let config = MatchmakerConfig { rating_addr, drain_ms: DRAIN_MS, settings, ..MatchmakerConfig::default() };
+        let membership: Arc<dyn Membership> = backends.store.clone();
+        let games = ShardRouter::new(membership, config.settings.route_timeout()).await;
+        let (grpc, http) = (loopback().await?, loopback().await?);
+        let addr = format!("http://{}", addr_of(&grpc)?);
+        self.probes.push(("matchmaker".into(), addr_of(&http)?));
+        let task = tokio::spawn(fogblast_matchmaker::run(
+            config,
+            MatchStore::in_memory(),
+            backends.bus.clone(),
+            games,
+            grpc,
+            http,
+            on_stop(stop),
+        ));
+        self.watch("matchmaker".into(), task);
+        Ok(addr)
+    }
 
+    async fn start_gateways(
+        &mut self,
+        count: usize,
+        services: &Services,
+        backends: &Backends,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<(), SandboxError> {
         // One secret, so a token from one gateway is good at every other.
-        let secret = format!("sandbox-{run}-{:016x}{:016x}", rand_id(), rand_id());
-        for i in 0..self.gateways {
+        let secret = format!("sandbox-{}-{:016x}{:016x}", backends.run, rand_id(), rand_id());
+        for i in 0..count {
             let listener = loopback().await?;
             let addr = addr_of(&listener)?;
             let settings = GatewaySettings {
@@ -195,18 +246,17 @@ impl SandboxBuilder {
                 listen: addr,
                 metrics_listen: None,
                 settings,
-                rating_addr: rating_addr.clone(),
-                matchmaker_addr: matchmaker_addr.clone(),
+                rating_addr: services.rating.clone(),
+                matchmaker_addr: services.matchmaker.clone(),
             };
-            let membership: Arc<dyn Membership> = store.clone();
-            let task = tokio::spawn(fogblast_gateway::run(config, membership, bus.clone(), listener, on_stop(&stop)));
-            sandbox.watch(format!("gateway-{i}"), task);
-            sandbox.gateways.push(addr);
-            sandbox.probes.push((format!("gateway-{i}"), addr));
+            let membership: Arc<dyn Membership> = backends.store.clone();
+            let bus = backends.bus.clone();
+            let task = tokio::spawn(fogblast_gateway::run(config, membership, bus, listener, on_stop(stop)));
+            self.watch(format!("gateway-{i}"), task);
+            self.gateways.push(addr);
+            self.probes.push((format!("gateway-{i}"), addr));
         }
-
-        sandbox.wait_ready().await?;
-        Ok(sandbox)
+        Ok(())
     }
 }
 

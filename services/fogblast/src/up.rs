@@ -84,7 +84,10 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
     runtime.block_on(up(args))
 }
 
-async fn up(mut args: UpArgs) -> anyhow::Result<()> {
+/// The live games' store and the event bus: Redis and NATS when given,
+/// else the live-game file (which then also keeps the token secret, so
+/// players' tokens outlive a restart as their games do), or memory alone.
+async fn live_state(args: &mut UpArgs) -> anyhow::Result<(Arc<dyn GameStore>, Arc<dyn EventBus>)> {
     let store: Arc<dyn GameStore> = if args.backends.redis_url.is_some() || args.live_store == ":memory:" {
         backends::store(&args.backends).await?
     } else {
@@ -93,7 +96,6 @@ async fn up(mut args: UpArgs) -> anyhow::Result<()> {
             FileStore::open(path).await.with_context(|| format!("opening the live-game file {}", path.display()))?;
         info!(path = %path.display(), "store: live games kept in a file");
         if args.gateway.token_secret.is_none() {
-            // Players' tokens outlive a restart, as their games do.
             let fresh: String = rand::rng().sample_iter(rand::distr::Alphanumeric).take(43).map(char::from).collect();
             args.gateway.token_secret = Some(file.setting_or_insert("token_secret", &fresh).await?);
         }
@@ -107,6 +109,11 @@ async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         info!(path = %path.display(), "event bus: in-process, its log kept in the live-game file");
         Arc::new(bus)
     };
+    Ok((store, bus))
+}
+
+async fn up(mut args: UpArgs) -> anyhow::Result<()> {
+    let (store, bus) = live_state(&mut args).await?;
     let (stop_tx, stop) = watch::channel(false);
     let signal = crate::signals::shutdown_signal().context("installing signal handlers")?;
     tokio::spawn(async move {
