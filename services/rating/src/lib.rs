@@ -23,6 +23,7 @@ mod config;
 pub mod consumer;
 mod export;
 mod metrics;
+mod recovery;
 mod service;
 
 pub use archive::{Applied, Archive, ArchiveError};
