@@ -84,13 +84,16 @@ pub fn ordered(mut games: Vec<Watched>) -> Vec<Watched> {
     games
 }
 
+/// A player's ratings by variant (the wire enum's number), and when they were read.
+type ReadRatings = (Instant, HashMap<i32, Rated>);
+
 #[derive(Default)]
 pub struct GamesInPlay {
     /// The last list and when it was read; the lock is held while a new
     /// one is read, so viewers asking at once share one read.
     list: tokio::sync::Mutex<Option<(Instant, Arc<Vec<Watched>>)>>,
     /// Each player's ratings per variant, and when they were read.
-    ratings: Mutex<HashMap<String, (Instant, HashMap<i32, Rated>)>>,
+    ratings: Mutex<HashMap<String, ReadRatings>>,
 }
 
 impl std::fmt::Debug for GamesInPlay {
