@@ -504,6 +504,29 @@ mod tests {
         assert_eq!(store.due_games(1_001, 0, 10).await.unwrap(), vec![(game(), 1_000)]);
     }
 
+    /// A file made before the index of games in play opens with its games
+    /// and keeps the index from then on.
+    #[tokio::test]
+    async fn a_file_from_before_the_games_in_play_is_taken_in_and_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.db");
+        {
+            let store = FileStore::open(&path).await.unwrap();
+            store.commit(commit(0, b"old".to_vec())).await.unwrap();
+            // As the file was before the column existed.
+            sqlx::query("ALTER TABLE games DROP COLUMN in_play").execute(&store.db).await.unwrap();
+        }
+        let store = FileStore::open(&path).await.unwrap();
+        assert_eq!(store.load(&game()).await.unwrap().map(|g| g.record), Some(b"old".to_vec()));
+        assert!(store.games_in_play().await.unwrap().is_empty());
+        let mut started = commit(1, b"started".to_vec());
+        started.in_play = Some(b"entry".to_vec());
+        store.commit(started).await.unwrap();
+        drop(store);
+        let store = FileStore::open(&path).await.unwrap();
+        assert_eq!(store.games_in_play().await.unwrap(), vec![(game(), b"entry".to_vec())]);
+    }
+
     #[test]
     fn events_pack_and_unpack_and_a_cut_pack_is_refused() {
         let events = vec![b"one".to_vec(), Vec::new(), vec![7; 300]];

@@ -55,7 +55,7 @@ test('Watch lists the games in play, TV shows the best fogged and moves on when 
     const carol = await Player.open(browser, 'tv-carol', server.url, '/', phone);
     players.push(carol);
     await carol.el('watch').waitFor();
-    await carol.page.waitForFunction(() => document.querySelectorAll('[data-testid="watch-game"]').length === 2, null, { timeout: 20_000 });
+    await carol.page.waitForFunction((ids) => ids.every((id) => document.querySelector(`[data-testid="watch-game"][data-game="${id}"]`)), [fogGame, daveGame], { timeout: 20_000 });
     const listed = await watchList(carol);
     assert.deepEqual(listed.map((g) => g.game), [fogGame, daveGame], 'the newer game first, ratings being equal');
     assert.match(listed[0].text, /Alice \(1500\?\) – Bob \(1500\?\)/);

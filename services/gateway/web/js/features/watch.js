@@ -17,6 +17,8 @@ const RETRY_MS = 4000;
 
 let openGame = () => {};
 let timer = null;
+/** Counts the list's readings, so only the latest renders and goes on. */
+let readings = 0;
 /** TV: the game it shows, or '' while it looks for one; null when TV is off. */
 let tvGame = null;
 let tvTimer = null;
@@ -68,12 +70,15 @@ function renderList(games) {
 /** Reads the list for home now, and every few seconds while home is shown. */
 export async function loadWatch() {
   clearTimeout(timer);
+  // One reading loop: a call while another reads takes over from it.
+  const mine = ++readings;
   try {
-    renderList(await listGames(10));
+    const games = await listGames(10);
+    if (mine === readings) renderList(games);
   } catch {
-    $('watch-status').textContent = 'The games being played are unavailable right now.';
+    if (mine === readings) $('watch-status').textContent = 'The games being played are unavailable right now.';
   }
-  timer = setTimeout(() => { if (homeShown()) loadWatch(); }, REFRESH_MS);
+  if (mine === readings) timer = setTimeout(() => { if (homeShown()) loadWatch(); }, REFRESH_MS);
 }
 
 /** Whether TV is on. */
