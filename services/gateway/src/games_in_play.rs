@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use fogblast_proto::error::ServiceError;
+use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{GameInPlay, Level, Player, Variant as WireVariant};
 use fogblast_proto::rating::ProfileRequest;
 use fogblast_protocol::{TimeControl, Variant};
@@ -31,6 +31,13 @@ use crate::Gateway;
 const LIST_FRESH: Duration = Duration::from_secs(2);
 /// How long a player's ratings read from the rating service are used.
 const RATING_FRESH: Duration = Duration::from_secs(120);
+/// How long a player the rating service has no rating for stays unrated
+/// before being asked again: their first rated game may end any time.
+const UNRATED_FRESH: Duration = Duration::from_secs(10);
+/// How long one list waits for ratings: a slow or absent rating service
+/// delays the list by this much at most, its players unrated until a
+/// later list reads them.
+const RATINGS_WAIT: Duration = Duration::from_millis(1500);
 /// Ratings read at once from the rating service.
 const RATING_READS_AT_ONCE: usize = 8;
 /// The most ratings read for one list: players beyond them count as new
@@ -87,6 +94,11 @@ pub fn ordered(mut games: Vec<Watched>) -> Vec<Watched> {
 /// A player's ratings by variant (the wire enum's number), and when they were read.
 type ReadRatings = (Instant, HashMap<i32, Rated>);
 
+/// Whether ratings read at `at` are to be read again.
+fn stale((at, by_variant): &ReadRatings) -> bool {
+    at.elapsed() >= if by_variant.is_empty() { UNRATED_FRESH } else { RATING_FRESH }
+}
+
 #[derive(Default)]
 pub struct GamesInPlay {
     /// The last list and when it was read; the lock is held while a new
@@ -142,7 +154,7 @@ impl GamesInPlay {
                 .iter()
                 .flat_map(|g| [&g.white, &g.black])
                 .filter_map(|p| p.as_ref().filter(|p| !p.computer && !p.id.is_empty()))
-                .filter(|p| ratings.get(&p.id).is_none_or(|(at, _)| at.elapsed() >= RATING_FRESH))
+                .filter(|p| ratings.get(&p.id).is_none_or(stale))
                 .map(|p| p.id.clone())
                 .collect();
             wanted.sort();
@@ -160,6 +172,7 @@ impl GamesInPlay {
                 }
             })
             .buffer_unordered(RATING_READS_AT_ONCE)
+            .take_until(tokio::time::sleep(RATINGS_WAIT))
             .collect::<Vec<_>>()
             .await;
         let now = Instant::now();
@@ -167,12 +180,16 @@ impl GamesInPlay {
         // Players not seen for long are forgotten, so the map stays small.
         ratings.retain(|_, (at, _)| at.elapsed() < RATING_FRESH * 4);
         for (player, profile) in read {
-            let Ok(profile) = profile else { continue };
-            let by_variant = profile
-                .ratings
-                .iter()
-                .map(|r| (r.variant, Rated { rating: r.rating, provisional: r.provisional }))
-                .collect();
+            let by_variant = match profile {
+                Ok(profile) => profile
+                    .ratings
+                    .iter()
+                    .map(|r| (r.variant, Rated { rating: r.rating, provisional: r.provisional }))
+                    .collect(),
+                // No game archived yet: unrated, and not asked again at once.
+                Err(error) if error.code == ErrorCode::NotFound => HashMap::new(),
+                Err(_) => continue,
+            };
             ratings.insert(player, (now, by_variant));
         }
     }
@@ -229,8 +246,7 @@ pub async fn list(State(gateway): State<Arc<Gateway>>, Query(query): Query<ListQ
         None => None,
         Some(Ok(variant)) => Some(variant),
         Some(Err(_)) => {
-            let error =
-                ServiceError::new(fogblast_proto::error::ErrorCode::BadRequest, "variant: standard, atomic or fog");
+            let error = ServiceError::new(ErrorCode::BadRequest, "variant: standard, atomic or fog");
             return error_response(&error);
         }
     };
