@@ -15,8 +15,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    #[error("GET {url}: {source}")]
+    #[error("{method} {url}: {source}")]
     Request {
+        method: &'static str,
         url: String,
         #[source]
         source: reqwest::Error,
@@ -86,16 +87,34 @@ impl Http {
 
     /// GETs `path` (starting with `/`).
     pub async fn get(&self, path: &str) -> Result<Response, HttpError> {
+        self.send(reqwest::Method::GET, path, None, None).await
+    }
+
+    /// Sends `method` to `path` (starting with `/`), with `bearer` as the
+    /// `Authorization` and `body` as a JSON body when given.
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Response, HttpError> {
         let url = format!("{}{path}", self.base);
-        let failed = |source| HttpError::Request { url: url.clone(), source };
-        let answer = self
-            .client
-            .get(&url)
-            .header("accept", "application/json")
-            .timeout(self.timeout)
-            .send()
-            .await
-            .map_err(failed)?;
+        let method_name = match method {
+            reqwest::Method::POST => "POST",
+            reqwest::Method::DELETE => "DELETE",
+            reqwest::Method::PUT => "PUT",
+            _ => "GET",
+        };
+        let failed = |source| HttpError::Request { method: method_name, url: url.clone(), source };
+        let mut request = self.client.request(method, &url).header("accept", "application/json").timeout(self.timeout);
+        if let Some(bearer) = bearer {
+            request = request.bearer_auth(bearer);
+        }
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body.to_string());
+        }
+        let answer = request.send().await.map_err(failed)?;
         let status = answer.status().as_u16();
         let retry_after = answer
             .headers()

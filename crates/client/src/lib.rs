@@ -26,6 +26,8 @@ pub use client::{Client, Received};
 pub use connection::{Closed, Connection, ConnectionOptions, Error, Welcome};
 pub use fogblast_protocol as protocol;
 pub use http::{get_blocking, Http, HttpError, Response};
+/// The methods [`Http::send`] takes.
+pub use reqwest::Method;
 /// The WebSocket library underneath, for callers that inspect its errors
 /// or send frames of their own (pings, oversized frames).
 pub use tokio_tungstenite::tungstenite;

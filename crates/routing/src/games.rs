@@ -12,8 +12,9 @@ use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_client::GameClient;
 use fogblast_proto::game::{
-    Command, CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameState, GetStateRequest,
-    JoinGameRequest, JoinGameResponse, ListSeatsRequest, WatchEvent, WatchRequest,
+    Command, CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GameInPlay, GameState,
+    GetStateRequest, JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest, ListSeatsRequest, WatchEvent,
+    WatchRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use futures::stream::{BoxStream, StreamExt};
@@ -113,6 +114,17 @@ impl Router {
             })
             .await?;
         Ok(seats.game_ids.iter().filter_map(|id| GameId::parse(id).ok()).collect())
+    }
+
+    /// The games being played now across every shard; any shard answers.
+    pub async fn games_in_play(&self) -> Result<Vec<GameInPlay>, ServiceError> {
+        let listed = self
+            .call_with(None, Retry::Read, move |mut client: GameClient<Channel>| {
+                let request = fogblast_telemetry::traced(ListGamesInPlayRequest {});
+                async move { client.list_games_in_play(request).await }
+            })
+            .await?;
+        Ok(listed.games)
     }
 
     /// Opens the game's event stream after `request.after_version`: the

@@ -1,5 +1,5 @@
 //! The store behind `fogblast up`, kept in a file: live games, clocks,
-//! deadlines, the outbox, join codes and players' seats survive a restart or a crash of
+//! deadlines, the outbox, join codes, players' seats and the games in play survive a restart or a crash of
 //! the one process, as they survive a shard's death on Redis.
 //!
 //! It is the in-process store ([`MemoryStore`], with every guarantee the
@@ -38,7 +38,8 @@ const SCHEMA: &[&str] = &[
         due_ms INTEGER,
         outbox_ms INTEGER,
         expires_at_ms INTEGER,
-        ttl_after_publish_ms INTEGER
+        ttl_after_publish_ms INTEGER,
+        in_play BLOB
     )",
     "CREATE TABLE IF NOT EXISTS codes (code TEXT PRIMARY KEY, game TEXT NOT NULL, expires_at_ms INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS seats (
@@ -94,6 +95,16 @@ fn unpack(mut packed: &[u8]) -> Result<Vec<Vec<u8>>, StoreError> {
     Ok(events)
 }
 
+/// A file made before the index of games in play gets its column.
+async fn add_in_play_column(db: &SqlitePool) -> Result<(), StoreError> {
+    let columns: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM pragma_table_info('games')").fetch_all(db).await.map_err(db_error)?;
+    if !columns.iter().any(|c| c == "in_play") {
+        sqlx::query("ALTER TABLE games ADD COLUMN in_play BLOB").execute(db).await.map_err(db_error)?;
+    }
+    Ok(())
+}
+
 impl FileStore {
     /// Opens (or creates) the file at `path` and takes in every game kept there.
     pub async fn open(path: &Path) -> Result<FileStore, StoreError> {
@@ -108,6 +119,7 @@ impl FileStore {
         for statement in SCHEMA {
             sqlx::query(statement).execute(&db).await.map_err(db_error)?;
         }
+        add_in_play_column(&db).await?;
         let store = FileStore { memory: MemoryStore::new(), db, writing: tokio::sync::Mutex::new(()) };
         store.take_in().await?;
         Ok(store)
@@ -143,6 +155,7 @@ impl FileStore {
                     .try_get::<Option<i64>, _>("ttl_after_publish_ms")
                     .map_err(db_error)?
                     .map(uint),
+                in_play: row.try_get("in_play").map_err(db_error)?,
             };
             self.memory.restore(game, image);
         }
@@ -201,10 +214,11 @@ impl FileStore {
         };
         sqlx::query(
             "INSERT INTO games (id, version, epoch, record, events, due_ms, outbox_ms, expires_at_ms, \
-             ttl_after_publish_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO UPDATE SET \
-             version = excluded.version, epoch = excluded.epoch, record = excluded.record, events = excluded.events, \
-             due_ms = excluded.due_ms, outbox_ms = excluded.outbox_ms, expires_at_ms = excluded.expires_at_ms, \
-             ttl_after_publish_ms = excluded.ttl_after_publish_ms",
+             ttl_after_publish_ms, in_play) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO \
+             UPDATE SET version = excluded.version, epoch = excluded.epoch, record = excluded.record, \
+             events = excluded.events, due_ms = excluded.due_ms, outbox_ms = excluded.outbox_ms, \
+             expires_at_ms = excluded.expires_at_ms, ttl_after_publish_ms = excluded.ttl_after_publish_ms, \
+             in_play = excluded.in_play",
         )
         .bind(game.as_str())
         .bind(int(image.version))
@@ -215,6 +229,7 @@ impl FileStore {
         .bind(image.outbox_ms.map(int))
         .bind(image.expires_at_ms.map(int))
         .bind(image.ttl_after_publish_ms.map(int))
+        .bind(image.in_play.as_deref())
         .execute(&self.db)
         .await
         .map_err(db_error)?;
@@ -408,6 +423,10 @@ impl GameStore for FileStore {
             .map_err(db_error)?;
         Ok(())
     }
+
+    async fn games_in_play(&self) -> Result<Vec<(GameId, Vec<u8>)>, StoreError> {
+        self.memory.games_in_play().await
+    }
 }
 
 #[cfg(test)]
@@ -428,6 +447,7 @@ mod tests {
             due_at_ms: Some(1_000 + expected_version),
             finished: false,
             expire_after: None,
+            in_play: None,
         }
     }
 
@@ -482,6 +502,29 @@ mod tests {
         assert_eq!(store.unpublished(0, 10).await.unwrap(), vec![game()], "the outbox lost an unwritten change");
         assert!(store.postpone(&game(), 1_000, 5_000).await.is_err());
         assert_eq!(store.due_games(1_001, 0, 10).await.unwrap(), vec![(game(), 1_000)]);
+    }
+
+    /// A file made before the index of games in play opens with its games
+    /// and keeps the index from then on.
+    #[tokio::test]
+    async fn a_file_from_before_the_games_in_play_is_taken_in_and_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.db");
+        {
+            let store = FileStore::open(&path).await.unwrap();
+            store.commit(commit(0, b"old".to_vec())).await.unwrap();
+            // As the file was before the column existed.
+            sqlx::query("ALTER TABLE games DROP COLUMN in_play").execute(&store.db).await.unwrap();
+        }
+        let store = FileStore::open(&path).await.unwrap();
+        assert_eq!(store.load(&game()).await.unwrap().map(|g| g.record), Some(b"old".to_vec()));
+        assert!(store.games_in_play().await.unwrap().is_empty());
+        let mut started = commit(1, b"started".to_vec());
+        started.in_play = Some(b"entry".to_vec());
+        store.commit(started).await.unwrap();
+        drop(store);
+        let store = FileStore::open(&path).await.unwrap();
+        assert_eq!(store.games_in_play().await.unwrap(), vec![(game(), b"entry".to_vec())]);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Where live games are kept: each game's record with its version and the
 //! epoch of the shard that last wrote it, its bounded event history, the
 //! deadlines of games that need attention without a command, the outbox of
-//! finished games not yet published, join codes, each player's seats, and
-//! shard membership.
+//! finished games not yet published, join codes, each player's seats, the
+//! index of games being played, and shard membership.
 //!
 //! Three adapters implement [`GameStore`]: [`RedisStore`] for production and
 //! the distributed tests, [`FileStore`] for `fogblast up` on one machine (the
@@ -79,6 +79,11 @@ pub struct Commit {
     /// is marked published, so an outage of the stream of any length loses
     /// no finished game; `None` keeps them without expiry.
     pub expire_after: Option<Duration>,
+    /// The game's entry in the index of games being played (the encoded
+    /// `fogblast.game.v1.GameInPlay`): set while the game is played, `None`
+    /// takes it off. Written with the commit, so a game is listed exactly
+    /// from the commit that starts it to the one that ends it.
+    pub in_play: Option<Vec<u8>>,
 }
 
 /// The events after a version.
@@ -143,7 +148,13 @@ pub trait GameStore: Membership {
     /// first, at most [`MAX_SEATS_LISTED`].
     async fn seats_of(&self, player: &PlayerId) -> Result<Vec<GameId>, StoreError>;
     async fn forget_seat(&self, player: &PlayerId, game: &GameId) -> Result<(), StoreError>;
+    /// The entries of the games being played (see [`Commit::in_play`]),
+    /// in no particular order, at most [`MAX_IN_PLAY_LISTED`].
+    async fn games_in_play(&self) -> Result<Vec<(GameId, Vec<u8>)>, StoreError>;
 }
+
+/// The most games [`GameStore::games_in_play`] lists.
+pub const MAX_IN_PLAY_LISTED: usize = 10_000;
 
 /// The most games [`GameStore::seats_of`] lists.
 pub const MAX_SEATS_LISTED: usize = 100;

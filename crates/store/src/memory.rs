@@ -1,7 +1,8 @@
 //! The in-process store behind `fogblast up` on one machine, where running
 //! Redis would be one more thing to install. It keeps the Redis adapter's
 //! guarantees exactly (version and epoch checks, bounded history with gaps,
-//! deadlines, outbox, expiring codes and seats, leases and game keys) so that the game
+//! deadlines, outbox, expiring codes and seats, the games in play, leases and
+//! game keys) so that the game
 //! service behaves the same on either, and the shared test suite holds both
 //! to it.
 //!
@@ -19,7 +20,8 @@ use fogblast_proto::ids::{GameId, PlayerId, ShardId};
 use tokio::time::Instant;
 
 use crate::{
-    Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame, MAX_SEATS_LISTED,
+    Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame, MAX_IN_PLAY_LISTED,
+    MAX_SEATS_LISTED,
 };
 
 /// The history kept per game unless [`MemoryStore::with_history`] says
@@ -80,6 +82,8 @@ struct Game {
     expires_at_ms: Option<u64>,
     /// The time to live a finished game waits for until it is published.
     ttl_after_publish_ms: Option<u64>,
+    /// Its entry in the index of games being played, while it is played.
+    in_play: Option<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -120,6 +124,7 @@ pub(crate) struct Plan {
     outbox_ms: Option<u64>,
     expires_at_ms: Option<u64>,
     ttl_after_publish_ms: Option<u64>,
+    in_play: Option<Vec<u8>>,
 }
 
 /// A game's whole state in the store, for the file adapter to keep.
@@ -133,6 +138,7 @@ pub(crate) struct GameImage {
     pub outbox_ms: Option<u64>,
     pub expires_at_ms: Option<u64>,
     pub ttl_after_publish_ms: Option<u64>,
+    pub in_play: Option<Vec<u8>>,
 }
 
 impl MemoryStore {
@@ -152,6 +158,7 @@ impl MemoryStore {
             outbox_ms,
             expires_at_ms: held.expires_at_ms,
             ttl_after_publish_ms: held.ttl_after_publish_ms,
+            in_play: held.in_play.clone(),
         })
     }
 
@@ -182,6 +189,7 @@ impl MemoryStore {
             outbox_ms: plan.outbox_ms,
             expires_at_ms: plan.expires_at_ms,
             ttl_after_publish_ms: plan.ttl_after_publish_ms,
+            in_play: plan.in_play.clone(),
         }
     }
 
@@ -327,6 +335,7 @@ impl State {
             outbox_ms,
             expires_at_ms,
             ttl_after_publish_ms,
+            in_play: commit.in_play,
         })
     }
 
@@ -343,6 +352,7 @@ impl State {
             events: VecDeque::new(),
             expires_at_ms: None,
             ttl_after_publish_ms: None,
+            in_play: None,
         });
         game.version = plan.version;
         game.epoch = plan.epoch;
@@ -353,6 +363,7 @@ impl State {
         game.events.drain(..excess);
         game.expires_at_ms = plan.expires_at_ms;
         game.ttl_after_publish_ms = plan.ttl_after_publish_ms;
+        game.in_play = plan.in_play;
         plan.version
     }
 
@@ -368,6 +379,7 @@ impl State {
             events: image.events.into(),
             expires_at_ms: image.expires_at_ms,
             ttl_after_publish_ms: image.ttl_after_publish_ms,
+            in_play: image.in_play,
         };
         self.games.insert(game, held);
     }
@@ -542,6 +554,19 @@ impl GameStore for MemoryStore {
             }
         }
         Ok(())
+    }
+
+    async fn games_in_play(&self) -> Result<Vec<(GameId, Vec<u8>)>, StoreError> {
+        let now = self.clock.now_ms();
+        let state = self.state();
+        let listed = state
+            .games
+            .iter()
+            .filter(|(_, game)| game.expires_at_ms.is_none_or(|at| at > now))
+            .filter_map(|(id, game)| Some((id.clone(), game.in_play.clone()?)))
+            .take(MAX_IN_PLAY_LISTED)
+            .collect();
+        Ok(listed)
     }
 }
 

@@ -10,6 +10,8 @@
 //!   (store ms);
 //! - `outbox:{g<b>}`: zset of the bucket's finished, unpublished game ids
 //!   scored by finish time;
+//! - `playing:{g<b>}`: hash of the bucket's games being played, each to
+//!   its entry in the list of games in play (set and removed by commits);
 //! - `code:<CODE>`: string holding a game id, with a TTL;
 //! - `seats:<player>`: zset of the games a player was seated in, scored by
 //!   when each note expires (store ms), with the TTL of the latest;
@@ -32,7 +34,8 @@ use redis::Value;
 
 use crate::memory::{new_version, ttl_ms, DEFAULT_HISTORY};
 use crate::{
-    Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame, MAX_SEATS_LISTED,
+    Commit, CommitError, EventsAfter, GameStore, Member, Membership, StoreError, StoredGame, MAX_IN_PLAY_LISTED,
+    MAX_SEATS_LISTED,
 };
 
 mod scripts;
@@ -205,6 +208,10 @@ impl RedisStore {
         self.bucket_key("outbox", game_bucket(game))
     }
 
+    fn in_play_key(&self, game: &GameId) -> String {
+        self.bucket_key("playing", game_bucket(game))
+    }
+
     fn members_key(&self) -> String {
         self.redis.key("members")
     }
@@ -334,6 +341,7 @@ impl GameStore for RedisStore {
             .key(self.events_key(&commit.game))
             .key(self.deadlines_key(&commit.game))
             .key(self.outbox_key(&commit.game))
+            .key(self.in_play_key(&commit.game))
             .arg(commit.expected_version)
             .arg(commit.epoch)
             .arg(version)
@@ -342,7 +350,8 @@ impl GameStore for RedisStore {
             .arg(if commit.finished { "1" } else { "0" })
             .arg(commit.expire_after.map(|after| ttl_ms(after).to_string()).unwrap_or_default())
             .arg(self.history)
-            .arg(commit.game.as_str());
+            .arg(commit.game.as_str())
+            .arg(commit.in_play.unwrap_or_default());
         // Only the events the history will keep travel to Redis.
         let skip = commit.events.len().saturating_sub(self.history);
         for event in &commit.events[skip..] {
@@ -466,6 +475,24 @@ impl GameStore for RedisStore {
 
     async fn forget_seat(&self, player: &PlayerId, game: &GameId) -> Result<(), StoreError> {
         self.query(redis::cmd("ZREM").arg(self.seats_key(player)).arg(game.as_str())).await.map(drop)
+    }
+
+    async fn games_in_play(&self) -> Result<Vec<(GameId, Vec<u8>)>, StoreError> {
+        let cmds: Vec<redis::Cmd> =
+            (0..GAME_BUCKETS).map(|b| redis::cmd("HGETALL").arg(self.bucket_key("playing", b)).to_owned()).collect();
+        let replies = self.redis.query_each(&cmds).await.map_err(redis_error)?;
+        let mut listed = Vec::new();
+        for reply in &replies {
+            let entries = match reply {
+                Value::Map(entries) => entries.iter().map(|(k, v)| (k, v)).collect(),
+                flat => pairs(flat)?,
+            };
+            for (game, entry) in entries {
+                listed.push((game_id(game)?, bytes(entry)?));
+            }
+        }
+        listed.truncate(MAX_IN_PLAY_LISTED);
+        Ok(listed)
     }
 }
 

@@ -335,6 +335,43 @@ async fn unpublished_games_wait_for_publishing_to_expire(store: &dyn GameStore) 
     assert_eq!(store.events_after(&game, 0).await.unwrap(), EventsAfter::NotFound);
 }
 
+/// The games in play, as a sorted list of (game, entry) for comparing.
+async fn in_play(store: &dyn GameStore) -> Vec<(GameId, Vec<u8>)> {
+    let mut listed = store.games_in_play().await.unwrap();
+    listed.sort();
+    listed
+}
+
+async fn games_in_play_follow_their_commits(store: &dyn GameStore) {
+    let (a, b) = (gid("playa"), gid("playb"));
+    assert!(in_play(store).await.is_empty());
+    // Created with a free seat: not listed.
+    store.commit(commit(&a, 0, 1, "r", &["created"])).await.unwrap();
+    store.commit(commit(&b, 0, 1, "r", &["created"])).await.unwrap();
+    assert!(in_play(store).await.is_empty());
+    let mut started = commit(&a, 1, 1, "r", &["started"]);
+    started.in_play = Some(b"a at 1".to_vec());
+    store.commit(started).await.unwrap();
+    let mut started = commit(&b, 1, 1, "r", &["started"]);
+    started.in_play = Some(b"b at 1".to_vec());
+    store.commit(started).await.unwrap();
+    assert_eq!(in_play(store).await, vec![(a.clone(), b"a at 1".to_vec()), (b.clone(), b"b at 1".to_vec())]);
+    // A later commit replaces the entry; a refused one changes nothing.
+    let mut moved = commit(&a, 2, 1, "r", &["moved"]);
+    moved.in_play = Some(b"a at 3".to_vec());
+    store.commit(moved).await.unwrap();
+    let mut stale = commit(&a, 2, 1, "r", &["raced"]);
+    stale.in_play = None;
+    assert!(matches!(store.commit(stale).await, Err(CommitError::VersionConflict { current: 3 })));
+    assert_eq!(in_play(store).await, vec![(a.clone(), b"a at 3".to_vec()), (b.clone(), b"b at 1".to_vec())]);
+    // The commit that ends a game takes it off.
+    let mut ended = commit(&b, 2, 1, "r", &["ended"]);
+    ended.finished = true;
+    ended.expire_after = Some(Duration::from_secs(60));
+    store.commit(ended).await.unwrap();
+    assert_eq!(in_play(store).await, vec![(a.clone(), b"a at 3".to_vec())]);
+}
+
 async fn clock_is_unix_ms(store: &dyn GameStore) {
     let system = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     let first = store.now_ms().await.unwrap();
@@ -408,6 +445,7 @@ suite!(
         outbox_holds_finished_games_until_published,
         codes_claim_resolve_release_and_expire,
         seats_are_listed_latest_first_forgotten_and_expire,
+        games_in_play_follow_their_commits,
         registration_epochs_increase,
         unrenewed_lease_expires,
         deregister_needs_the_current_epoch,
@@ -432,6 +470,7 @@ async fn a_file_store_opened_again_has_everything_it_held() {
         store.commit(commit(&live, 0, epoch, "r1", &["a", "b"])).await.unwrap();
         let mut second = commit(&live, 2, epoch, "r2", &["c"]);
         second.due_at_ms = Some(1_000);
+        second.in_play = Some(b"live1 in play".to_vec());
         store.commit(second).await.unwrap();
         let mut done = commit(&finished, 0, epoch + 3, "f", &["x"]);
         done.finished = true;
@@ -455,6 +494,7 @@ async fn a_file_store_opened_again_has_everything_it_held() {
     assert_eq!(store.resolve_code("CODE1234").await.unwrap(), Some(live.clone()));
     assert_eq!(store.resolve_code("GONE5678").await.unwrap(), None);
     assert_eq!(store.seats_of(&pid("alice")).await.unwrap(), vec![live.clone()]);
+    assert_eq!(store.games_in_play().await.unwrap(), vec![(live.clone(), b"live1 in play".to_vec())]);
     let epoch = store.register(&sid("s1"), "http://a", Duration::from_secs(5)).await.unwrap();
     assert!(epoch > 4, "epochs go on above every recorded one: {epoch}");
     store.mark_published(&finished).await.unwrap();

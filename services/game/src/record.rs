@@ -3,7 +3,7 @@
 //! only the compact record is ever written. Also the translations between
 //! the rules' types and the contract's enums.
 
-use fogblast_proto::game::{ClockState, Color as WireColor, EndReason, Status};
+use fogblast_proto::game::{ClockState, Color as WireColor, EndReason, GameInPlay, Status};
 use fogblast_proto::ids::PlayerId;
 use fogblast_proto::record::{GameRecord, Seat};
 use fogblast_rules::{Color, DrawReason, Fen, Game, Outcome, Position, Variant, WinReason};
@@ -174,6 +174,30 @@ impl LiveGame {
             *side_ms = side_ms.saturating_sub(elapsed);
         }
         Some(ClockState { white_ms, black_ms, running: wire_color_or_none(running) })
+    }
+
+    /// The game's entry in the store's index of games being played
+    /// (`fogblast.game.v1.GameInPlay`, encoded) while it is played, with
+    /// both seats taken; `None` before it starts and once it ends. It says
+    /// who plays what, never where the pieces stand.
+    pub fn in_play_entry(&self) -> Option<Vec<u8>> {
+        if self.status() != Status::Playing {
+            return None;
+        }
+        let record = &self.record;
+        let player = |color: Color| self.seat(color).player.clone();
+        let entry = GameInPlay {
+            game_id: record.game_id.clone(),
+            variant: record.variant,
+            chess960: record.chess960,
+            rated: record.rated,
+            clock: record.clock,
+            white: player(Color::White),
+            black: player(Color::Black),
+            started_at_ms: record.started_at_ms,
+            tournament_id: record.tournament_id.clone(),
+        };
+        Some(prost::Message::encode_to_vec(&entry))
     }
 
     pub fn fen(&self) -> String {

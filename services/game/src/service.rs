@@ -9,8 +9,9 @@ use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_server::Game;
 use fogblast_proto::game::{
-    self as proto, CommandResult, CreateGameRequest, CreateGameResponse, GameState, GetStateRequest, JoinGameRequest,
-    JoinGameResponse, ListSeatsRequest, ListSeatsResponse, OfferAction, WatchRequest,
+    self as proto, CommandResult, CreateGameRequest, CreateGameResponse, GameState, GamesInPlay, GetStateRequest,
+    JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest, ListSeatsRequest, ListSeatsResponse, OfferAction,
+    WatchRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId, MAX_ID_LEN};
 use tonic::{Request, Response, Status};
@@ -192,6 +193,10 @@ impl Game for GameService {
             Ok(ListSeatsResponse { game_ids: games.into_iter().map(GameId::into_string).collect() })
         })
         .await
+    }
+
+    async fn list_games_in_play(&self, _: Request<ListGamesInPlayRequest>) -> Result<Response<GamesInPlay>, Status> {
+        self.timed("list_games_in_play", async { Ok(GamesInPlay { games: self.shard.games_in_play().await? }) }).await
     }
 
     type WatchStream = WatchStream;

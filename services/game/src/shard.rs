@@ -18,7 +18,7 @@ use bytes::Bytes;
 use fogblast_bus::EventBus;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{
-    watch_event, CreateGameRequest, CreateGameResponse, GameState, JoinGameResponse, Status, WatchEvent,
+    watch_event, CreateGameRequest, CreateGameResponse, GameInPlay, GameState, JoinGameResponse, Status, WatchEvent,
 };
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::record::{AppliedRequest, GameRecord};
@@ -223,6 +223,20 @@ impl Shard {
         Ok(seated)
     }
 
+    /// The games being played now, on any shard, from the store's index.
+    /// An entry that does not read is left out (and logged).
+    pub async fn games_in_play(&self) -> Result<Vec<GameInPlay>, ServiceError> {
+        let listed = self.store.games_in_play().await.map_err(unavailable)?;
+        let mut games = Vec::with_capacity(listed.len());
+        for (game, entry) in listed {
+            match GameInPlay::decode(entry.as_slice()) {
+                Ok(entry) => games.push(entry),
+                Err(error) => warn!(game = %game, %error, "an entry of the games in play does not read"),
+            }
+        }
+        Ok(games)
+    }
+
     /// Notes the people seated in `live` in the store's index of seats,
     /// before the commit that seats them: the index may list a game that
     /// never came to be, never miss one that did.
@@ -384,6 +398,7 @@ impl Shard {
             due_at_ms: due,
             finished: false,
             expire_after: None,
+            in_play: live.in_play_entry(),
         };
         let version = match self.store.commit(commit).await {
             Ok(version) => version,
@@ -478,6 +493,7 @@ impl Shard {
             due_at_ms: due,
             finished: ended && !was_ended,
             expire_after: ended.then(|| Duration::from_millis(self.config.settings.finished_ttl_ms)),
+            in_play: live.in_play_entry(),
         };
         match self.store.commit(commit).await {
             Ok(version) => {

@@ -127,6 +127,9 @@ impl GameStore for LosingStore {
     async fn forget_seat(&self, player: &PlayerId, game: &GameId) -> Result<(), StoreError> {
         self.inner.forget_seat(player, game).await
     }
+    async fn games_in_play(&self) -> Result<Vec<(GameId, Vec<u8>)>, StoreError> {
+        self.inner.games_in_play().await
+    }
     async fn resolve_code(&self, code: &str) -> Result<Option<GameId>, StoreError> {
         self.inner.resolve_code(code).await
     }

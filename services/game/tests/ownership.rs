@@ -319,6 +319,7 @@ async fn the_store_lets_exactly_one_of_many_racing_commits_through() {
         due_at_ms: None,
         finished: false,
         expire_after: None,
+        in_play: None,
     };
     store.commit(commit(0, 5, "created")).await.unwrap();
     for round in 1..=10u64 {
@@ -498,6 +499,7 @@ async fn a_shard_that_lost_its_lease_cannot_write_over_its_successor() {
             due_at_ms: Some(1),
             finished: true,
             expire_after: Some(Duration::from_secs(1)),
+            in_play: None,
         };
         match store.commit(commit).await {
             Err(CommitError::StaleEpoch { stored }) => assert_eq!(stored, epoch_b),
@@ -904,6 +906,7 @@ async fn write_clocked_game(
         due_at_ms: Some(due),
         finished: false,
         expire_after: None,
+        in_play: None,
     };
     assert_eq!(store.commit(commit).await.unwrap(), 1);
     due

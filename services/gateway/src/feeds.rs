@@ -551,8 +551,8 @@ mod tests {
 
     use fogblast_proto::game::game_server::{Game, GameServer};
     use fogblast_proto::game::{
-        CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GetStateRequest, JoinGameRequest,
-        JoinGameResponse, ListSeatsRequest, ListSeatsResponse, WatchEvent,
+        CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GamesInPlay, GetStateRequest,
+        JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest, ListSeatsRequest, ListSeatsResponse, WatchEvent,
     };
     use fogblast_proto::ids::ShardId;
     use fogblast_routing::Membership;
@@ -593,6 +593,12 @@ mod tests {
             no()
         }
         async fn list_seats(&self, _: Request<ListSeatsRequest>) -> Result<Response<ListSeatsResponse>, Status> {
+            no()
+        }
+        async fn list_games_in_play(
+            &self,
+            _: Request<ListGamesInPlayRequest>,
+        ) -> Result<Response<GamesInPlay>, Status> {
             no()
         }
         type WatchStream = futures::stream::Pending<Result<WatchEvent, Status>>;

@@ -1,5 +1,7 @@
 //! The gateway's HTTP routes: the WebSocket upgrade at `/ws`, health and
 //! readiness (metrics are on the admin port), a spectator's view of a game at `/api/games/{id}`,
+//! the games being played at `/api/tv/games` and `/api/tv/channels`,
+//! recovery codes at `/api/recovery`,
 //! and the web client a browser opens (`/`, invite links `/g/{code}` and
 //! its files under `/assets/`, see `web.rs`).
 
@@ -10,7 +12,7 @@ use axum::extract::{ConnectInfo, Path, Request, State, WebSocketUpgrade};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::GetStateRequest;
@@ -18,7 +20,7 @@ use fogblast_proto::ids::GameId;
 use fogblast_protocol::ServerFrame;
 
 use crate::limits::HttpBudget;
-use crate::{archive_api, bot_api, frames, session, Gateway};
+use crate::{archive_api, bot_api, frames, games_in_play, recovery, session, Gateway};
 
 // The web client lives beside this file; it is declared here so that the
 // HTTP layer alone owns it.
@@ -41,6 +43,10 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/api/players/{id}", get(archive_api::profile))
         .route("/api/players/{id}/games", get(archive_api::player_games))
         .route("/api/leaderboard/{variant}", get(archive_api::leaderboard))
+        .route("/api/tv/games", get(games_in_play::list))
+        .route("/api/tv/channels", get(games_in_play::channels))
+        .route("/api/recovery", post(recovery::issue).delete(recovery::revoke))
+        .route("/api/recovery/redeem", post(recovery::redeem))
         .merge(bot_api::token_routes())
         .route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Api), limited));
     Router::new()
@@ -138,7 +144,7 @@ async fn ready(State(gateway): State<Arc<Gateway>>) -> Response {
     }
 }
 
-fn error_response(error: &ServiceError) -> Response {
+pub(crate) fn error_response(error: &ServiceError) -> Response {
     let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (status, Json(ServerFrame::error(error.code, error.message.clone(), None))).into_response()
 }

@@ -33,6 +33,7 @@ mod conn;
 mod deadline;
 mod feeds;
 pub mod frames;
+mod games_in_play;
 mod http;
 mod lanes;
 mod limits;
@@ -42,6 +43,7 @@ mod notices;
 mod online;
 mod players;
 mod presence;
+mod recovery;
 mod session;
 mod token;
 mod tournament_views;
@@ -93,6 +95,8 @@ pub struct Gateway {
     online: Arc<online::Online>,
     /// Tournaments as this gateway shows them, read once per change.
     tournament_views: Arc<tournament_views::TournamentViews>,
+    /// The games being played now, read at most every few seconds.
+    games_in_play: games_in_play::GamesInPlay,
 }
 
 impl Gateway {
@@ -298,6 +302,7 @@ pub async fn run(
         computer_games: computer_games::ComputerGames::default(),
         online: Arc::default(),
         tournament_views: Arc::default(),
+        games_in_play: games_in_play::GamesInPlay::default(),
     });
     online::answer_questions(gateway.bus.clone(), Arc::downgrade(&gateway));
     presence::renew(Arc::downgrade(&gateway.feeds), gateway.router.clone(), gateway.config.settings.presence_lease());

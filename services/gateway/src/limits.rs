@@ -104,7 +104,13 @@ pub struct IpLimits {
     bot_requests_per_player: Buckets<PlayerId>,
     bot_requests_per_ip: Buckets,
     chat_lines: Buckets<PlayerId>,
+    recovery_tries: Buckets,
 }
+
+/// Recovery codes an address may try: a burst of this many, then one
+/// every `RECOVERY_WINDOW / RECOVERY_TRIES`.
+const RECOVERY_TRIES: u32 = 10;
+const RECOVERY_WINDOW: Duration = Duration::from_secs(600);
 
 /// Chat lines a player may write, over the WebSocket and the Bot API
 /// together: a burst of this many, then one every
@@ -138,6 +144,7 @@ impl IpLimits {
             bot_requests_per_player: Buckets::new(bots.per_player_minute, minute),
             bot_requests_per_ip: Buckets::new(bots.per_ip_minute, minute),
             chat_lines: Buckets::new(CHAT_LINES, CHAT_WINDOW),
+            recovery_tries: Buckets::new(RECOVERY_TRIES, RECOVERY_WINDOW),
         }
     }
 
@@ -180,6 +187,11 @@ impl IpLimits {
     /// must wait.
     pub fn chat_line(&self, player: &PlayerId) -> Result<(), Duration> {
         self.chat_lines.take(player)
+    }
+
+    /// Whether `ip` may try another recovery code now, or how long it must wait.
+    pub fn recovery_try(&self, ip: IpAddr) -> Result<(), Duration> {
+        self.recovery_tries.take(&ip)
     }
 
     /// Whether `player`, from `ip`, may make another Bot API request now,

@@ -40,6 +40,8 @@ import { initSwissPage, showSwiss } from './js/screens/swiss.js';
 import { initTournaments, loadTournaments } from './js/features/tournaments.js';
 import { initTournamentGame } from './js/features/tournament-game.js';
 import { initChat } from './js/features/chat.js';
+import { initWatch, startTv, stopTv, tvFollow } from './js/features/watch.js';
+import { bindRecovery } from './js/features/recovery.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
@@ -89,6 +91,7 @@ function gameOver(live) {
 
 /** What the page does when a frame changed a game's model; the model itself is js/model.js's. */
 function onApplied({ conn, frame: f, previous, model, main }) {
+  if (main) tvFollow(model);
   if (main) announce(announcement({ frame: f, previous, model, hotseat: session.isHotseat() }));
   notifyFrame({ frame: f, model, main, hotseat: session.isHotseat() });
   switch (f.t) {
@@ -175,19 +178,20 @@ function start() {
       resetGameView();
       ratings.forgetChange();
     },
-    onShow: stopLobby,
+    onShow: (id) => { stopLobby(); stopTv(id); },
     onArchived: ratings.fromArchive,
     onMoveRefused: (err, uci) => {
       board.cancelPending();
       notice(refusedMoveText(err, uci), 'error');
     },
-    onHome: renderHome,
+    onHome: () => { stopTv(); renderHome(); },
   });
   ratings.initRatings({ render: renderGame });
   initReplay({ render: renderGame, explode: (squares) => board.explode(squares) });
   initLobby({ joinByCode, openGame: session.openGame });
   initSeek({ openGame: session.openGame });
   initYourGames({ openGame: session.openGame });
+  initWatch({ openGame: session.openGame });
 
   startLooks(board);
   startSettings(board, { render: renderGame });
@@ -214,6 +218,7 @@ function start() {
     send: (frame) => session.connFor(session.activeModel()).command(frame),
   });
   bindHome();
+  bindRecovery();
   bindGame(board);
   document.addEventListener('keydown', pageKeys);
   bindHowToPlay(() => session.activeModel()?.variant || null);
@@ -232,7 +237,8 @@ function start() {
     onGame: session.openGame,
     onHome: () => { showScreen('home'); renderHome(); },
     onLeave: session.goHome,
-    onPlayer: (id) => { stopLobby(); showPlayer(id); },
+    onPlayer: (id) => { stopLobby(); stopTv(); showPlayer(id); },
+    onTv: () => startTv(),
     onTournament: (id) => { stopLobby(); showTournament(id); },
     onSwiss: (id) => { stopLobby(); showSwiss(id); },
   });

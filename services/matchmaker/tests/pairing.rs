@@ -268,6 +268,27 @@ impl fogblast_proto::rating::rating_server::Rating for OneRating {
     ) -> Result<tonic::Response<fogblast_proto::rating::Pgn>, tonic::Status> {
         Err(tonic::Status::unimplemented("not here"))
     }
+
+    async fn set_recovery(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::SetRecoveryRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::RecoveryIdentity>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
+
+    async fn redeem_recovery(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::RedeemRecoveryRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::RecoveryIdentity>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
+
+    async fn revoke_recovery(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::RevokeRecoveryRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::RevokeRecoveryResponse>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

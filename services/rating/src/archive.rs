@@ -195,6 +195,11 @@ impl Archive {
         })
     }
 
+    /// The database, for the other tables that live in it.
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
     pub async fn profile(&self, player: &str) -> Result<Option<(String, Vec<VariantRating>, u32)>, ArchiveError> {
         let Some(row) =
             sqlx::query("SELECT name FROM players WHERE id = $1").bind(player).fetch_optional(&self.pool).await?

@@ -23,6 +23,7 @@ mod config;
 pub mod consumer;
 mod export;
 mod metrics;
+mod recovery;
 pub mod rerate;
 mod service;
 

@@ -8,12 +8,17 @@ use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::rating::rating_server::Rating;
 use fogblast_proto::rating::{
     ArchivedGame, GameRequest, Leaderboard, LeaderboardRequest, Pgn, PlayerGames, PlayerGamesRequest, Profile,
-    ProfileRequest,
+    ProfileRequest, RecoveryIdentity, RedeemRecoveryRequest, RevokeRecoveryRequest, RevokeRecoveryResponse,
+    SetRecoveryRequest,
 };
 use tonic::{Request, Response, Status};
 
 use crate::archive::{Archive, ArchiveError};
 use crate::export;
+use crate::recovery::is_code_hash;
+
+/// The longest display name kept with a recovery code, in characters.
+const MAX_NAME_CHARS: usize = 30;
 
 #[derive(Debug, Clone)]
 pub struct RatingService {
@@ -116,5 +121,47 @@ impl Rating for RatingService {
             .ok_or_else(|| not_found(format!("no archived game {game}")))?;
         let pgn = export::pgn(&archived).map_err(|e| ServiceError::new(ErrorCode::Internal, e).into_status())?;
         Ok(Response::new(Pgn { pgn }))
+    }
+
+    async fn set_recovery(&self, request: Request<SetRecoveryRequest>) -> Result<Response<RecoveryIdentity>, Status> {
+        let request = request.into_inner();
+        let player = PlayerId::parse(&request.player_id).map_err(|e| bad(e.to_string()))?;
+        if !is_code_hash(&request.code_hash) {
+            return Err(bad("code_hash is a SHA-256 digest in lowercase hex"));
+        }
+        if request.name.chars().count() > MAX_NAME_CHARS {
+            return Err(bad(format!("a name has at most {MAX_NAME_CHARS} characters")));
+        }
+        let kept = self.archive.set_recovery(player.as_str(), &request.name, &request.code_hash).await;
+        if !kept.map_err(unavailable)? {
+            return Err(ServiceError::new(ErrorCode::Conflict, "that code is another player's").into_status());
+        }
+        Ok(Response::new(RecoveryIdentity { player_id: player.into_string(), name: request.name }))
+    }
+
+    async fn redeem_recovery(
+        &self,
+        request: Request<RedeemRecoveryRequest>,
+    ) -> Result<Response<RecoveryIdentity>, Status> {
+        let hash = request.into_inner().code_hash;
+        if !is_code_hash(&hash) {
+            return Err(bad("code_hash is a SHA-256 digest in lowercase hex"));
+        }
+        let (player_id, name) = self
+            .archive
+            .redeem_recovery(&hash)
+            .await
+            .map_err(unavailable)?
+            .ok_or_else(|| not_found("no player has that recovery code: it is mistyped or was revoked"))?;
+        Ok(Response::new(RecoveryIdentity { player_id, name }))
+    }
+
+    async fn revoke_recovery(
+        &self,
+        request: Request<RevokeRecoveryRequest>,
+    ) -> Result<Response<RevokeRecoveryResponse>, Status> {
+        let player = PlayerId::parse(&request.into_inner().player_id).map_err(|e| bad(e.to_string()))?;
+        let revoked = self.archive.revoke_recovery(player.as_str()).await.map_err(unavailable)?;
+        Ok(Response::new(RevokeRecoveryResponse { revoked }))
     }
 }

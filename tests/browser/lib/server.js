@@ -25,7 +25,9 @@ export function binary() {
 export async function startServer({ extraArgs = [], tournamentMinMinutes = null } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'fogblast-browser-'));
   const short = tournamentMinMinutes == null ? [] : ['--tournament-min-minutes', String(tournamentMinMinutes)];
-  const args = ['up', '--listen', '127.0.0.1:0', '--database-url', `sqlite:${join(dir, 'fogblast.db')}?mode=rwc`, '--engine-workers', '1', ...short, ...extraArgs];
+  // Its own live store too: the default file in the working directory would
+  // carry one file's games in progress into the next file's server.
+  const args = ['up', '--listen', '127.0.0.1:0', '--database-url', `sqlite:${join(dir, 'fogblast.db')}?mode=rwc`, '--live-store', join(dir, 'live.db'), '--engine-workers', '1', ...short, ...extraArgs];
   const child = spawn(binary(), args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, RUST_BACKTRACE: '1' } });
   const lines = [];
   let exited = null;

@@ -110,7 +110,7 @@ async function axeFindings(p, where) {
   return found.map((f) => `${where}: ${f}`);
 }
 
-test('axe-core finds nothing serious on the screens', { timeout: 120_000 }, async () => {
+test('axe-core finds nothing serious on the screens', { timeout: 180_000 }, async () => {
   const p = await Player.open(browser, 'axe', server.url, '/', { viewport: { width: 1280, height: 900 } });
   players.push(p);
   await withShots('a11y-axe', () => players, server, async () => {
@@ -150,6 +150,22 @@ test('axe-core finds nothing serious on the screens', { timeout: 120_000 }, asyn
     await startComputer(p, { variant: 'fog', color: 'white', level: 'easy' });
     await p.waitTurn();
     found.push(...await axeFindings(p, 'fog of war game'));
+
+    // Another browser: home's Watch with that game, a recovery code shown, and TV on it.
+    const w = await Player.open(browser, 'axe-watch', server.url, '/', { viewport: { width: 1280, height: 900 } });
+    players.push(w);
+    await w.page.locator('[data-testid="watch-game"]').first().waitFor({ timeout: 20_000 });
+    await w.page.waitForFunction(() => localStorage.getItem('fogblast.token'));
+    await w.el('identity').locator('summary').click();
+    await w.el('recovery-issue').click();
+    await w.el('recovery-code-box').waitFor();
+    found.push(...await axeFindings(w, 'home with Watch and a recovery code'));
+    await w.el('watch-tv').click();
+    await w.el('tv-banner').waitFor();
+    await w.waitFor(() => w.received.some((f) => f.t === 'state' && f.you === 'spectator'), 'TV');
+    found.push(...await axeFindings(w, 'TV'));
+    await w.page.setViewportSize({ width: 390, height: 844 });
+    found.push(...await axeFindings(w, 'TV at 390x844'));
     assert.deepEqual(found, []);
   });
 });

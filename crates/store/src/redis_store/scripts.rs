@@ -6,10 +6,11 @@
 
 use redis::Script;
 
-/// KEYS: game, events, deadlines, outbox (all of the game's bucket, so one
-/// hash slot on a cluster).
+/// KEYS: game, events, deadlines, outbox, games in play (all of the game's
+/// bucket, so one hash slot on a cluster).
 /// ARGV: expected version, epoch, new version, record, due ms or "",
-/// finished "1"/"0", expire ms or "", history cap, game id, events...
+/// finished "1"/"0", expire ms or "", history cap, game id, the game's entry
+/// in the games in play or "" for none, events...
 ///
 /// The epoch is checked before the version so that a stale owner learns at
 /// once to let go of the game instead of reloading and retrying.
@@ -27,7 +28,7 @@ elseif ARGV[1] ~= '0' then
   return {'version', '0'}
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[3], 'epoch', ARGV[2], 'record', ARGV[4])
-for i = 10, #ARGV do
+for i = 11, #ARGV do
   redis.call('RPUSH', KEYS[2], ARGV[i])
 end
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[8]), -1)
@@ -35,6 +36,11 @@ if ARGV[5] == '' then
   redis.call('ZREM', KEYS[3], ARGV[9])
 else
   redis.call('ZADD', KEYS[3], ARGV[5], ARGV[9])
+end
+if ARGV[10] == '' then
+  redis.call('HDEL', KEYS[5], ARGV[9])
+else
+  redis.call('HSET', KEYS[5], ARGV[9], ARGV[10])
 end
 if ARGV[6] == '1' then
   local now = redis.call('TIME')

@@ -145,6 +145,7 @@ pub fn commit(game: &GameId, expected_version: u64, epoch: u64, record: &str, ev
         due_at_ms: None,
         finished: false,
         expire_after: None,
+        in_play: None,
     }
 }
 

@@ -1,16 +1,18 @@
 // The page's URLs (docs/web-client.md): `/` is home, `/g/CODE` joins the
 // game with that join code, `/#game=ID` shows a game, `/#player=ID` a
-// player's page, `/#tournament=ID` an arena's page, `/#swiss=ID` a Swiss's. `routeOf` is pure, so
+// player's page, `/#tournament=ID` an arena's page, `/#swiss=ID` a Swiss's,
+// `/#tv` TV (the best game being played, then the next). `routeOf` is pure, so
 // node tests check it; `startRouter` follows the address bar.
 
 /**
- * Where a location leads: `{to: 'join', code}`, `{to: 'player', id}`,
+ * Where a location leads: `{to: 'join', code}`, `{to: 'player', id}`, `{to: 'tv'}`,
  * `{to: 'game', id, hotseat}` or `{to: 'home'}`. `saved` is the stored game in progress (`{id, hotseat,
  * active}`): a reload from its screen comes back to it.
  */
 export function routeOf({ pathname, hash }, saved) {
   const invite = pathname.match(/^\/g\/([^/]+)\/?$/);
   if (invite) return { to: 'join', code: decodeURIComponent(invite[1]).toUpperCase() };
+  if (isTvHash(hash)) return { to: 'tv' };
   const player = playerInHash(hash);
   if (player) return { to: 'player', id: player };
   const tournament = tournamentInHash(hash);
@@ -22,6 +24,9 @@ export function routeOf({ pathname, hash }, saved) {
   if (saved && saved.active) return { to: 'game', id: saved.id, hotseat: !!saved.hotseat };
   return { to: 'home' };
 }
+
+/** Whether the hash asks for TV. */
+export const isTvHash = (hash) => (hash || '').replace(/^#/, '') === 'tv';
 
 /** The game id of a `#game=ID` hash, or null. */
 export function gameInHash(hash) {
@@ -62,15 +67,20 @@ export function showHomeUrl() {
  * Routes the current location once, then follows hash changes: another
  * game id opens it, no id leaves the game on screen (`current()`) for home.
  */
-export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss }) {
+export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss, onTv }) {
   const route = routeOf(location, saved);
   if (route.to === 'join') onJoin(route.code);
+  else if (route.to === 'tv') onTv();
   else if (route.to === 'game') onGame(route.id, { hotseat: route.hotseat });
   else if (route.to === 'player') onPlayer(route.id);
   else if (route.to === 'tournament') onTournament(route.id);
   else if (route.to === 'swiss') onSwiss(route.id);
   else onHome();
   window.addEventListener('hashchange', () => {
+    if (isTvHash(location.hash)) {
+      onTv();
+      return;
+    }
     const player = playerInHash(location.hash);
     if (player) {
       if (current()) onLeave();

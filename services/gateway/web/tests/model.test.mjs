@@ -332,13 +332,15 @@ test('a game from the archive becomes an ended, archived state for its player', 
   assert.equal(stateFromArchive(live, bob.id), live);
 });
 
-test('routes: a join code, a game id, a player, the game a reload left, home', () => {
+test('routes: a join code, a game id, a player, TV, the game a reload left, home', () => {
   assert.deepEqual(routeOf({ pathname: '/g/52r7ak6j', hash: '' }, null), { to: 'join', code: '52R7AK6J' });
   assert.deepEqual(routeOf({ pathname: '/', hash: '#game=abc' }, { id: 'abc', hotseat: true }), { to: 'game', id: 'abc', hotseat: true });
   assert.deepEqual(routeOf({ pathname: '/', hash: '#game=abc' }, { id: 'other', hotseat: true }), { to: 'game', id: 'abc', hotseat: false });
   assert.deepEqual(routeOf({ pathname: '/', hash: '' }, { id: 'xyz', hotseat: false, active: true }), { to: 'game', id: 'xyz', hotseat: false });
   assert.deepEqual(routeOf({ pathname: '/', hash: '' }, { id: 'xyz', active: false }), { to: 'home' });
   assert.deepEqual(routeOf({ pathname: '/', hash: '#player=p1x' }, { id: 'xyz', active: true }), { to: 'player', id: 'p1x' });
+  assert.deepEqual(routeOf({ pathname: '/', hash: '#tv' }, { id: 'xyz', active: true }), { to: 'tv' });
+  assert.deepEqual(routeOf({ pathname: '/', hash: '#tvx' }, null), { to: 'home' });
   assert.equal(gameInHash('#game=offline-1'), 'offline-1');
   assert.equal(gameInHash(''), null);
   assert.equal(ratingChangeText(-7.4, 1492.6, true), '-7 → 1493?');

@@ -1,6 +1,7 @@
 // The home screen: your name; play the computer (online, or offline in this
 // browser); a board for a friend, also with both players on this device;
-// join by code; quick pairing; the lobby; tournaments; the leaderboard; your games; and
+// join by code; quick pairing; the games being played (Watch); the lobby;
+// tournaments; the leaderboard; your games; and
 // "Back to your game" while one is in progress.
 
 import { $, busy, notice, homeShown } from '../page.js';
@@ -15,6 +16,7 @@ import { startSeek, cancelSeek, renderSeek, seeking } from '../features/seek.js'
 import { loadLeaderboard } from '../features/leaderboard.js';
 import { loadProfile } from '../features/your-games.js';
 import { loadTournaments } from '../features/tournaments.js';
+import { loadWatch } from '../features/watch.js';
 
 /** A time control select's value ("3+2", "none") as a `clock`. */
 export function parseClock(value) {
@@ -175,4 +177,5 @@ export function renderHome() {
   // One after the other: a gateway without an archive is then asked once.
   loadLeaderboard().then(loadProfile);
   loadTournaments();
+  loadWatch();
 }
