@@ -135,26 +135,25 @@ fn lease_holder(cluster: &Cluster, replicas: &[&str]) -> Option<usize> {
     replicas.iter().position(|r| holder.starts_with(&format!("{r}:")))
 }
 
-/// Two matchmaker replicas on Redis; the one driving the arena is killed
-/// (SIGKILL) while its games are played. The other takes the arena over:
-/// it loses no result and no pairing, pairs nobody twice, the arena's
-/// standings at the end are exactly the archive's, and the public stream
-/// told the arena's life once, ending with those standings.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
-    let cluster = Cluster::start("arena-failover", 1, 0);
+/// The matchmaker replicas of the failover tests.
+const REPLICAS: [&str; 2] = ["mm-a", "mm-b"];
+
+/// A cluster with a rating service, the two matchmaker [`REPLICAS`] on its
+/// Redis (with `flags` besides their own) and a gateway in front of each;
+/// the processes, and the gateways' URLs.
+fn two_matchmakers(name: &str, flags: &[&str]) -> (Cluster, Vec<Proc>, Vec<String>) {
+    let cluster = Cluster::start(name, 1, 0);
     let rating = cluster.spawn_rating("rating", "sqlite::memory:");
     let rating_addr = format!("http://{}", rating.grpc.expect("the rating service logs its gRPC address"));
-    let replicas = ["mm-a", "mm-b"];
-    let matchmakers: Vec<Proc> = replicas
+    let mut procs: Vec<Proc> = REPLICAS
         .iter()
         .map(|id| {
-            let flags =
-                ["--matchmaker-id", id, "--matchmaker-rating-addr", &rating_addr, "--tournament-min-minutes", "1"];
-            cluster.spawn_matchmaker_with(id, &flags)
+            let mut all = vec!["--matchmaker-id", id, "--matchmaker-rating-addr", &rating_addr];
+            all.extend_from_slice(flags);
+            cluster.spawn_matchmaker_with(id, &all)
         })
         .collect();
-    let gateways: Vec<Proc> = matchmakers
+    let gateways: Vec<Proc> = procs
         .iter()
         .enumerate()
         .map(|(i, matchmaker)| {
@@ -165,33 +164,57 @@ async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
             )
         })
         .collect();
-    let urls: Vec<String> = gateways.iter().map(|g| format!("http://{}", g.http)).collect();
+    let urls = gateways.iter().map(|g| format!("http://{}", g.http)).collect();
+    // The matchmakers first; the rest stay up with them until the test ends.
+    procs.extend(gateways);
+    procs.push(rating);
+    (cluster, procs, urls)
+}
+
+/// The replica holding the one tournament's lease, once one does within
+/// `limit`.
+fn lease_holder_within(cluster: &Cluster, limit: Duration) -> Option<usize> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(holder) = lease_holder(cluster, &REPLICAS) {
+            return Some(holder);
+        }
+        if std::time::Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Whether `survivor` took the lease over within 30 s.
+fn taken_over(cluster: &Cluster, survivor: usize) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        if lease_holder(cluster, &REPLICAS) == Some(survivor) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+/// Two matchmaker replicas on Redis; the one driving the arena is killed
+/// (SIGKILL) while its games are played. The other takes the arena over:
+/// it loses no result and no pairing, pairs nobody twice, the arena's
+/// standings at the end are exactly the archive's, and the public stream
+/// told the arena's life once, ending with those standings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matchmaker_killed_mid_arena_loses_and_doubles_nothing() {
+    let (cluster, matchmakers, urls) = two_matchmakers("arena-failover", &["--tournament-min-minutes", "1"]);
     // The bots play through the first gateway and read through either.
     let bots =
         bots_command(&urls).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let holder = loop {
-        if let Some(holder) = lease_holder(&cluster, &replicas) {
-            break holder;
-        }
-        assert!(std::time::Instant::now() < deadline, "no replica took the arena's lease");
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let holder = lease_holder_within(&cluster, Duration::from_secs(60)).expect("a replica took the arena's lease");
     // Mid-event: a few waves paired and games under way.
     std::thread::sleep(Duration::from_secs(15));
     matchmakers[holder].kill();
-    let killed_at = std::time::Instant::now();
     let survivor = 1 - holder;
-    let taken_over = loop {
-        if lease_holder(&cluster, &replicas) == Some(survivor) {
-            break true;
-        }
-        if killed_at.elapsed() > Duration::from_secs(30) {
-            break false;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    assert!(taken_over, "{} took the arena over", replicas[survivor]);
+    assert!(taken_over(&cluster, survivor), "{} took the arena over", REPLICAS[survivor]);
     let output = crate::events::wait_for(bots, Duration::from_secs(420)).expect("the bots finished in time");
     let seen = summary(&output, &matchmakers[survivor].logs());
     assert_standings_match_the_archive(&seen);
@@ -403,36 +426,10 @@ fn swiss_progress(cluster: &Cluster) -> Option<(String, usize)> {
 /// exactly those recomputed from the archive.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_matchmaker_killed_mid_swiss_loses_and_doubles_nothing() {
-    let cluster = Cluster::start("swiss-failover", 1, 0);
-    let rating = cluster.spawn_rating("rating", "sqlite::memory:");
-    let rating_addr = format!("http://{}", rating.grpc.expect("the rating service logs its gRPC address"));
-    let replicas = ["mm-a", "mm-b"];
-    let matchmakers: Vec<Proc> = replicas
-        .iter()
-        .map(|id| cluster.spawn_matchmaker_with(id, &["--matchmaker-id", id, "--matchmaker-rating-addr", &rating_addr]))
-        .collect();
-    let gateways: Vec<Proc> = matchmakers
-        .iter()
-        .enumerate()
-        .map(|(i, matchmaker)| {
-            let addr = format!("http://{}", matchmaker.grpc.expect("the matchmaker logs its gRPC address"));
-            cluster.spawn_gateway_with(
-                &format!("gateway-{i}"),
-                &["--matchmaker-addr", &addr, "--rating-addr", &rating_addr],
-            )
-        })
-        .collect();
-    let urls: Vec<String> = gateways.iter().map(|g| format!("http://{}", g.http)).collect();
+    let (cluster, matchmakers, urls) = two_matchmakers("swiss-failover", &[]);
     let bots =
         swiss_command(&urls).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let holder = loop {
-        if let Some(holder) = lease_holder(&cluster, &replicas) {
-            break holder;
-        }
-        assert!(std::time::Instant::now() < deadline, "no replica took the Swiss's lease");
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let holder = lease_holder_within(&cluster, Duration::from_secs(60)).expect("a replica took the Swiss's lease");
     // Mid-event: round 1 paired, its games made and under way.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while swiss_progress(&cluster).is_none_or(|(_, rounds)| rounds < 1) {
@@ -443,18 +440,8 @@ async fn a_matchmaker_killed_mid_swiss_loses_and_doubles_nothing() {
     matchmakers[holder].kill();
     let (status, _) = swiss_progress(&cluster).expect("the Swiss in the store");
     assert_eq!(status, "started", "killed mid-event, not after it");
-    let killed_at = std::time::Instant::now();
     let survivor = 1 - holder;
-    let taken_over = loop {
-        if lease_holder(&cluster, &replicas) == Some(survivor) {
-            break true;
-        }
-        if killed_at.elapsed() > Duration::from_secs(30) {
-            break false;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    assert!(taken_over, "{} took the Swiss over", replicas[survivor]);
+    assert!(taken_over(&cluster, survivor), "{} took the Swiss over", REPLICAS[survivor]);
     let output = crate::events::wait_for(bots, Duration::from_secs(600)).expect("the bots finished in time");
     let seen = summary(&output, &matchmakers[survivor].logs());
     assert_swiss_matches_the_archive(&seen);
