@@ -135,7 +135,12 @@ async fn games_are_listed_while_played_best_rated_first_and_fog_shows_no_positio
             ["chess960", "game", "players", "rated", "started_ms", "time_control", "tournament", "variant"],
             "an entry says who plays what, nothing of the position"
         );
-        let text = fogged.to_string();
+        let mut without_ids = fogged.clone();
+        without_ids["game"] = Value::Null;
+        for side in ["white", "black"] {
+            without_ids["players"][side]["id"] = Value::Null;
+        }
+        let text = without_ids.to_string();
         for played in ["e2e4", "d7d5", "e4", "d5", "fen"] {
             assert!(!text.contains(played), "the fog game's entry shows {played}: {text}");
         }
