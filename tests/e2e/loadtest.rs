@@ -1,4 +1,4 @@
-//! `fogblast-tools loadtest --spawn` at a small size: it starts its own
+//! The load tests at a small size. `fogblast-tools loadtest --spawn`: it starts its own
 //! shard and gateway, plays, holds idle sockets, and verifies every game
 //! it played by reading it back over HTTP from one address, so the
 //! gateways it starts must allow that many reads.
@@ -36,4 +36,42 @@ fn a_small_spawned_load_test_verifies_every_game_and_reports_memory_per_socket()
     assert!(idle.starts_with("idle connections: 50 of 50 held"), "{idle}");
     let memory = stdout.lines().find(|l| l.starts_with("gateway memory: gateway-0")).expect("a memory line");
     assert!(memory.contains("over 130 sockets"), "{memory}");
+}
+
+/// `fogblast-tools arena-loadtest` at a small size: more players than one
+/// page of results (200), so the results must list every player for their
+/// scores to be checked against the archive, and an arena made with a
+/// lichess `startDate` in ms.
+#[test]
+fn a_small_arena_load_test_checks_every_game_and_score_against_the_archive() {
+    let output = Command::new(TOOLS)
+        .args([
+            "arena-loadtest",
+            "--players=210",
+            "--minutes=1",
+            "--join-window-s=30",
+            "--think-ms=200-600",
+            "--max-plies=60",
+            "--berserk-share=0.2",
+            "--shards=2",
+            "--gateways=2",
+            "--matchmakers=2",
+        ])
+        .output()
+        .expect("fogblast-tools arena-loadtest runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "arena-loadtest failed:\n{stdout}\n{stderr}");
+    let line = |prefix: &str| stdout.lines().find(|l| l.starts_with(prefix)).unwrap_or_default().to_owned();
+    assert_eq!(line("players:"), "players: 210 of 210 entered", "{stdout}");
+    let verified = line("verified:");
+    let games: u64 = verified.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert!(games >= 105, "every player was paired at least once: {stdout}");
+    assert!(verified.ends_with("0 missing from the archive, 0 mismatched, 0 untold"), "{stdout}");
+    assert_eq!(
+        line("scores:"),
+        "scores: 210 players recomputed from the archive: 0 differ, 0 missing from the results, 0 in two games at once",
+        "{stdout}"
+    );
+    assert!(stdout.contains("the arena checks out"), "{stdout}");
 }

@@ -42,7 +42,7 @@ use tokio::time::Instant;
 
 mod bot;
 mod deps;
-mod procs;
+pub mod procs;
 mod verdict;
 
 use bot::{Bot, Records, Role, Settings, Shared};
@@ -230,7 +230,16 @@ async fn main(args: &ChaosArgs) -> anyhow::Result<()> {
         stream: format!("FOGBLAST_CHAOS_{}", run.to_uppercase()),
         subject_prefix: format!("chaos_{run}."),
     };
-    let layout = Layout { engines: 2, shards: 3, matchmakers: 2, gateways: 2, lease_ms: args.lease_ms, database_url };
+    let layout = Layout {
+        engines: 2,
+        shards: 3,
+        matchmakers: 2,
+        gateways: 2,
+        lease_ms: args.lease_ms,
+        database_url,
+        matchmaker_flags: Vec::new(),
+        gateway_flags: Vec::new(),
+    };
     let outcome = match Cluster::plan(server_bin, backends.clone(), &layout, log_dir.clone()) {
         Ok(mut cluster) => {
             // SIGINT or SIGTERM ends the run early, but the cluster is
@@ -615,7 +624,7 @@ fn which(bin: &std::path::Path) -> PathBuf {
 
 /// Deletes the run's Redis keys (a cluster of the run's own goes with
 /// them) and its stream.
-async fn clean_up(backends: &Backends) -> anyhow::Result<()> {
+pub(crate) async fn clean_up(backends: &Backends) -> anyhow::Result<()> {
     if backends.redis_url.starts_with("redis-cluster://") {
         return delete_stream(backends).await;
     }
@@ -638,7 +647,7 @@ async fn delete_stream(backends: &Backends) -> anyhow::Result<()> {
 }
 
 /// p50, p99 and max of some latencies.
-fn percentiles(mut latencies: Vec<Duration>) -> (Duration, Duration, Duration) {
+pub(crate) fn percentiles(mut latencies: Vec<Duration>) -> (Duration, Duration, Duration) {
     if latencies.is_empty() {
         return Default::default();
     }

@@ -221,7 +221,7 @@ fn http_base(url: &str) -> anyhow::Result<String> {
 }
 
 /// The soft limit on open files, from `/proc/self/limits`.
-fn open_file_limit() -> Option<(u64, String)> {
+pub(crate) fn open_file_limit() -> Option<(u64, String)> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
     let mut fields = line["Max open files".len()..].split_whitespace();

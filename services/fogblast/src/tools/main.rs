@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 use fogblast::signals;
 
 mod arena_bench;
+mod arena_loadtest;
 mod bench;
 mod chaos;
 mod engine_bench;
@@ -48,6 +49,8 @@ enum Command {
     MatchmakerBench(matchmaker_bench::MatchmakerBenchArgs),
     /// Drive one arena of many players on Redis in real time: the first wave, game end to next game, changes told, standings read.
     ArenaBench(arena_bench::ArenaBenchArgs),
+    /// Play a whole arena with bot players through real gateways, shards, matchmakers and the rating service; verifies every game and recomputes every score from the archive.
+    ArenaLoadtest(arena_loadtest::ArenaLoadtestArgs),
     /// Measure the rating service on Postgres and NATS: finished games applied per second.
     RatingBench(rating_bench::RatingBenchArgs),
     /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::RatingBench(args) => rating_bench::run(&args),
         Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
         Command::ArenaBench(args) => arena_bench::run(&args),
+        Command::ArenaLoadtest(args) => arena_loadtest::run(&args),
         Command::Loadtest(args) => loadtest::run(&args),
         Command::Chaos(args) => chaos::run(&args),
     };

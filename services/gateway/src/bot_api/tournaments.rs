@@ -167,25 +167,39 @@ pub async fn get(
     Ok(Json(full(&t, page)).into_response())
 }
 
+/// Standings read from the matchmaker at a time for `results`: the most
+/// one request returns.
+const RESULTS_PAGE: u32 = 200;
+
 #[derive(Debug, Deserialize)]
 pub struct ResultsQuery {
     nb: Option<u32>,
 }
 
-/// `GET /api/tournament/{id}/results?nb=`: the standings as ndjson.
+/// `GET /api/tournament/{id}/results?nb=`: the standings as ndjson, every
+/// player by default as on lichess (`nb` caps them), read from the
+/// matchmaker [`RESULTS_PAGE`] at a time.
 pub async fn results(
     State(gateway): State<Arc<Gateway>>,
     Path(id): Path<String>,
     Query(query): Query<ResultsQuery>,
 ) -> ApiResult {
-    let count = query.nb.unwrap_or(200).clamp(1, 200);
-    let t = standings(&gateway, &id, 1, count, None).await?;
+    let wanted = query.nb.unwrap_or(u32::MAX).max(1);
     let mut lines = String::new();
-    for s in &t.standings {
-        let line = json!({ "rank": s.rank, "score": s.score, "rating": s.rating, "username": s.name, "id": s.player_id,
-                           "sheet": { "scores": s.sheet.iter().map(u32::to_string).collect::<String>() } });
-        lines.push_str(&line.to_string());
-        lines.push('\n');
+    let mut from_rank = 1;
+    while from_rank <= wanted {
+        let count = RESULTS_PAGE.min(wanted - from_rank + 1);
+        let t = standings(&gateway, &id, from_rank, count, None).await?;
+        for s in &t.standings {
+            let line = json!({ "rank": s.rank, "score": s.score, "rating": s.rating, "username": s.name, "id": s.player_id,
+                               "sheet": { "scores": s.sheet.iter().map(u32::to_string).collect::<String>() } });
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+        }
+        if (t.standings.len() as u32) < count {
+            break;
+        }
+        from_rank += count;
     }
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], lines).into_response())
 }
@@ -208,8 +222,13 @@ pub async fn create(State(gateway): State<Arc<Gateway>>, bot: Bot, params: Param
     let initial_ms = minutes_ms(&params, "clockTime")?.ok_or_else(|| ApiError::bad("clockTime is needed"))?;
     let increment_ms = params.number("clockIncrement")?.unwrap_or(0).saturating_mul(1000);
     let minutes = params.number("minutes")?.ok_or_else(|| ApiError::bad("minutes is needed"))?;
-    let starts_ms = match (params.number("startDate")?, params.number("waitMinutes")?) {
-        (Some(start), _) => u64::from(start) * if u64::from(start) < 10_000_000_000 { 1000 } else { 1 },
+    let start_date = params
+        .get("startDate")
+        .map(|s| s.parse::<u64>().map_err(|_| ApiError::bad("startDate must be a time in ms")))
+        .transpose()?;
+    let starts_ms = match (start_date, params.number("waitMinutes")?) {
+        // Lichess takes ms; a time in seconds is taken too.
+        (Some(start), _) => start * if start < 10_000_000_000 { 1000 } else { 1 },
         (None, Some(wait)) => now_ms() + u64::from(wait) * 60_000,
         (None, None) => 0,
     };

@@ -92,6 +92,10 @@ pub struct Layout {
     pub gateways: usize,
     pub lease_ms: u64,
     pub database_url: String,
+    /// Flags every matchmaker gets besides the layout's own.
+    pub matchmaker_flags: Vec<String>,
+    /// Flags every gateway gets besides the layout's own.
+    pub gateway_flags: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -189,7 +193,7 @@ impl Cluster {
         for i in 0..layout.matchmakers {
             let (grpc, metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
             matchmaker_addrs.push(format!("http://{grpc}"));
-            let args = vec![
+            let mut args = vec![
                 "matchmaker".into(),
                 format!("--matchmaker-listen={grpc}"),
                 format!("--matchmaker-metrics-listen={metrics}"),
@@ -197,6 +201,7 @@ impl Cluster {
                 format!("--matchmaker-rating-addr={rating_addr}"),
                 "--wave-ms=300".into(),
             ];
+            args.extend(layout.matchmaker_flags.iter().cloned());
             procs.push(new_proc(format!("matchmaker-{i}"), Kind::Matchmaker, args, metrics));
         }
         let mut gateway_urls = Vec::new();
@@ -215,6 +220,7 @@ impl Cluster {
                 "--games-per-ip-minute=1000000".into(),
                 "--credits=1000000".into(),
             ];
+            args.extend(layout.gateway_flags.iter().cloned());
             if !matchmaker_addrs.is_empty() {
                 // Each gateway has one matchmaker; the replicas share Redis.
                 args.push(format!("--matchmaker-addr={}", matchmaker_addrs[i % matchmaker_addrs.len()]));
