@@ -16,7 +16,6 @@ use fogblast_proto::engine::engine_server::EngineServer;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::Server;
 use tracing::{info, warn};
 
 mod config;
@@ -84,7 +83,7 @@ pub async fn run(
         let _ = draining_tx.send(());
     };
     let service = EngineService::new(pool.submitter(), metrics.clone(), config.settings.queue);
-    let server = Server::builder()
+    let server = fogblast_runtime::grpc_server()
         .layer(fogblast_telemetry::GrpcTraceLayer)
         .add_service(EngineServer::new(service))
         // Without NODELAY a small reply can wait for the peer's delayed ACK.

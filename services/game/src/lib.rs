@@ -23,7 +23,6 @@ use fogblast_store::GameStore;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::Server;
 use tracing::{info, warn};
 
 pub mod audience;
@@ -144,7 +143,7 @@ pub async fn run_with_drills(
     };
     info!(shard = %shard_id, grpc = %grpc_addr, advertise = %advertise, metrics = %metrics_addr, "game shard listening");
     let (served, _) = fogblast_runtime::serve_with_drain(signal, config.drain(), |signal| {
-        Server::builder()
+        fogblast_runtime::grpc_server()
             .layer(fogblast_telemetry::GrpcTraceLayer)
             .add_service(GameServer::new(service::GameService::new(shard)))
             // Small frames both ways: without NODELAY a reply can wait for the

@@ -19,7 +19,6 @@ use fogblast_proto::matchmaker::matchmaker_server::MatchmakerServer;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::Server;
 use tracing::{info, warn};
 
 mod config;
@@ -109,7 +108,7 @@ pub async fn run(
     info!(replica = %matchmaker.replica(), grpc = %grpc_addr, metrics = %metrics_addr, "matchmaker listening");
     let service = MatchmakerServer::new(service::MatchmakerService::new(matchmaker.clone(), tournaments.clone()));
     let (served, _) = fogblast_runtime::serve_with_drain(shutdown, drain, |signal| {
-        Server::builder()
+        fogblast_runtime::grpc_server()
             .layer(fogblast_telemetry::GrpcTraceLayer)
             .add_service(service)
             .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal)

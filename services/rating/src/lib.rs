@@ -15,7 +15,6 @@ use fogblast_proto::rating::rating_server::RatingServer;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::Server;
 use tracing::{info, warn};
 
 pub mod archive;
@@ -72,7 +71,7 @@ pub async fn run(
     }));
     info!(grpc = %addr, metrics = %metrics_addr, consumer = %config.settings.consumer, "rating service listening");
     let (served, _) = fogblast_runtime::serve_with_drain(shutdown, config.drain(), |signal| {
-        Server::builder()
+        fogblast_runtime::grpc_server()
             .layer(fogblast_telemetry::GrpcTraceLayer)
             .add_service(RatingServer::new(service::RatingService::new(archive)))
             .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal)

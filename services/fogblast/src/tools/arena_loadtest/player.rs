@@ -264,6 +264,11 @@ impl Player {
         if frame.tournament.as_deref() != Some(self.shared.tournament.as_str()) {
             return self.shared.trouble("paired by something else than the arena");
         }
+        if self.current.as_ref().is_some_and(|c| c.seen.id == game) {
+            // Told again (a driver that took over tells what it cannot
+            // know was told): the same game, already followed.
+            return;
+        }
         if let Some(current) = self.current.take() {
             self.shared.trouble("paired while in a game");
             self.report.games.push(current.seen);
