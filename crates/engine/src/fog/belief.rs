@@ -267,7 +267,62 @@ fn rebuild(
     let them = !color;
     let turn = if own_move.is_some() { them } else { color };
     let template = previous.first().copied().unwrap_or_else(|| Position::new(Variant::Fog));
-    // Enemy material of the former candidate, less what our move took.
+    let material = hidden_material(&template, own_move, sight, them);
+    let hidden = !sight.visible();
+    let (pushes, forbidden) = fog_constraints(sight, color);
+    // A lost piece's square usually holds its taker, unless it was taken en
+    // passant or the square would have been seen.
+    let forced = pushes | (lost - forbidden);
+    let squares = FogSquares { forced, free: hidden - forbidden - forced };
+    let castling = template.castling_rooks() & Bitboard::relative_rank(color, Rank::FIRST);
+    let fullmoves = template.fullmoves().max(1);
+
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut fallback = None;
+    let attempts = 40 * cap.max(4);
+    for _ in 0..attempts {
+        if out.len() >= cap {
+            break;
+        }
+        let Some(board) = place_guess(&material, sight.board(), &squares, them, rng) else { continue };
+        let setup = Setup {
+            board,
+            turn,
+            castling_rooks: castling,
+            ep_square: if turn == color { sight.ep_square() } else { None },
+            halfmoves: 0,
+            fullmoves,
+        };
+        let Some(pos) = legal_guess(setup) else { continue };
+        if sight.matches(&pos, color) {
+            if seen.insert(pos.zobrist_hash()) {
+                out.push(pos);
+            }
+        } else if fallback.is_none() {
+            fallback = Some(pos);
+        }
+    }
+    if out.is_empty() {
+        // Nothing fits exactly (a sight the rules cannot produce); play on
+        // from the nearest guess rather than not at all.
+        out.extend(fallback);
+    }
+    if out.is_empty() {
+        out.push(template);
+    }
+    out
+}
+
+/// The enemy material a rebuild places in the fog, by role: the former
+/// candidate's, less what our move took and what is in sight; a king only
+/// when none is seen.
+fn hidden_material(
+    template: &Position,
+    own_move: Option<fogblast_rules::Uci>,
+    sight: &Sight,
+    them: Color,
+) -> [usize; 6] {
     let mut material = [0usize; 6];
     for role in Role::ALL {
         material[role.index()] = (template.board().by_piece(role.of(them))).count();
@@ -286,95 +341,70 @@ fn rebuild(
     }
     let king_seen = seen_board.by_piece(Role::King.of(them)).any();
     material[Role::King.index()] = usize::from(!king_seen);
+    material
+}
 
-    let hidden = !sight.visible();
-    let (pushes, forbidden) = fog_constraints(sight, color);
-    // A lost piece's square usually holds its taker, unless it was taken en
-    // passant or the square would have been seen.
-    let forced = pushes | (lost - forbidden);
-    let free = hidden - forbidden - forced;
-    let castling = template.castling_rooks() & Bitboard::relative_rank(color, Rank::FIRST);
-    let fullmoves = template.fullmoves().max(1);
+/// Where a rebuild may put the enemy's hidden pieces: squares that must
+/// hold one, and the rest of the fog it may use.
+struct FogSquares {
+    forced: Bitboard,
+    free: Bitboard,
+}
 
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let mut fallback = None;
-    let attempts = 40 * cap.max(4);
-    for _ in 0..attempts {
-        if out.len() >= cap {
-            break;
-        }
-        let mut pieces: Vec<Role> = Vec::new();
-        for role in Role::ALL {
-            pieces.extend(std::iter::repeat_n(role, material[role.index()]));
-        }
-        rng.shuffle(&mut pieces);
-        // The king first, so it always finds a square.
-        if let Some(k) = pieces.iter().position(|&r| r == Role::King) {
-            pieces.swap(0, k);
-        }
-        let mut board: Board = *seen_board;
-        let mut forced_left: Vec<_> = forced.into_iter().collect();
-        rng.shuffle(&mut forced_left);
-        let mut free_left: Vec<_> = free.into_iter().collect();
-        rng.shuffle(&mut free_left);
-        // Every forced square needs a piece even if the material ran short.
-        while pieces.len() < forced_left.len() {
-            pieces.push(Role::Knight);
-        }
-        let mut ok = true;
-        for (i, role) in pieces.iter().enumerate() {
-            let pool = if i < forced_left.len() && *role != Role::King { &mut forced_left } else { &mut free_left };
-            let pick = pool.iter().position(|sq| *role != Role::Pawn || !Bitboard::BACKRANKS.contains(*sq));
-            let Some(pick) = pick.map(|i| pool.swap_remove(i)) else {
-                if *role == Role::King {
-                    ok = false;
-                }
-                continue;
-            };
-            board.set_piece_at(pick, role.of(them));
-        }
-        for sq in forced_left {
-            board.set_piece_at(sq, Role::Knight.of(them));
-        }
-        if !ok {
-            continue;
-        }
-        let setup = Setup {
-            board,
-            turn,
-            castling_rooks: castling,
-            ep_square: if turn == color { sight.ep_square() } else { None },
-            halfmoves: 0,
-            fullmoves,
-        };
-        // A guess the rules refuse loses the en passant square first, and
-        // the castling rights only if that is not enough.
-        let without_ep = Setup { ep_square: None, ..setup.clone() };
-        let bare = Setup { castling_rooks: Bitboard::EMPTY, ..without_ep.clone() };
-        let Ok(pos) = Position::from_setup(setup, Variant::Fog)
-            .or_else(|_| Position::from_setup(without_ep, Variant::Fog))
-            .or_else(|_| Position::from_setup(bare, Variant::Fog))
-        else {
-            continue;
-        };
-        if sight.matches(&pos, color) {
-            if seen.insert(pos.zobrist_hash()) {
-                out.push(pos);
+/// One random placement of `material` on the fogged squares around what is
+/// seen; `None` when the king found no square.
+fn place_guess(
+    material: &[usize; 6],
+    seen_board: &Board,
+    squares: &FogSquares,
+    them: Color,
+    rng: &mut Rng,
+) -> Option<Board> {
+    let mut pieces: Vec<Role> = Vec::new();
+    for role in Role::ALL {
+        pieces.extend(std::iter::repeat_n(role, material[role.index()]));
+    }
+    rng.shuffle(&mut pieces);
+    // The king first, so it always finds a square.
+    if let Some(k) = pieces.iter().position(|&r| r == Role::King) {
+        pieces.swap(0, k);
+    }
+    let mut board: Board = *seen_board;
+    let mut forced_left: Vec<_> = squares.forced.into_iter().collect();
+    rng.shuffle(&mut forced_left);
+    let mut free_left: Vec<_> = squares.free.into_iter().collect();
+    rng.shuffle(&mut free_left);
+    // Every forced square needs a piece even if the material ran short.
+    while pieces.len() < forced_left.len() {
+        pieces.push(Role::Knight);
+    }
+    let mut ok = true;
+    for (i, role) in pieces.iter().enumerate() {
+        let pool = if i < forced_left.len() && *role != Role::King { &mut forced_left } else { &mut free_left };
+        let pick = pool.iter().position(|sq| *role != Role::Pawn || !Bitboard::BACKRANKS.contains(*sq));
+        let Some(pick) = pick.map(|i| pool.swap_remove(i)) else {
+            if *role == Role::King {
+                ok = false;
             }
-        } else if fallback.is_none() {
-            fallback = Some(pos);
-        }
+            continue;
+        };
+        board.set_piece_at(pick, role.of(them));
     }
-    if out.is_empty() {
-        // Nothing fits exactly (a sight the rules cannot produce); play on
-        // from the nearest guess rather than not at all.
-        out.extend(fallback);
+    for sq in forced_left {
+        board.set_piece_at(sq, Role::Knight.of(them));
     }
-    if out.is_empty() {
-        out.push(template);
-    }
-    out
+    ok.then_some(board)
+}
+
+/// The guess as a position: a guess the rules refuse loses the en passant
+/// square first, and the castling rights only if that is not enough.
+fn legal_guess(setup: Setup) -> Option<Position> {
+    let without_ep = Setup { ep_square: None, ..setup.clone() };
+    let bare = Setup { castling_rooks: Bitboard::EMPTY, ..without_ep.clone() };
+    Position::from_setup(setup, Variant::Fog)
+        .or_else(|_| Position::from_setup(without_ep, Variant::Fog))
+        .or_else(|_| Position::from_setup(bare, Variant::Fog))
+        .ok()
 }
 
 #[cfg(test)]

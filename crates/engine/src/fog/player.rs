@@ -197,20 +197,7 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     }
     let settings = limits.settings;
     let belief = Belief::track_with(obs, settings.belief_cap, limits.seed, settings.keep_threats)?;
-    let mut rng = Rng::new(limits.seed ^ 0xf09_5ea7c4);
-    let live: Vec<Position> = belief
-        .particles()
-        .iter()
-        .copied()
-        .filter(|p| p.board().king_of(Color::White).is_some() && p.board().king_of(Color::Black).is_some())
-        .collect();
-    if live.is_empty() {
-        return Err(FogError::GameOver);
-    }
-    let mut order: Vec<usize> = (0..live.len()).collect();
-    rng.shuffle(&mut order);
-    let most = settings.max_samples.max(settings.samples).max(1);
-    let samples: Vec<Position> = order.iter().take(most).map(|&i| live[i]).collect();
+    let (live, samples) = candidates(&belief, &settings, limits.seed)?;
 
     // Our moves come from what we see, not from a guess about the fog.
     let sight = match obs.plies().last() {
@@ -233,12 +220,64 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         return Ok(report(uci, KING_STAKE, 0, 1, 0, &belief, started));
     }
 
-    // The plainest danger first, over every candidate rather than the
-    // samples alone: how often each move leaves our king where an enemy
-    // piece can take it next.
+    let exposed = exposure(&live, &root_moves, color);
+    let risk: Vec<i64> = exposed.iter().map(|&n| n * i64::from(KING_STAKE) / live.len() as i64).collect();
+    let danger: Vec<u8> = if settings.king_guard {
+        danger_ranks(sight, &live, color, &mover.unwrap_or(samples[0]), &root_moves, &exposed)
+    } else {
+        vec![0; root_moves.len()]
+    };
+    let least_danger = danger.iter().copied().min().unwrap_or(0);
+    // What each move is charged on top of its average: the share of
+    // candidates that take our king after it.
+    let charge: Vec<i64> = risk.iter().map(|r| r * i64::from(settings.king_care) / 100).collect();
+    let contenders: Vec<usize> = (0..root_moves.len()).filter(|&i| danger[i] == least_danger).collect();
+    let soft_deadline = limits.movetime.map(|t| started + t * settings.time_share.min(100) / 100);
+    let searched = search_samples(&mut searcher, &samples, &root_moves, &settings, |per_sample| {
+        contenders.len() < 2
+            || soft_deadline.is_some_and(|d| Instant::now() >= d)
+            || settled(per_sample, &contenders, &charge)
+    });
+    let allowed: Vec<bool> = danger.iter().map(|&d| d <= least_danger).collect();
+    let (score, i) = choose(&searched.totals, searched.samples, &allowed, &charge, &root_moves, &settings, limits.seed);
+    Ok(report(
+        root_moves[i].0,
+        score.clamp(-i64::from(KING_STAKE), i64::from(KING_STAKE)) as i32,
+        searched.samples,
+        searched.depth,
+        searcher.nodes,
+        &belief,
+        started,
+    ))
+}
+
+/// The belief's candidates with both kings on the board, and the ones to
+/// search (at most the settings' most samples), drawn at random.
+fn candidates(belief: &Belief, settings: &FogSettings, seed: u64) -> Result<(Vec<Position>, Vec<Position>), FogError> {
+    let mut rng = Rng::new(seed ^ 0xf09_5ea7c4);
+    let live: Vec<Position> = belief
+        .particles()
+        .iter()
+        .copied()
+        .filter(|p| p.board().king_of(Color::White).is_some() && p.board().king_of(Color::Black).is_some())
+        .collect();
+    if live.is_empty() {
+        return Err(FogError::GameOver);
+    }
+    let mut order: Vec<usize> = (0..live.len()).collect();
+    rng.shuffle(&mut order);
+    let most = settings.max_samples.max(settings.samples).max(1);
+    let samples: Vec<Position> = order.iter().take(most).map(|&i| live[i]).collect();
+    Ok((live, samples))
+}
+
+/// The plainest danger, over every candidate rather than the samples
+/// alone: for each root move, how many candidates leave our king where an
+/// enemy piece can take it next.
+fn exposure(live: &[Position], root_moves: &[(Uci, Move)], color: Color) -> Vec<i64> {
     let mut exposed = vec![0i64; root_moves.len()];
     let index_of: HashMap<Uci, usize> = root_moves.iter().enumerate().map(|(i, &(uci, _))| (uci, i)).collect();
-    for pos in &live {
+    for pos in live {
         for m in pos.legal_moves() {
             let Some(&i) = index_of.get(&uci_of(m)) else { continue };
             let mut child = *pos;
@@ -249,28 +288,46 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
             }
         }
     }
-    let risk: Vec<i64> = exposed.iter().map(|&n| n * i64::from(KING_STAKE) / live.len() as i64).collect();
-    // The guard ranks moves by danger: 2 when some candidate has our king
-    // taken after it, 1 when only a piece the belief allows for somewhere in
-    // the fog could take it, 0 when safe. Only the least dangerous rank
-    // present is played.
-    let danger: Vec<u8> = if settings.king_guard {
-        let mover = mover.unwrap_or(samples[0]);
-        let threats = FogThreats::new(sight, &live, color);
-        root_moves
-            .iter()
-            .zip(&exposed)
-            .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.exposes(&mover, m)) })
-            .collect()
-    } else {
-        vec![0; root_moves.len()]
-    };
-    let least_danger = danger.iter().copied().min().unwrap_or(0);
-    // What each move is charged on top of its average: the share of
-    // candidates that take our king after it.
-    let charge: Vec<i64> = risk.iter().map(|r| r * i64::from(settings.king_care) / 100).collect();
-    let contenders: Vec<usize> = (0..root_moves.len()).filter(|&i| danger[i] == least_danger).collect();
-    let soft_deadline = limits.movetime.map(|t| started + t * settings.time_share.min(100) / 100);
+    exposed
+}
+
+/// The king guard's rank of each root move: 2 when some candidate has our
+/// king taken after it, 1 when only a piece the belief allows for
+/// somewhere in the fog could take it, 0 when safe. Only the least
+/// dangerous rank present is played.
+fn danger_ranks(
+    sight: Option<&Sight>,
+    live: &[Position],
+    color: Color,
+    mover: &Position,
+    root_moves: &[(Uci, Move)],
+    exposed: &[i64],
+) -> Vec<u8> {
+    let threats = FogThreats::new(sight, live, color);
+    root_moves
+        .iter()
+        .zip(exposed)
+        .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.exposes(mover, m)) })
+        .collect()
+}
+
+/// The root moves' scores summed over the samples searched.
+struct Searched {
+    totals: Vec<i64>,
+    samples: usize,
+    /// The shallowest depth every sample completed (1 when none did).
+    depth: u32,
+}
+
+/// Searches the samples in turn until time runs out or, past the level's
+/// own number of samples, `enough` says more cannot change the choice.
+fn search_samples(
+    searcher: &mut Determinized<'_>,
+    samples: &[Position],
+    root_moves: &[(Uci, Move)],
+    settings: &FogSettings,
+    enough: impl Fn(&[Vec<i32>]) -> bool,
+) -> Searched {
     let mut per_sample: Vec<Vec<i32>> = Vec::with_capacity(samples.len());
     let mut totals = vec![0i64; root_moves.len()];
     let mut min_depth = u32::MAX;
@@ -278,50 +335,47 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         if index > 0 && searcher.out_of_time() {
             break;
         }
-        // Past the level's samples, more are searched only while they can
-        // still change the choice and the time allows.
-        if index >= settings.samples.max(1)
-            && (contenders.len() < 2
-                || soft_deadline.is_some_and(|d| Instant::now() >= d)
-                || settled(&per_sample, &contenders, &charge))
-        {
+        if index >= settings.samples.max(1) && enough(&per_sample) {
             break;
         }
-        let Some((depth, scores)) = searcher.root(sample, &root_moves, settings) else { break };
+        let Some((depth, scores)) = searcher.root(sample, root_moves, *settings) else { break };
         for (total, &score) in totals.iter_mut().zip(&scores) {
             *total += i64::from(score);
         }
         per_sample.push(scores);
         min_depth = min_depth.min(depth);
     }
-    let searched = per_sample.len();
+    Searched { totals, samples: per_sample.len(), depth: if min_depth == u32::MAX { 1 } else { min_depth } }
+}
+
+/// The allowed move with the best average less its charge (plus the
+/// level's noise): its score and index.
+fn choose(
+    totals: &[i64],
+    searched: usize,
+    allowed: &[bool],
+    charge: &[i64],
+    root_moves: &[(Uci, Move)],
+    settings: &FogSettings,
+    seed: u64,
+) -> (i64, usize) {
     let searched_n = searched.max(1) as i64;
     let mut best = (i64::MIN, 0usize);
     for (i, total) in totals.iter().enumerate() {
-        if danger[i] > least_danger {
+        if !allowed[i] {
             continue;
         }
         let mut score = total / searched_n - charge[i];
         if settings.noise > 0 {
             let spread = 2 * settings.noise as u64 + 1;
-            let key =
-                limits.seed ^ (u64::from(root_moves[i].0.from.index() as u8) << 8) ^ root_moves[i].0.to.index() as u64;
+            let key = seed ^ (u64::from(root_moves[i].0.from.index() as u8) << 8) ^ root_moves[i].0.to.index() as u64;
             score += (splitmix(key) % spread) as i64 - i64::from(settings.noise);
         }
         if score > best.0 {
             best = (score, i);
         }
     }
-    let (score, i) = best;
-    Ok(report(
-        root_moves[i].0,
-        score.clamp(-i64::from(KING_STAKE), i64::from(KING_STAKE)) as i32,
-        searched,
-        if min_depth == u32::MAX { 1 } else { min_depth },
-        searcher.nodes,
-        &belief,
-        started,
-    ))
+    best
 }
 
 /// Every enemy piece our belief allows for: the ones in sight, and on each
