@@ -183,13 +183,13 @@ pub async fn leaderboard(
 
 /// A finished game from the archive, for when the game service no longer holds it.
 pub async fn archived_game(gateway: &Gateway, id: &str) -> Result<Value, ServiceError> {
-    let archived = within(
-        gateway.config.settings.rating_timeout(),
-        RATING,
-        client(gateway)?.get_game(GameRequest { game_id: id.to_owned() }),
-    )
-    .await?;
-    Ok(archived_value(&archived))
+    Ok(archived_value(&archived_record(gateway, id).await?))
+}
+
+/// A finished game as the archive keeps it.
+pub async fn archived_record(gateway: &Gateway, id: &str) -> Result<ArchivedGame, ServiceError> {
+    let timeout = gateway.config.settings.rating_timeout();
+    within(timeout, RATING, client(gateway)?.get_game(GameRequest { game_id: id.to_owned() })).await
 }
 
 /// An archived game's PGN.

@@ -20,7 +20,7 @@ use fogblast_proto::ids::GameId;
 use fogblast_protocol::ServerFrame;
 
 use crate::limits::HttpBudget;
-use crate::{archive_api, bot_api, frames, games_in_play, recovery, session, Gateway};
+use crate::{archive_api, bot_api, fog_review, frames, games_in_play, recovery, session, Gateway};
 
 // The web client lives beside this file; it is declared here so that the
 // HTTP layer alone owns it.
@@ -38,6 +38,7 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
     let api = Router::new()
         .route("/api/games/{id}", get(game))
         .route("/api/games/{id}/pgn", get(archive_api::pgn))
+        .route("/api/games/{id}/review", get(fog_review::get))
         // lichess's export address, which lichess-bot reads at a game's end.
         .route("/game/export/{id}", get(archive_api::pgn))
         .route("/api/players/{id}", get(archive_api::profile))

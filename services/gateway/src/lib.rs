@@ -32,6 +32,7 @@ mod config;
 mod conn;
 mod deadline;
 mod feeds;
+mod fog_review;
 pub mod frames;
 mod games_in_play;
 mod http;
