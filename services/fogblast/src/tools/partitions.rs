@@ -49,10 +49,14 @@ pub enum Schedule {
     ClockAhead,
     /// shard-1 started again with its wall clock 2 s behind.
     ClockBehind,
+    /// The Redis primary cut from its replica while it takes moves, then
+    /// failed over to the replica: what was not replicated is gone unless
+    /// commits wait for the replica (`--redis-wait-replicas`).
+    RedisFailover,
 }
 
 impl Schedule {
-    const ALL: [Schedule; 7] = [
+    const ALL: [Schedule; 8] = [
         Schedule::IsolateShard,
         Schedule::ShardFromGateways,
         Schedule::NatsServer,
@@ -60,6 +64,7 @@ impl Schedule {
         Schedule::Flapping,
         Schedule::ClockAhead,
         Schedule::ClockBehind,
+        Schedule::RedisFailover,
     ];
 
     fn name(self) -> &'static str {
@@ -71,6 +76,7 @@ impl Schedule {
             Schedule::Flapping => "flapping",
             Schedule::ClockAhead => "clock-ahead",
             Schedule::ClockBehind => "clock-behind",
+            Schedule::RedisFailover => "redis-failover",
         }
     }
 }
@@ -98,6 +104,10 @@ pub struct PartitionsArgs {
     /// The game shards' lease.
     #[arg(long, default_value_t = 2_000)]
     lease_ms: u64,
+    /// Every service's `--redis-wait-replicas`: 1 makes a move acknowledged only once the Redis replica has it, which
+    /// the redis-failover schedule needs to lose nothing; 0 (the services' default) shows the loss.
+    #[arg(long, default_value_t = 1)]
+    redis_wait_replicas: u32,
     /// Plies after which the side to move resigns.
     #[arg(long, default_value_t = 40)]
     max_plies: usize,
@@ -148,7 +158,12 @@ async fn main(args: &PartitionsArgs, schedules: &[Schedule]) -> anyhow::Result<(
     let log_dir = std::env::temp_dir().join(format!("fogblast-partitions-{run}"));
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let outcome = async {
-        let mut cluster = PartitionCluster::plan(&server_bin, database_url, args.lease_ms, log_dir.clone())?;
+        let mut cluster = PartitionCluster::plan(
+            &server_bin,
+            database_url,
+            (args.lease_ms, args.redis_wait_replicas),
+            log_dir.clone(),
+        )?;
         println!("nodes: {}", describe_nodes(&cluster));
         println!("starting NATS (3 servers), Redis (primary and replica), the rating service (root namespace), 2 shards, the matchmaker and 2 gateways; logs in {}", log_dir.display());
         cluster.start_all().await?;
@@ -275,6 +290,13 @@ async fn apply_fault(
             cluster.net.isolate(cut)?;
         }
         Schedule::OneWay => cluster.net.cut_one_way(shard(1), Endpoint::Node(REDIS_PRIMARY_NODE))?,
+        Schedule::RedisFailover => {
+            let replica = cluster.processes[cluster.index("redis-replica")?].node.context("a node")?;
+            cluster.net.cut_between(Endpoint::Node(REDIS_PRIMARY_NODE), Endpoint::Node(replica))?;
+            watch_over(cluster, shared, span).await;
+            cluster.net.heal_all()?;
+            return cluster.redis_failover().await;
+        }
         Schedule::Flapping => {
             let end = Instant::now() + span;
             while Instant::now() < end {

@@ -11,6 +11,7 @@
 
 use std::fs::File;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -67,13 +68,22 @@ pub struct PartitionCluster {
     pub log_dir: PathBuf,
     pub database_url: String,
     lease_ms: u64,
+    /// `FOGBLAST_REDIS_WAIT_REPLICAS` of every service.
+    redis_wait_replicas: u32,
 }
 
 impl PartitionCluster {
     /// Lays the nodes out and plans every process; nothing runs yet.
-    pub fn plan(server_bin: &Path, database_url: String, lease_ms: u64, log_dir: PathBuf) -> anyhow::Result<Self> {
+    pub fn plan(
+        server_bin: &Path,
+        database_url: String,
+        settings: (u64, u32),
+        log_dir: PathBuf,
+    ) -> anyhow::Result<Self> {
+        let (lease_ms, redis_wait_replicas) = settings;
         let net = NodeNet::create(&NODES)?;
-        let mut cluster = PartitionCluster { net, processes: Vec::new(), log_dir, database_url, lease_ms };
+        let mut cluster =
+            PartitionCluster { net, processes: Vec::new(), log_dir, database_url, lease_ms, redis_wait_replicas };
         cluster.plan_data()?;
         cluster.plan_services(server_bin);
         Ok(cluster)
@@ -237,6 +247,7 @@ impl PartitionCluster {
             .args(&process.args)
             .env("REDIS_URL", redis_url)
             .env("FOGBLAST_REDIS_PREFIX", REDIS_PREFIX)
+            .env("FOGBLAST_REDIS_WAIT_REPLICAS", self.redis_wait_replicas.to_string())
             .env("NATS_URL", nats_url)
             .env("FOGBLAST_NATS_REPLICAS", "3")
             .env("FOGBLAST_NATS_STREAM", STREAM)
@@ -244,16 +255,21 @@ impl PartitionCluster {
             .env("RUST_BACKTRACE", "1")
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
-            .stderr(out);
+            .stderr(out)
+            // A group of its own: `faketime` runs the program as its child,
+            // and a kill must reach both.
+            .process_group(0);
         process.child = Some(command.spawn().with_context(|| format!("starting {}", process.name))?);
         process.skew_ms = skew_ms;
         process.starts += 1;
         Ok(())
     }
 
-    /// Kills process `i` (SIGKILL) and waits for it.
+    /// Kills process `i` and whatever it started (SIGKILL to its process group) and waits for it.
     pub fn kill(&mut self, i: usize) {
         if let Some(mut child) = self.processes[i].child.take() {
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).stderr(Stdio::null()).status();
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -302,6 +318,41 @@ impl PartitionCluster {
         }
     }
 
+    /// Fails Redis over to the replica, which missed whatever the primary
+    /// took while the two were cut apart, keeping the primary's address
+    /// (as a virtual address or a DNS name moved by a failover would): the
+    /// primary is killed, the replica promoted, a new Redis started on the
+    /// primary's node as the promoted one's replica, and once in sync it
+    /// is made the primary again, the other its replica.
+    pub async fn redis_failover(&mut self) -> anyhow::Result<()> {
+        let (primary, replica) = (self.index("redis-primary")?, self.index("redis-replica")?);
+        let (primary_node, replica_node) = (REDIS_PRIMARY_NODE, self.processes[replica].node.context("a node")?);
+        let (primary_address, replica_address) = (self.address(primary_node), self.address(replica_node));
+        self.kill(primary);
+        redis_command(replica_address, &["REPLICAOF", "NO", "ONE"]).await?;
+        let replica_of = ["--replicaof".to_owned(), replica_address.to_string(), REDIS_PORT.to_string()];
+        self.processes[primary].args.extend(replica_of);
+        let spawned = self.spawn(primary, 0);
+        let plain = self.processes[primary].args.len() - 3;
+        self.processes[primary].args.truncate(plain);
+        spawned?;
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let info = redis_command(primary_address, &["INFO", "replication"]).await.unwrap_or_default();
+            if info.contains("master_link_status:up") && info.contains("master_sync_in_progress:0") {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("the new Redis on {primary_address} never synchronised with {replica_address}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        redis_command(primary_address, &["REPLICAOF", "NO", "ONE"]).await?;
+        let port = REDIS_PORT.to_string();
+        redis_command(replica_address, &["REPLICAOF", &primary_address.to_string(), &port]).await?;
+        Ok(())
+    }
+
     /// Names of processes that exited by themselves.
     pub fn exited(&mut self) -> Vec<String> {
         let mut exited = Vec::new();
@@ -329,4 +380,22 @@ fn log_tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// One Redis command to the server on `address`, its answer as text.
+async fn redis_command(address: Ipv4Addr, args: &[&str]) -> anyhow::Result<String> {
+    let client = redis::Client::open(format!("redis://{address}:{REDIS_PORT}"))?;
+    let mut connection =
+        tokio::time::timeout(Duration::from_secs(5), client.get_multiplexed_async_connection()).await??;
+    let mut command = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        command.arg(*arg);
+    }
+    let answer: redis::Value =
+        tokio::time::timeout(Duration::from_secs(5), command.query_async(&mut connection)).await??;
+    Ok(match answer {
+        redis::Value::BulkString(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        redis::Value::VerbatimString { text, .. } => text,
+        other => format!("{other:?}"),
+    })
 }
