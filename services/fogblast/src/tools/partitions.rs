@@ -142,6 +142,10 @@ pub fn run(args: &PartitionsArgs) -> anyhow::Result<()> {
     if let Some(reason) = crate::node_net::cannot_make_namespaces() {
         bail!("partitions cannot run here: {reason}");
     }
+    let skews = schedules.iter().any(|s| matches!(s, Schedule::ClockAhead | Schedule::ClockBehind));
+    if skews && std::process::Command::new("faketime").arg("--version").output().is_err() {
+        bail!("the clock schedules need faketime (Debian's faketime package); run the others with --schedule");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(main(args, &schedules))
 }
