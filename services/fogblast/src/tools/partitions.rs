@@ -45,6 +45,10 @@ pub enum Schedule {
     OneWay,
     /// gate0's link down and up every second.
     Flapping,
+    /// gate0 cut from shard0 only, still reaching shard1.
+    GatewayFromShard,
+    /// shard0's node and data3 (a NATS server, the matchmaker) isolated at once.
+    TwoFaults,
     /// shard-1 started again with its wall clock 2 s ahead.
     ClockAhead,
     /// shard-1 started again with its wall clock 2 s behind.
@@ -56,12 +60,14 @@ pub enum Schedule {
 }
 
 impl Schedule {
-    const ALL: [Schedule; 8] = [
+    const ALL: [Schedule; 10] = [
         Schedule::IsolateShard,
         Schedule::ShardFromGateways,
         Schedule::NatsServer,
         Schedule::OneWay,
         Schedule::Flapping,
+        Schedule::GatewayFromShard,
+        Schedule::TwoFaults,
         Schedule::ClockAhead,
         Schedule::ClockBehind,
         Schedule::RedisFailover,
@@ -74,6 +80,8 @@ impl Schedule {
             Schedule::NatsServer => "nats-server",
             Schedule::OneWay => "one-way",
             Schedule::Flapping => "flapping",
+            Schedule::GatewayFromShard => "gateway-from-shard",
+            Schedule::TwoFaults => "two-faults",
             Schedule::ClockAhead => "clock-ahead",
             Schedule::ClockBehind => "clock-behind",
             Schedule::RedisFailover => "redis-failover",
@@ -247,6 +255,7 @@ async fn run_schedules(
             }
         }
         let records = std::mem::take(&mut *shared.records());
+        println!("schedule {}: {}", schedule.name(), figures(&records));
         verdicts.push((schedule, judge(cluster, &records).await?));
     }
     Ok(verdicts)
@@ -271,6 +280,28 @@ fn start_bots(args: &PartitionsArgs, cluster: &PartitionCluster) -> Arc<Shared> 
     })
 }
 
+/// The acknowledgement latency (send to the frame showing the move
+/// played) and the longest time no bot got any acknowledgement.
+fn figures(records: &Records) -> String {
+    let mut latencies: Vec<Duration> = records.acks.iter().map(|(_, latency)| *latency).collect();
+    if latencies.is_empty() {
+        return "no move acknowledged".to_owned();
+    }
+    latencies.sort();
+    let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize].as_millis();
+    let mut times: Vec<Instant> = records.acks.iter().map(|(at, _)| *at).collect();
+    times.sort();
+    let longest_pause = times.windows(2).map(|pair| pair[1] - pair[0]).max().unwrap_or_default();
+    format!(
+        "{} acknowledgements, latency p50 {} ms, p99 {} ms, max {} ms; longest pause between acknowledgements {} ms",
+        latencies.len(),
+        at(0.5),
+        at(0.99),
+        at(1.0),
+        longest_pause.as_millis()
+    )
+}
+
 /// Applies the schedule's fault and keeps it for `--fault-s`; the caller heals.
 async fn apply_fault(
     args: &PartitionsArgs,
@@ -292,6 +323,11 @@ async fn apply_fault(
             let cut = DATA[2];
             debug_assert_eq!(cut, MATCHMAKER_NODE);
             cluster.net.isolate(cut)?;
+        }
+        Schedule::GatewayFromShard => cluster.net.cut_between(Endpoint::Node(GATEWAYS[0]), shard(0))?,
+        Schedule::TwoFaults => {
+            cluster.net.isolate(SHARDS[0])?;
+            cluster.net.isolate(DATA[2])?;
         }
         Schedule::OneWay => cluster.net.cut_one_way(shard(1), Endpoint::Node(REDIS_PRIMARY_NODE))?,
         Schedule::RedisFailover => {

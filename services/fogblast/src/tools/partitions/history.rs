@@ -241,7 +241,12 @@ fn public_stream_whole(state: &FinalState) -> Verdict {
         for (index, number) in numbers.iter().enumerate() {
             let expected = index as u64 + 1;
             if *number != expected {
-                verdict.failures.push(format!("game {game}: event {number} where {expected} was due"));
+                let shown: Vec<String> = numbers.iter().take(24).map(u64::to_string).collect();
+                verdict.failures.push(format!(
+                    "game {game}: event {number} where {expected} was due (in stream order: {}{})",
+                    shown.join(" "),
+                    if numbers.len() > 24 { " ..." } else { "" }
+                ));
                 break;
             }
         }
