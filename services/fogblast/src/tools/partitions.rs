@@ -243,7 +243,9 @@ async fn run_schedules(
             .collect();
         watch_over(cluster, &shared, Duration::from_secs(args.play_s)).await;
         let started = Instant::now();
+        let fault_at_ms = crate::chaos::bot::wall_ms();
         apply_fault(args, cluster, &shared, schedule).await?;
+        let healed_s = started.elapsed().as_secs_f64();
         cluster.net.heal_all()?;
         println!("schedule {}: healed after {:.1} s", schedule.name(), started.elapsed().as_secs_f64());
         watch_over(cluster, &shared, Duration::from_secs(args.play_s)).await;
@@ -256,7 +258,18 @@ async fn run_schedules(
         }
         let records = std::mem::take(&mut *shared.records());
         println!("schedule {}: {}", schedule.name(), figures(&records));
-        verdicts.push((schedule, judge(cluster, &records).await?));
+        let (verdicts_of_schedule, lost_seen_ms) = judge(cluster, &records).await?;
+        if !lost_seen_ms.is_empty() {
+            let offsets: Vec<String> =
+                lost_seen_ms.iter().map(|ms| format!("{:.1}", (*ms as f64 - fault_at_ms as f64) / 1000.0)).collect();
+            println!(
+                "schedule {}: lost acknowledged moves were first shown played at these seconds after the fault began \
+                 (healed at {healed_s:.1} s): {}",
+                schedule.name(),
+                offsets.join(" ")
+            );
+        }
+        verdicts.push((schedule, verdicts_of_schedule));
     }
     Ok(verdicts)
 }
@@ -393,8 +406,9 @@ fn history_of(records: &Records) -> History {
 }
 
 /// Waits for every game of the bots in the archive, reads the final state
-/// and judges it.
-async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<Vec<Verdict>> {
+/// and judges it; also returns when (wall ms) each acknowledged move the
+/// archive lacks was first shown played.
+async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<(Vec<Verdict>, Vec<u64>)> {
     let wanted: Vec<String> = records.games.keys().cloned().collect();
     let deadline = Instant::now() + Duration::from_secs(90);
     let db = loop {
@@ -424,7 +438,14 @@ async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<
     let history = history_of(records);
     let [invoked, ok, fail, unknown] = history.counts();
     println!("history: {ok} ok, {fail} fail, {unknown} unknown, {invoked} open; {} games", wanted.len());
-    Ok(history::check(&history, &state))
+    let mut lost_seen_ms: Vec<u64> = records
+        .acked
+        .iter()
+        .filter(|((game, ply), uci)| state.games.get(game).and_then(|moves| moves.get(*ply)) != Some(*uci))
+        .filter_map(|(key, _)| records.seen.get(key).copied())
+        .collect();
+    lost_seen_ms.sort_unstable();
+    Ok((history::check(&history, &state), lost_seen_ms))
 }
 
 /// Each game's move events on the public stream as numbers 1, 2, 3... (ply + 1), in stream order.
