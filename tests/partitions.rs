@@ -112,4 +112,10 @@ fn a_redis_failover_without_waiting_for_the_replica_loses_acknowledged_moves_and
         .find(|line| line.contains("every acknowledged move is in its game"))
         .unwrap_or_else(|| panic!("no verdict on acknowledged moves:\n{stdout}"));
     assert!(lost.trim_start().starts_with("FAIL"), "{lost}");
+    // A failed run keeps its processes' logs for a person to read; this
+    // failure was the expected one.
+    if let Some(logs) = stdout.lines().find_map(|line| line.strip_prefix("logs: ")) {
+        assert!(logs.contains("fogblast-partitions-"), "{logs}");
+        std::fs::remove_dir_all(logs).expect("the run's logs removed");
+    }
 }
