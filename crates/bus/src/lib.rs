@@ -29,7 +29,7 @@ mod subject;
 
 pub use consume::consume_until_stopped;
 pub use memory::MemoryBus;
-pub use nats::{public_stream, NatsBus, NatsConfig};
+pub use nats::{nats_servers, public_stream, NatsBus, NatsConfig};
 
 /// A failure of the bus: unreachable, timed out, or refusing. The NATS
 /// client's error, when there is one, is kept as the source, so a log or a

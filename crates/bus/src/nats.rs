@@ -2,7 +2,9 @@
 //! site's own for finished games, and the public game events beside it),
 //! plain traffic on NATS core subjects. A subject prefix and stream name
 //! make one NATS server host several isolated buses (tests, staging next to
-//! prod).
+//! prod). On a NATS cluster the URL lists several seed servers, comma
+//! separated, and the streams are kept at `replicas` copies, so that a
+//! server lost loses no stored message.
 
 use std::time::Duration;
 
@@ -21,11 +23,19 @@ use crate::{BusError, ConsumerConfig, Delivery, EventBus, Headers, Message, Publ
 const PULL_BATCH: usize = 16;
 /// Tries at setting up the stream when a service starts.
 const STREAM_SETUP_ATTEMPTS: u32 = 5;
+/// JetStream keeps a stream at five copies at most.
+const MAX_REPLICAS: usize = 5;
 
 /// Where and how the bus lives on the NATS server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NatsConfig {
+    /// One server (`nats://host:4222`) or several seed servers of a cluster,
+    /// comma separated; the client learns the rest of the cluster from them.
     pub url: String,
+    /// Copies JetStream keeps of each stream (1 to 5). On a cluster of three
+    /// servers, 3 survives the loss of any one of them; 1 is for a single
+    /// server.
+    pub replicas: usize,
     /// The JetStream stream holding the durable subjects.
     pub stream: String,
     /// Put in front of every subject on the wire, e.g. `staging.`; include
@@ -60,6 +70,7 @@ impl Default for NatsConfig {
     fn default() -> Self {
         Self {
             url: "nats://127.0.0.1:4222".into(),
+            replicas: 1,
             stream: "FOGBLAST_GAMES".into(),
             subject_prefix: String::new(),
             // Not NATS's 2 minutes: when a game server dies, the game is
@@ -128,11 +139,32 @@ fn from_header_map(map: Option<&HeaderMap>) -> (Headers, Option<String>) {
     (headers, id)
 }
 
+/// The servers named by a NATS URL: one, or several seed servers of a
+/// cluster separated by commas (`nats://a:4222,nats://b:4222`).
+pub fn nats_servers(url: &str) -> Result<Vec<async_nats::ServerAddr>, BusError> {
+    let servers = url
+        .split(',')
+        .map(str::trim)
+        .map(|server| match server {
+            "" => Err(BusError::new(format!("NATS URL {url:?}: an empty server in the list"))),
+            server => server.parse().map_err(|e| error(&format!("NATS URL {url:?}: server {server:?}"), e)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(servers)
+}
+
 impl NatsBus {
     /// Connects and creates the two streams, or updates them to `config`.
     pub async fn connect(config: NatsConfig) -> Result<NatsBus, BusError> {
+        if !(1..=MAX_REPLICAS).contains(&config.replicas) {
+            return Err(BusError::new(format!(
+                "stream replicas {}: JetStream keeps 1 to {MAX_REPLICAS} copies",
+                config.replicas
+            )));
+        }
+        let servers = nats_servers(&config.url)?;
         let client =
-            async_nats::connect(&config.url).await.map_err(|e| error(&format!("connecting to {}", config.url), e))?;
+            async_nats::connect(servers).await.map_err(|e| error(&format!("connecting to {}", config.url), e))?;
         let jetstream = jetstream::new(client.clone());
         let prefix = config.subject_prefix.clone();
         let public_stream = public_stream(&config.stream);
@@ -143,6 +175,7 @@ impl NatsBus {
             stream_config(
                 &config.stream,
                 &prefix,
+                config.replicas,
                 Stream::Site,
                 config.duplicate_window,
                 config.max_age,
@@ -155,6 +188,7 @@ impl NatsBus {
             stream_config(
                 &public_stream,
                 &prefix,
+                config.replicas,
                 Stream::Public,
                 config.public_duplicate_window,
                 config.public_max_age.unwrap_or(config.max_age),
@@ -181,11 +215,13 @@ impl NatsBus {
     }
 }
 
-/// A stream's settings: file storage, the given bounds, and a duplicate
-/// window no longer than its age (JetStream refuses a longer one).
+/// A stream's settings: file storage at `replicas` copies, the given
+/// bounds, and a duplicate window no longer than its age (JetStream refuses
+/// a longer one).
 fn stream_config(
     name: &str,
     prefix: &str,
+    replicas: usize,
     stream: Stream,
     duplicate_window: Duration,
     max_age: Duration,
@@ -195,6 +231,7 @@ fn stream_config(
         name: name.to_owned(),
         subjects: stream.subjects().iter().map(|subjects| format!("{prefix}{subjects}")).collect(),
         storage: stream::StorageType::File,
+        num_replicas: replicas,
         duplicate_window: if max_age.is_zero() { duplicate_window } else { duplicate_window.min(max_age) },
         max_age,
         max_bytes: if max_bytes == 0 { -1 } else { i64::try_from(max_bytes).unwrap_or(i64::MAX) },
@@ -344,5 +381,35 @@ impl Delivery for NatsDelivery {
         // A plain ack is fire-and-forget; the double ack waits for the server
         // to confirm, so "acked" really means the message will not return.
         self.acker.double_ack().await.map_err(|e| error("acknowledging", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_names_one_server_or_a_cluster_s_seeds() {
+        assert_eq!(nats_servers("nats://127.0.0.1:4222").expect("one server").len(), 1);
+        let seeds = nats_servers("nats://10.0.0.1:4222, nats://10.0.0.2:4222,nats://10.0.0.3:4222").expect("three");
+        let hosts: Vec<String> = seeds.iter().map(|s| format!("{}:{}", s.host(), s.port())).collect();
+        assert_eq!(hosts, ["10.0.0.1:4222", "10.0.0.2:4222", "10.0.0.3:4222"]);
+    }
+
+    #[test]
+    fn an_empty_or_malformed_server_is_refused_with_the_url() {
+        let error = nats_servers("nats://a:4222,,nats://b:4222").expect_err("an empty entry");
+        assert!(error.message().contains("an empty server"), "{error}");
+        let error = nats_servers("nats://a:4222,http://b:4222").expect_err("not a NATS url");
+        assert!(error.message().contains("\"http://b:4222\""), "{error}");
+    }
+
+    #[tokio::test]
+    async fn replicas_outside_what_jetstream_keeps_are_refused_before_connecting() {
+        for replicas in [0, 6] {
+            let config = NatsConfig { url: "nats://127.0.0.1:1".into(), replicas, ..NatsConfig::default() };
+            let error = NatsBus::connect(config).await.expect_err("refused");
+            assert!(error.message().contains("1 to 5 copies"), "{error}");
+        }
     }
 }

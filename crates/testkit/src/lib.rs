@@ -8,10 +8,12 @@
 //! `test-`, streams with `TEST_`, subjects with `test_`, databases with
 //! `test_`; [`leftovers`] looks for exactly those.
 
+pub mod nats_cluster;
 pub mod proxy;
 pub mod python;
 pub mod redis_cluster;
 
+pub use nats_cluster::NatsCluster;
 pub use redis_cluster::RedisCluster;
 
 use std::future::Future;

@@ -29,9 +29,14 @@ pub struct BackendArgs {
     /// command.
     #[arg(long, env = "FOGBLAST_REDIS_CLOCK_SYNC_MS", default_value_t = 500)]
     pub redis_clock_sync_ms: u64,
-    /// NATS with JetStream for finished games and notifications [default: an in-process bus].
+    /// NATS with JetStream for finished games and notifications [default: an in-process bus]. On a NATS cluster,
+    /// several seed servers, comma separated (`nats://a:4222,nats://b:4222,nats://c:4222`).
     #[arg(long, env = "NATS_URL")]
     pub nats_url: Option<String>,
+    /// Copies JetStream keeps of each of Fogblast's streams (1 to 5). On a NATS cluster of three servers, 3: then
+    /// losing one server loses no finished game (docs/operations.md, "On a NATS cluster").
+    #[arg(long, env = "FOGBLAST_NATS_REPLICAS", default_value_t = 1)]
+    pub nats_replicas: usize,
     /// The JetStream stream that keeps finished games.
     #[arg(long, env = "FOGBLAST_NATS_STREAM", default_value = "FOGBLAST_GAMES")]
     pub nats_stream: String,
@@ -100,9 +105,16 @@ pub async fn bus(args: &BackendArgs) -> anyhow::Result<Arc<dyn EventBus>> {
     Ok(match &args.nats_url {
         Some(url) => {
             let subject_prefix = subject_prefix(&args.nats_subject_prefix);
-            info!(url = %url, stream = %args.nats_stream, subject_prefix = %subject_prefix, "event bus: nats jetstream");
+            info!(
+                url = %url,
+                stream = %args.nats_stream,
+                replicas = args.nats_replicas,
+                subject_prefix = %subject_prefix,
+                "event bus: nats jetstream"
+            );
             let config = NatsConfig {
                 url: url.clone(),
+                replicas: args.nats_replicas,
                 stream: args.nats_stream.clone(),
                 subject_prefix,
                 max_age: std::time::Duration::from_secs(args.nats_max_age_h.saturating_mul(3600)),

@@ -34,7 +34,7 @@ pub enum EventsCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct TailArgs {
-    /// The NATS server.
+    /// The NATS server, or a cluster's seed servers, comma separated.
     #[arg(long, env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
     pub nats_url: String,
     /// The deployment's JetStream stream (`--nats-stream` of its services); the public events are in the stream
@@ -105,8 +105,9 @@ async fn tail(args: TailArgs) -> anyhow::Result<()> {
         (None, Some(start_sequence)) => DeliverPolicy::ByStartSequence { start_sequence },
         (None, None) => DeliverPolicy::New,
     };
-    let client =
-        async_nats::connect(&args.nats_url).await.with_context(|| format!("connecting to {}", args.nats_url))?;
+    let client = async_nats::connect(fogblast_bus::nats_servers(&args.nats_url)?)
+        .await
+        .with_context(|| format!("connecting to {}", args.nats_url))?;
     let jetstream = async_nats::jetstream::new(client);
     let public = fogblast_bus::public_stream(&args.nats_stream);
     let stream = jetstream.get_stream(&public).await.with_context(|| format!("stream {public}"))?;

@@ -40,10 +40,10 @@ use sqlx::Connection;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-mod bot;
+pub(crate) mod bot;
 mod deps;
 pub mod procs;
-mod verdict;
+pub(crate) mod verdict;
 
 use bot::{Bot, Records, Role, Settings, Shared};
 use procs::{Backends, Cluster, Layout};

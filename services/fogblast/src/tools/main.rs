@@ -23,6 +23,8 @@ mod engine_bench;
 mod game_bench;
 mod loadtest;
 mod matchmaker_bench;
+mod node_net;
+mod partitions;
 mod rating_bench;
 mod selfplay;
 mod server_bin;
@@ -59,6 +61,8 @@ enum Command {
     Loadtest(loadtest::LoadtestArgs),
     /// Run a whole cluster under bots while killing, restarting and pausing its processes; judges every game and fails if any promise broke.
     Chaos(chaos::ChaosArgs),
+    /// Run the cluster on separate network nodes (namespaces, as root) under bots while schedules cut the network; judges each schedule's history.
+    Partitions(partitions::PartitionsArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
         Command::ArenaLoadtest(args) => arena_loadtest::run(&args),
         Command::Loadtest(args) => loadtest::run(&args),
         Command::Chaos(args) => chaos::run(&args),
+        Command::Partitions(args) => partitions::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,121 @@
+//! `fogblast-tools partitions` at a reduced size: the cluster on seven
+//! network namespaces (a NATS cluster of three, Redis with a replica, two
+//! shards, the matchmaker, two gateways; the rating service in the root
+//! namespace) under bots, through three schedules: a shard's node isolated,
+//! a NATS server (and the matchmaker beside it) isolated, a one-way cut
+//! from a shard to the Redis primary. Every property of the history checker
+//! must hold in each. Then the Redis failover schedule with commits not
+//! waiting for the replica (`--redis-wait-replicas 0`, the services'
+//! default): the checker must catch the acknowledged moves it loses.
+//!
+//! Needs root, `ip netns` and nftables; where namespaces cannot be made the
+//! tool refuses with the reason, and the test says it skipped and why.
+
+use std::io::Read;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fogblast-tools");
+/// A run takes one to three minutes; this is the limit before it counts as hung.
+const LIMIT: Duration = Duration::from_secs(600);
+/// What the tool says where namespaces cannot be made.
+const REFUSAL: &str = "partitions cannot run here";
+
+/// One run at a time: each lays out nodes of its own.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `fogblast-tools partitions` with `args`; `None` when it refused to
+/// run on this machine.
+fn run_partitions(args: &[&str]) -> Option<(ExitStatus, String, String)> {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut child = Command::new(BIN)
+        .arg("partitions")
+        .args(["--play-s=5", "--fault-s=8", "--seekers=4", "--creators=2", "--spectators=1"])
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fogblast-tools partitions starts");
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for fogblast-tools partitions") {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            // SIGTERM lets the run stop its cluster and remove its nodes.
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            std::thread::sleep(Duration::from_secs(20));
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("fogblast-tools partitions still running after {LIMIT:?}:\n{}", out.join().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    if !status.success() && stderr.contains(REFUSAL) {
+        eprintln!("skipped: {}", stderr.trim());
+        return None;
+    }
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    Some((status, stdout, stderr))
+}
+
+/// The acknowledged moves of each schedule's history line.
+fn acknowledged_per_schedule(stdout: &str) -> Vec<u64> {
+    stdout.lines().filter_map(|line| line.strip_prefix("history: ")?.split(" ok").next()?.parse().ok()).collect()
+}
+
+#[test]
+fn nothing_acknowledged_is_lost_under_a_node_isolated_a_nats_server_cut_and_a_one_way_cut() {
+    let Some((status, stdout, stderr)) = run_partitions(&["--schedule=isolate-shard,nats-server,one-way"]) else {
+        return;
+    };
+    assert!(status.success(), "fogblast-tools partitions failed ({status}):\n{stdout}\n{stderr}");
+    for schedule in ["isolate-shard", "nats-server", "one-way"] {
+        assert!(stdout.contains(&format!("schedule {schedule}:")), "no verdicts for {schedule}:\n{stdout}");
+    }
+    let verdicts: Vec<&str> =
+        stdout.lines().filter(|l| l.starts_with("    PASS") || l.starts_with("    FAIL")).collect();
+    assert_eq!(verdicts.len(), 15, "five properties for each of three schedules:\n{stdout}");
+    assert!(verdicts.iter().all(|line| line.starts_with("    PASS")), "{stdout}");
+    let acknowledged = acknowledged_per_schedule(&stdout);
+    assert_eq!(acknowledged.len(), 3, "a history per schedule:\n{stdout}");
+    assert!(acknowledged.iter().all(|&n| n > 0), "moves were acknowledged in every schedule: {acknowledged:?}");
+    assert!(stdout.contains("partitions: every property held under every schedule"));
+}
+
+#[test]
+fn a_redis_failover_without_waiting_for_the_replica_loses_acknowledged_moves_and_the_checker_says_so() {
+    let Some((status, stdout, stderr)) = run_partitions(&["--schedule=redis-failover", "--redis-wait-replicas=0"])
+    else {
+        return;
+    };
+    assert!(!status.success(), "the run must fail its verdict:\n{stdout}");
+    assert!(stderr.contains("verdict(s) failed"), "it failed on its verdict, not on the way:\n{stderr}");
+    let lost = stdout
+        .lines()
+        .find(|line| line.contains("every acknowledged move is in its game"))
+        .unwrap_or_else(|| panic!("no verdict on acknowledged moves:\n{stdout}"));
+    assert!(lost.trim_start().starts_with("FAIL"), "{lost}");
+    // A failed run keeps its processes' logs for a person to read; this
+    // failure was the expected one.
+    if let Some(logs) = stdout.lines().find_map(|line| line.strip_prefix("logs: ")) {
+        assert!(logs.contains("fogblast-partitions-"), "{logs}");
+        std::fs::remove_dir_all(logs).expect("the run's logs removed");
+    }
+}
