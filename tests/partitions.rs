@@ -1,11 +1,13 @@
 //! `fogblast-tools partitions` at a reduced size: the cluster on seven
 //! network namespaces (a NATS cluster of three, Redis with a replica, two
 //! shards, the matchmaker, two gateways; the rating service in the root
-//! namespace) under bots, through three schedules: a shard's node isolated,
+//! namespace) under bots, through four schedules: a shard's node isolated,
 //! a NATS server (and the matchmaker beside it) isolated, a one-way cut
-//! from a shard to the Redis primary. Every property of the history checker
-//! must hold in each. Then the Redis failover schedule with commits not
-//! waiting for the replica (`--redis-wait-replicas 0`, the services'
+//! from a shard to the Redis primary, and the Redis primary cut from its
+//! replica and then failed over to it, with commits waiting for the
+//! replica (`--redis-wait-replicas 1`). Every property of the history
+//! checker must hold in each. Then the Redis failover again with commits
+//! not waiting for the replica (`--redis-wait-replicas 0`, the services'
 //! default): the checker must catch the acknowledged moves it loses.
 //!
 //! Needs root, `ip netns` and nftables; where namespaces cannot be made the
@@ -81,20 +83,21 @@ fn acknowledged_per_schedule(stdout: &str) -> Vec<u64> {
 }
 
 #[test]
-fn nothing_acknowledged_is_lost_under_a_node_isolated_a_nats_server_cut_and_a_one_way_cut() {
-    let Some((status, stdout, stderr)) = run_partitions(&["--schedule=isolate-shard,nats-server,one-way"]) else {
+fn nothing_acknowledged_is_lost_under_a_node_isolated_a_nats_server_cut_a_one_way_cut_and_a_redis_failover() {
+    let schedules = "--schedule=isolate-shard,nats-server,one-way,redis-failover";
+    let Some((status, stdout, stderr)) = run_partitions(&[schedules, "--redis-wait-replicas=1"]) else {
         return;
     };
     assert!(status.success(), "fogblast-tools partitions failed ({status}):\n{stdout}\n{stderr}");
-    for schedule in ["isolate-shard", "nats-server", "one-way"] {
+    for schedule in ["isolate-shard", "nats-server", "one-way", "redis-failover"] {
         assert!(stdout.contains(&format!("schedule {schedule}:")), "no verdicts for {schedule}:\n{stdout}");
     }
     let verdicts: Vec<&str> =
         stdout.lines().filter(|l| l.starts_with("    PASS") || l.starts_with("    FAIL")).collect();
-    assert_eq!(verdicts.len(), 15, "five properties for each of three schedules:\n{stdout}");
+    assert_eq!(verdicts.len(), 20, "five properties for each of four schedules:\n{stdout}");
     assert!(verdicts.iter().all(|line| line.starts_with("    PASS")), "{stdout}");
     let acknowledged = acknowledged_per_schedule(&stdout);
-    assert_eq!(acknowledged.len(), 3, "a history per schedule:\n{stdout}");
+    assert_eq!(acknowledged.len(), 4, "a history per schedule:\n{stdout}");
     assert!(acknowledged.iter().all(|&n| n > 0), "moves were acknowledged in every schedule: {acknowledged:?}");
     assert!(stdout.contains("partitions: every property held under every schedule"));
 }

@@ -193,8 +193,13 @@ impl Shard {
     /// The game as last committed, read from the store. Reads never take
     /// the game's lock: a spectator or a reconnecting player is served the
     /// latest commit without holding up a command on the game.
+    ///
+    /// What is shown is as durable as a commit: a commit whose answer
+    /// failed (its replicas not reached) is in the primary, and must not be
+    /// shown as played before it is written where a failover keeps it.
     pub async fn current(&self, game: &GameId) -> Result<(LiveGame, u64), ServiceError> {
         let cached = self.load(game).await?.ok_or_else(|| not_found(game))?;
+        self.store.confirm_durable().await.map_err(unavailable)?;
         Ok((Arc::unwrap_or_clone(cached.live), cached.version))
     }
 
@@ -322,6 +327,7 @@ impl Shard {
         request_id: &str,
     ) -> Result<Option<CreateGameResponse>, ServiceError> {
         let Some(cached) = self.load(game).await? else { return Ok(None) };
+        self.store.confirm_durable().await.map_err(unavailable)?;
         let made_here = recorded(&cached.live.record, request_id).is_some_and(|r| r.version == 1);
         let Some(color) = cached.live.color_of(&spec.player).filter(|_| made_here) else {
             return Err(ServiceError::new(ErrorCode::Conflict, format!("game {game} already exists")));
@@ -607,6 +613,13 @@ impl Shard {
                     Ok(_) => return,
                     Err(_) => continue,
                 };
+                // The commit's answer failed, maybe for want of replicas:
+                // its events are shown only once they are as durable as a
+                // commit's, or a failover could take back a move players
+                // saw played.
+                if shard.store.confirm_durable().await.is_err() {
+                    continue;
+                }
                 if let Some(&(last, _)) = events.last() {
                     // Nor did the commit's public events reach their queue.
                     if let Ok(Some(cached)) = shard.load(&game).await {

@@ -148,7 +148,10 @@ async fn follow(
 
 /// Sends what the store holds after `last`; `false` when the watcher hung up.
 async fn catch_up(shard: &Arc<Shard>, game: &GameId, last: &mut u64, tx: &Sender) -> Result<bool, ServiceError> {
-    match shard.store.events_after(game, *last).await.map_err(unavailable)? {
+    let found = shard.store.events_after(game, *last).await.map_err(unavailable)?;
+    // Only what is as durable as a commit is shown (see `Shard::current`).
+    shard.store.confirm_durable().await.map_err(unavailable)?;
+    match found {
         EventsAfter::NotFound => Err(ServiceError::new(ErrorCode::NotFound, format!("no game {game}"))),
         EventsAfter::Events { events, .. } => {
             for (version, bytes) in events {

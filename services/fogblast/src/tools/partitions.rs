@@ -422,7 +422,7 @@ async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<
         .into_iter()
         .find(|line| line.promise.contains("fog"))
         .context("the fog line of the verdict")?;
-    let public_events = public_move_numbers(&cluster.nats_url(), &wanted).await?;
+    let public_events = public_move_numbers_settled(&cluster.nats_url(), &wanted).await?;
     let rated_games: Vec<String> =
         wanted.iter().filter(|id| records.games.get(*id).is_some_and(|g| g.rated)).cloned().collect();
     let state = FinalState {
@@ -446,6 +446,23 @@ async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<
         .collect();
     lost_seen_ms.sort_unstable();
     Ok((history::check(&history, &state), lost_seen_ms))
+}
+
+/// [`public_move_numbers`], read again while the NATS cluster, just healed,
+/// still times out its JetStream requests (a leader being elected).
+async fn public_move_numbers_settled(nats_url: &str, games: &[String]) -> anyhow::Result<HashMap<String, Vec<u64>>> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match public_move_numbers(nats_url, games).await {
+            Ok(numbers) => return Ok(numbers),
+            Err(error) if tries < 10 => {
+                println!("reading the public stream: {error:#}; again in 3 s");
+                tokio::time::sleep(Duration::from_secs(3)).await;
+            }
+            Err(error) => return Err(error.context("reading the public stream")),
+        }
+    }
 }
 
 /// Each game's move events on the public stream as numbers 1, 2, 3... (ply + 1), in stream order.

@@ -40,6 +40,9 @@ const MAX_QUEUED: usize = 1024;
 const CATCH_UP: u64 = 16;
 /// The longest wait between tries at an event.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How long a catch-up waits for the replicas to confirm the history it
+/// read before publishing it all the same.
+const DURABLE_WAIT: Duration = Duration::from_secs(60);
 
 enum Item {
     /// Publish again the events of versions `from..before` from the store.
@@ -173,7 +176,23 @@ impl Shard {
     /// history; none if the store cannot say.
     async fn caught_up(&self, game: &GameId, record: &GameRecord, from: u64, before: u64) -> Vec<GameEvent> {
         let now = self.store.now_ms().await.unwrap_or_default();
-        match self.store.events_after(game, from - 1).await {
+        let found = self.store.events_after(game, from - 1).await;
+        // Only what is as durable as a commit is published (see
+        // `Shard::current`): the stream waits for the replicas, and after
+        // a minute without them publishes what the primary holds rather
+        // than leave a gap.
+        let mut wait = Duration::from_millis(100);
+        let mut waited = Duration::ZERO;
+        while let Err(error) = self.store.confirm_durable().await {
+            if waited >= DURABLE_WAIT {
+                warn!(game = %game, %error, "publishing history the replicas have not confirmed");
+                break;
+            }
+            tokio::time::sleep(wait).await;
+            waited += wait;
+            wait = (wait * 2).min(MAX_BACKOFF);
+        }
+        match found {
             Ok(EventsAfter::Events { events, .. }) => {
                 let decoded: Vec<WatchEvent> = events
                     .iter()
