@@ -19,6 +19,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
 use tracing::{info, warn};
 
+mod analysis;
 mod config;
 mod deadline;
 mod metrics;
@@ -26,11 +27,12 @@ mod pool;
 mod request;
 mod service;
 
-pub use config::{EngineConfig, EngineSettings};
+pub use analysis::{MAX_ANALYSIS_DEPTH, MAX_ANALYSIS_PLIES};
+pub use config::{AnalysisSettings, EngineConfig, EngineSettings};
 pub use request::{RequestError, MAX_BUDGET_MS};
 
 use metrics::Metrics;
-use pool::Pool;
+use pool::{Pool, PoolSize};
 use service::EngineService;
 
 /// After the drain time runs out and the pool aborts, how long calls still
@@ -66,8 +68,14 @@ pub async fn run(
     let grpc_addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics = Arc::new(Metrics::new(config.settings.workers)?);
-    let pool = Pool::start(config.settings.workers, config.settings.queue, config.settings.hash_mb, metrics.clone())
-        .map_err(ServeError::SpawnWorker)?;
+    let size = PoolSize {
+        workers: config.settings.workers,
+        queue: config.settings.queue,
+        hash_mb: config.settings.hash_mb,
+        analysis_workers: config.analysis.threads(config.settings.workers),
+        analysis_queue: config.analysis.analysis_queue,
+    };
+    let pool = Pool::start(size, metrics.clone()).map_err(ServeError::SpawnWorker)?;
 
     let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
     let metrics_server =
@@ -77,13 +85,15 @@ pub async fn run(
 
     let (draining_tx, draining) = oneshot::channel();
     let draining_metrics = metrics.clone();
+    let analysis = pool.submitter();
     let signal = async move {
         shutdown.await;
-        info!("shutting down: no new calls; draining those accepted");
+        info!("shutting down: no new calls; draining those accepted, stopping analyses");
         draining_metrics.set_draining();
+        analysis.stop_analysis();
         let _ = draining_tx.send(());
     };
-    let service = EngineService::new(pool.submitter(), metrics.clone(), config.settings.queue);
+    let service = EngineService::new(pool.submitter(), metrics.clone(), config.settings.queue, config.analysis.clone());
     let server = Server::builder()
         .layer(fogblast_telemetry::GrpcTraceLayer)
         .add_service(EngineServer::new(service))
@@ -95,6 +105,8 @@ pub async fn run(
         workers = config.settings.workers,
         queue = config.settings.queue,
         hash_mb = config.settings.hash_mb,
+        analysis_workers = size.analysis_workers,
+        analysis_depth = config.analysis.analysis_depth,
         "engine pool listening"
     );
 
