@@ -69,9 +69,23 @@ pub struct AnalysisSettings {
     #[arg(long, env = "FOGBLAST_ENGINE_ANALYSIS_DEPTH", default_value_t = DEFAULT_ANALYSIS_DEPTH,
           value_parser = clap::value_parser!(u32).range(1..=30))]
     pub analysis_depth: u32,
+
+    /// Durable consumer name of the analysis queue (`analysis.requested.>`); replicas with one name share it.
+    #[arg(long, env = "FOGBLAST_ENGINE_ANALYSIS_CONSUMER", default_value = "analysis")]
+    pub analysis_consumer: String,
+
+    /// How long an analysis taken from the queue may go without word from its replica (progress
+    /// is reported every third of this) before it goes to another, in milliseconds.
+    #[arg(long, env = "FOGBLAST_ENGINE_ANALYSIS_ACK_WAIT_MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(300..=3_600_000))]
+    pub analysis_ack_wait_ms: u64,
 }
 
 impl AnalysisSettings {
+    pub fn ack_wait(&self) -> Duration {
+        Duration::from_millis(self.analysis_ack_wait_ms)
+    }
+
     /// The threads analysis may hold out of `workers`: as set, or all but
     /// one, and never more than there are or fewer than one.
     pub fn threads(&self, workers: u32) -> u32 {

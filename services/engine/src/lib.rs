@@ -12,14 +12,16 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use fogblast_bus::EventBus;
 use fogblast_proto::engine::engine_server::EngineServer;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
 use tracing::{info, warn};
 
 mod analysis;
+pub mod analysis_queue;
 mod config;
 mod deadline;
 mod metrics;
@@ -65,6 +67,30 @@ pub async fn run(
     metrics_listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    serve(config, None, grpc_listener, metrics_listener, shutdown).await
+}
+
+/// [`run`], and also takes analyses from the durable queue on `bus`
+/// (`analysis.requested.>`), publishing each result on
+/// `analysis.finished.<game id>`. Shutdown stops the analyses unfinished
+/// and unacknowledged, for another replica to take.
+pub async fn run_with_analysis_queue(
+    config: EngineConfig,
+    bus: Arc<dyn EventBus>,
+    grpc_listener: TcpListener,
+    metrics_listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    serve(config, Some(bus), grpc_listener, metrics_listener, shutdown).await
+}
+
+async fn serve(
+    config: EngineConfig,
+    bus: Option<Arc<dyn EventBus>>,
+    grpc_listener: TcpListener,
+    metrics_listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
     let grpc_addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics = Arc::new(Metrics::new(config.settings.workers)?);
@@ -83,6 +109,11 @@ pub async fn run(
             let _ = metrics_stopped.await;
         }));
 
+    let (stop_queue, queue_stopped) = watch::channel(false);
+    let queue = bus.map(|bus| {
+        let threads = size.analysis_workers as usize;
+        tokio::spawn(analysis_queue::run(bus, pool.submitter(), config.analysis.clone(), threads, queue_stopped))
+    });
     let (draining_tx, draining) = oneshot::channel();
     let draining_metrics = metrics.clone();
     let analysis = pool.submitter();
@@ -91,6 +122,7 @@ pub async fn run(
         info!("shutting down: no new calls; draining those accepted, stopping analyses");
         draining_metrics.set_draining();
         analysis.stop_analysis();
+        let _ = stop_queue.send(true);
         let _ = draining_tx.send(());
     };
     let service = EngineService::new(pool.submitter(), metrics.clone(), config.settings.queue, config.analysis.clone());
@@ -123,6 +155,9 @@ pub async fn run(
         },
     };
 
+    if let Some(queue) = queue {
+        let _ = queue.await;
+    }
     pool.close();
     if tokio::task::spawn_blocking(move || pool.join()).await.is_err() {
         warn!("waiting for the search threads failed");

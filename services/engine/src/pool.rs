@@ -258,16 +258,17 @@ impl Submitter {
         }
     }
 
-    pub fn submit_analysis(&self, job: AnalysisJob) -> Result<(), SubmitError> {
+    /// Queues an analysis, or gives it back with the reason it was not.
+    pub fn submit_analysis(&self, job: AnalysisJob) -> Result<(), (SubmitError, Box<AnalysisJob>)> {
         let queue = lock(&self.shared.analysis_queue);
-        let sender = queue.as_ref().ok_or(SubmitError::Closed)?;
+        let Some(sender) = queue.as_ref() else { return Err((SubmitError::Closed, Box::new(job))) };
         match sender.try_send(job) {
             Ok(()) => {
                 self.shared.metrics.analysis.queue_depth.set(sender.len() as i64);
                 Ok(())
             }
-            Err(TrySendError::Full(_)) => Err(SubmitError::QueueFull),
-            Err(TrySendError::Disconnected(_)) => Err(SubmitError::Closed),
+            Err(TrySendError::Full(job)) => Err((SubmitError::QueueFull, Box::new(job))),
+            Err(TrySendError::Disconnected(job)) => Err((SubmitError::Closed, Box::new(job))),
         }
     }
 

@@ -38,7 +38,7 @@ impl EngineService {
         let cancel = Arc::new(AtomicBool::new(false));
         let _cancel_on_drop = CancelOnDrop(cancel.clone());
         let job = AnalysisJob { task, cancel, reply, enqueued: Instant::now() };
-        self.pool.submit_analysis(job).map_err(|err| match err {
+        self.pool.submit_analysis(job).map_err(|(err, _)| match err {
             SubmitError::QueueFull => Status::resource_exhausted(format!(
                 "the analysis queue is full ({} games waiting); retry later or on another replica",
                 self.analysis.analysis_queue
