@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use fogblast::signals;
 
+mod analysis_bench;
 mod arena_bench;
 mod bench;
 mod chaos;
@@ -48,6 +49,8 @@ enum Command {
     MatchmakerBench(matchmaker_bench::MatchmakerBenchArgs),
     /// Drive one arena of many players on Redis in real time: the first wave, game end to next game, changes told, standings read.
     ArenaBench(arena_bench::ArenaBenchArgs),
+    /// Measure the engine pool's analyses per minute and computer-move latency with and without an analysis backlog.
+    AnalysisBench(analysis_bench::AnalysisBenchArgs),
     /// Measure the rating service on Postgres and NATS: finished games applied per second.
     RatingBench(rating_bench::RatingBenchArgs),
     /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Command::Selfplay(args) => selfplay::run(&args),
         Command::GameBench(args) => game_bench::run(&args),
         Command::RatingBench(args) => rating_bench::run(&args),
+        Command::AnalysisBench(args) => analysis_bench::run(&args),
         Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
         Command::ArenaBench(args) => arena_bench::run(&args),
         Command::Loadtest(args) => loadtest::run(&args),
