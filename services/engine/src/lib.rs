@@ -41,6 +41,25 @@ use service::EngineService;
 /// open get to hear that it is shutting down.
 const ABORT_GRACE: Duration = Duration::from_secs(2);
 
+/// The pool's threads and queues as `config` sizes them.
+fn pool_size(config: &EngineConfig) -> PoolSize {
+    PoolSize {
+        workers: config.settings.workers,
+        queue: config.settings.queue,
+        hash_mb: config.settings.hash_mb,
+        analysis_workers: config.analysis.threads(config.settings.workers),
+        analysis_queue: config.analysis.analysis_queue,
+    }
+}
+
+/// Stops the pool taking work and waits for its threads to end.
+async fn close(pool: Pool) {
+    pool.close();
+    if tokio::task::spawn_blocking(move || pool.join()).await.is_err() {
+        warn!("waiting for the search threads failed");
+    }
+}
+
 /// Why the engine pool could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -94,13 +113,7 @@ async fn serve(
     let grpc_addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics = Arc::new(Metrics::new(config.settings.workers)?);
-    let size = PoolSize {
-        workers: config.settings.workers,
-        queue: config.settings.queue,
-        hash_mb: config.settings.hash_mb,
-        analysis_workers: config.analysis.threads(config.settings.workers),
-        analysis_queue: config.analysis.analysis_queue,
-    };
+    let size = pool_size(&config);
     let pool = Pool::start(size, metrics.clone()).map_err(ServeError::SpawnWorker)?;
 
     let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
@@ -158,10 +171,7 @@ async fn serve(
     if let Some(queue) = queue {
         let _ = queue.await;
     }
-    pool.close();
-    if tokio::task::spawn_blocking(move || pool.join()).await.is_err() {
-        warn!("waiting for the search threads failed");
-    }
+    close(pool).await;
     let _ = stop_metrics.send(());
     let metrics_served = match metrics_server.await {
         Ok(result) => result.map_err(ServeError::MetricsServer),
