@@ -15,6 +15,7 @@
 
 mod support;
 
+mod analysis;
 mod bots;
 mod computer;
 mod disk_full;

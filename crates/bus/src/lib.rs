@@ -92,6 +92,13 @@ pub trait Delivery: Send + Sync + std::fmt::Debug {
     fn redeliveries(&self) -> u64;
     /// Confirms the message is handled, waiting for the stream to record it.
     async fn ack(&self) -> Result<(), BusError>;
+    /// Says the message is still being worked on, so its `ack_wait` starts
+    /// again: long work (an analysis) stays with a live consumer and goes
+    /// to another only when this one stops saying so. The in-process bus
+    /// has nobody else to give it to and does nothing.
+    async fn in_progress(&self) -> Result<(), BusError> {
+        Ok(())
+    }
 }
 
 /// Settings of a durable consumer.

@@ -382,6 +382,10 @@ impl Delivery for NatsDelivery {
         // to confirm, so "acked" really means the message will not return.
         self.acker.double_ack().await.map_err(|e| error("acknowledging", e))
     }
+
+    async fn in_progress(&self) -> Result<(), BusError> {
+        self.acker.ack_with(jetstream::AckKind::Progress).await.map_err(|e| error("reporting progress", e))
+    }
 }
 
 #[cfg(test)]

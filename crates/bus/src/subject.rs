@@ -13,7 +13,8 @@ use crate::BusError;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stream {
     /// The site's own: finished games, which the rating service must get
-    /// every one of.
+    /// every one of, and the analysis queue (requests the engine pool
+    /// takes, results the archive keeps).
     Site,
     /// The public events (docs/events.md), of games and of tournaments: a
     /// message or two for every move, so kept apart, with bounds and a
@@ -28,7 +29,7 @@ impl Stream {
     /// The subjects the stream holds.
     pub(crate) fn subjects(self) -> &'static [&'static str] {
         match self {
-            Stream::Site => &["games.finished.>"],
+            Stream::Site => &["games.finished.>", "analysis.>"],
             Stream::Public => &["games.public.>", "tournaments.public.>"],
         }
     }

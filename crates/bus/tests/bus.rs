@@ -372,7 +372,7 @@ async fn the_stream_keeps_what_its_retention_allows() {
     delete_streams(&config).await;
     assert_eq!((info.config.max_age, info.config.max_bytes), (Duration::from_secs(90), 1 << 20));
     assert_eq!(info.config.duplicate_window, Duration::from_secs(90), "no longer than the age");
-    assert_eq!(info.config.subjects, [format!("{prefix}games.finished.>")]);
+    assert_eq!(info.config.subjects, [format!("{prefix}games.finished.>"), format!("{prefix}analysis.>")]);
     // The public stream has the site's bounds unless told otherwise, and a
     // duplicate window of its own, no longer than its age.
     assert_eq!((public_info.config.max_age, public_info.config.max_bytes), (Duration::from_secs(90), 1 << 20));
@@ -454,7 +454,7 @@ async fn a_stream_that_held_every_subject_is_narrowed_on_start() {
     delete_streams(&config).await;
     connected.expect("the bus starts on the old stream");
     let site = site.expect("the site's stream");
-    assert_eq!(site.config.subjects, [format!("{prefix}games.finished.>")]);
+    assert_eq!(site.config.subjects, [format!("{prefix}games.finished.>"), format!("{prefix}analysis.>")]);
     assert_eq!(site.state.messages, 1, "what it held is kept");
     let public_subjects = [format!("{prefix}games.public.>"), format!("{prefix}tournaments.public.>")];
     assert_eq!(made.expect("the public stream").config.subjects, public_subjects);

@@ -1,6 +1,6 @@
 //! PGN for Fogblast's finished games: [`write_game`] turns a [`GameRecord`]
 //! into PGN with the Seven Tag Roster, lichess-style `Variant`,
-//! `TimeControl`, `UTCDate`/`UTCTime` tags and `[%clk]` comments, and
+//! `TimeControl`, `UTCDate`/`UTCTime` tags, `[%eval]` and `[%clk]` comments, and
 //! [`read_games`] reads PGN back, replaying its SAN with `fogblast-rules`
 //! into UCI moves, clocks and a result. Players download and import games
 //! this way, and other tools (lichess, python-chess) read what we write.
@@ -33,10 +33,12 @@
 
 mod clock;
 mod date;
+mod eval;
 mod read;
 mod tags;
 mod write;
 
+pub use eval::Eval;
 pub use read::{games, read_game, read_games, Games, PgnError, PgnErrorKind, PgnGame};
 pub use tags::{GameResult, ParseResultError, ParseTimeControlError, TimeControl};
 pub use write::{write_game, write_games, GameRecord, WriteError};

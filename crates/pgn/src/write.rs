@@ -7,6 +7,7 @@ use fogblast_rules::{Color, ParsePositionError, ParseUciError, Position, Uci, Va
 
 use crate::clock::format_clock;
 use crate::date::DateTime;
+use crate::eval::Eval;
 use crate::tags::{escape_value, is_valid_tag_name, variant_tag, GameResult, TimeControl};
 
 /// Movetext lines are wrapped before this many columns, as the PGN
@@ -44,6 +45,11 @@ pub struct GameRecord {
     /// one per move, in order; empty when the game had no clock. Written
     /// as `{ [%clk H:MM:SS] }`, rounded down to whole seconds.
     pub clocks_ms: Vec<u64>,
+    /// An analysed game's score after each move, from white's side: at most
+    /// one per move, in order; `None` for a move without one (the one that
+    /// ends the game). Written as `[%eval 0.17]` before the clock, in the
+    /// same comment, as lichess does.
+    pub evals: Vec<Option<Eval>>,
     /// `None` writes `TimeControl "-"` (no clock, or correspondence).
     pub time_control: Option<TimeControl>,
     /// The `Termination` tag as lichess writes it (`Normal`, `Time
@@ -71,6 +77,8 @@ pub enum WriteError {
     IllegalMove { ply: usize, number: String, uci: String, fen: String },
     #[error("{clocks} clock readings for {moves} moves: give at most one per move")]
     TooManyClocks { clocks: usize, moves: usize },
+    #[error("{evals} evaluations for {moves} moves: give at most one per move")]
+    TooManyEvals { evals: usize, moves: usize },
     #[error("tag name {0:?}: use letters, digits and '_', starting with a letter or digit")]
     InvalidTagName(String),
     #[error("tag {0:?} is written twice: extra tags may not repeat one another or the writer's own tags")]
@@ -194,6 +202,9 @@ fn movetext(record: &GameRecord, initial: Position) -> Result<String, WriteError
     if record.clocks_ms.len() > record.moves.len() {
         return Err(WriteError::TooManyClocks { clocks: record.clocks_ms.len(), moves: record.moves.len() });
     }
+    if record.evals.len() > record.moves.len() {
+        return Err(WriteError::TooManyEvals { evals: record.evals.len(), moves: record.moves.len() });
+    }
     // Tokens never broken across lines: a comment stays whole.
     let mut tokens: Vec<String> = Vec::with_capacity(record.moves.len() * 3 + 1);
     let mut pos = initial;
@@ -220,8 +231,11 @@ fn movetext(record: &GameRecord, initial: Position) -> Result<String, WriteError
         }
         tokens.push(pos.san(m));
         after_comment = false;
-        if let Some(&ms) = record.clocks_ms.get(ply) {
-            tokens.push(format!("{{ [%clk {}] }}", format_clock(ms)));
+        let eval = record.evals.get(ply).copied().flatten().map(|eval| format!("[%eval {eval}]"));
+        let clock = record.clocks_ms.get(ply).map(|&ms| format!("[%clk {}]", format_clock(ms)));
+        let comment: Vec<String> = eval.into_iter().chain(clock).collect();
+        if !comment.is_empty() {
+            tokens.push(format!("{{ {} }}", comment.join(" ")));
             after_comment = true;
         }
         pos.play_unchecked(m);
@@ -276,5 +290,26 @@ mod tests {
         };
         let pgn = write_game(&record).unwrap();
         assert!(pgn.ends_with("\n\n1... e5 { [%clk 0:01:00] } 2. Nf3 Nc6 *\n"), "{pgn}");
+    }
+
+    #[test]
+    fn evals_go_before_the_clock_in_one_comment() {
+        let record = GameRecord {
+            variant: Variant::Atomic,
+            moves: ["g1f3", "a7a6", "f3g5", "a6a5", "g5f7"].map(String::from).to_vec(),
+            clocks_ms: vec![60_000, 59_000],
+            evals: vec![Some(Eval::Cp(35)), Some(Eval::Cp(-120)), Some(Eval::Mate(2)), Some(Eval::Mate(1)), None],
+            result: crate::GameResult::WhiteWins,
+            ..GameRecord::default()
+        };
+        let pgn = write_game(&record).unwrap();
+        let movetext = pgn.split("\n\n").nth(1).unwrap().replace('\n', " ");
+        assert_eq!(
+            movetext.trim_end(),
+            "1. Nf3 { [%eval 0.35] [%clk 0:01:00] } 1... a6 { [%eval -1.2] [%clk 0:00:59] } 2. Ng5 { [%eval #2] } \
+             2... a5 { [%eval #1] } 3. Nxf7# 1-0"
+        );
+        let too_many = GameRecord { evals: vec![None; 6], ..record };
+        assert!(matches!(write_game(&too_many), Err(WriteError::TooManyEvals { evals: 6, moves: 5 })));
     }
 }

@@ -31,6 +31,7 @@ fn scholars_mate() -> GameRecord {
         white_elo: Some(1500),
         black_elo: Some(1450),
         extra_tags: vec![("WhiteTitle".into(), "FM".into())],
+        evals: Vec::new(),
     }
 }
 

@@ -62,6 +62,7 @@ fn record_of(game: &PgnGame, chess960: bool) -> GameRecord {
         initial_fen: game.tag("FEN").map(str::to_owned),
         moves: game.moves.clone(),
         clocks_ms: game.clocks_ms.iter().map_while(|clock| *clock).collect(),
+        evals: Vec::new(),
         time_control: game.time_control(),
         termination: game.tag("Termination").unwrap_or_default().to_owned(),
         white_elo: game.tag("WhiteElo").map(|elo| elo.parse().unwrap()),

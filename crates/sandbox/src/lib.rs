@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use fogblast_bus::{EventBus, MemoryBus};
 use fogblast_client::{Client, Http};
-use fogblast_engine_service::{EngineConfig, EngineSettings};
+use fogblast_engine_service::{AnalysisSettings, EngineConfig, EngineSettings};
 use fogblast_game_service::{GameConfig, GameSettings};
 use fogblast_gateway::{GatewayConfig, GatewaySettings};
 use fogblast_matchmaker::{MatchStore, MatchmakerConfig, MatchmakerSettings, ShardRouter};
@@ -110,7 +110,7 @@ impl SandboxBuilder {
         };
         let (stop_tx, stop) = watch::channel(false);
         let mut sandbox = Sandbox { stop: stop_tx, tasks: Vec::new(), gateways: Vec::new(), probes: Vec::new() };
-        let engine_addrs = sandbox.start_engines(self.engines, &stop).await?;
+        let engine_addrs = sandbox.start_engines(self.engines, &backends.bus, &stop).await?;
         sandbox.start_shards(self.shards, &engine_addrs, &backends, &stop).await?;
         let rating_addr = if self.rating { Some(sandbox.start_rating(&backends, &stop).await?) } else { None };
         let matchmaker_addr = if self.matchmaker {
@@ -140,15 +140,29 @@ struct Services {
 }
 
 impl Sandbox {
-    /// Starts `count` engine services; returns their addresses.
-    async fn start_engines(&mut self, count: usize, stop: &watch::Receiver<bool>) -> Result<Vec<String>, SandboxError> {
+    /// Starts `count` engine services, each taking analyses from the
+    /// queue on the sandbox's bus; returns their addresses.
+    async fn start_engines(
+        &mut self,
+        count: usize,
+        bus: &Arc<dyn EventBus>,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<Vec<String>, SandboxError> {
         let mut engine_addrs = Vec::new();
         for i in 0..count {
             let settings = EngineSettings { workers: 1, hash_mb: 4, ..EngineSettings::default() };
-            let config = EngineConfig { settings, drain_ms: DRAIN_MS, ..EngineConfig::default() };
+            // Shallow analyses: the tests' builds are unoptimised.
+            let analysis = AnalysisSettings { analysis_depth: 4, ..AnalysisSettings::default() };
+            let config = EngineConfig { settings, analysis, drain_ms: DRAIN_MS, ..EngineConfig::default() };
             let (grpc, http) = (loopback().await?, loopback().await?);
             engine_addrs.push(format!("http://{}", addr_of(&grpc)?));
-            let task = tokio::spawn(fogblast_engine_service::run(config, grpc, http, on_stop(stop)));
+            let task = tokio::spawn(fogblast_engine_service::run_with_analysis_queue(
+                config,
+                bus.clone(),
+                grpc,
+                http,
+                on_stop(stop),
+            ));
             self.watch(format!("engine-{i}"), task);
         }
         Ok(engine_addrs)

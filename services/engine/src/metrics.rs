@@ -79,6 +79,58 @@ impl SkipReason {
     }
 }
 
+/// The analysis lane's own series.
+#[derive(Debug)]
+pub(crate) struct AnalysisMetrics {
+    pub queue_depth: IntGauge,
+    pub busy_workers: IntGauge,
+    pub analyses: IntCounterVec,
+    pub positions: IntCounter,
+    pub preemptions: IntCounter,
+    pub seconds: Histogram,
+    pub queue_wait_seconds: Histogram,
+}
+
+impl AnalysisMetrics {
+    fn new(registry: &Registry) -> Result<AnalysisMetrics, prometheus::Error> {
+        let metrics = AnalysisMetrics {
+            queue_depth: IntGauge::new("fogblast_engine_analysis_queue_depth", "Analyses waiting for a thread.")?,
+            busy_workers: IntGauge::new("fogblast_engine_analysis_busy_workers", "Search threads analysing now.")?,
+            analyses: IntCounterVec::new(
+                Opts::new("fogblast_engine_analyses_total", "Analyses ended, by outcome."),
+                &["outcome"],
+            )?,
+            positions: IntCounter::new("fogblast_engine_analysis_positions_total", "Positions analysed.")?,
+            preemptions: IntCounter::new(
+                "fogblast_engine_analysis_preemptions_total",
+                "Analysis searches stopped for a computer move and searched again.",
+            )?,
+            seconds: Histogram::with_opts(
+                HistogramOpts::new("fogblast_engine_analysis_seconds", "Time to analyse one game.")
+                    .buckets(exponential_buckets(0.05, 2.0, 14)?),
+            )?,
+            queue_wait_seconds: Histogram::with_opts(
+                HistogramOpts::new(
+                    "fogblast_engine_analysis_queue_wait_seconds",
+                    "Time an analysis waited for a thread.",
+                )
+                .buckets(exponential_buckets(0.001, 2.0, 20)?),
+            )?,
+        };
+        registry.register(Box::new(metrics.queue_wait_seconds.clone()))?;
+        registry.register(Box::new(metrics.queue_depth.clone()))?;
+        registry.register(Box::new(metrics.busy_workers.clone()))?;
+        registry.register(Box::new(metrics.analyses.clone()))?;
+        registry.register(Box::new(metrics.positions.clone()))?;
+        registry.register(Box::new(metrics.preemptions.clone()))?;
+        registry.register(Box::new(metrics.seconds.clone()))?;
+        for outcome in ["ok", "failed", "stopped"] {
+            metrics.analyses.with_label_values(&[outcome]);
+        }
+        Ok(metrics)
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Metrics {
     registry: Registry,
@@ -89,6 +141,7 @@ pub(crate) struct Metrics {
     search_seconds: HistogramVec,
     pub queue_wait_seconds: Histogram,
     pub nodes: IntCounter,
+    pub analysis: AnalysisMetrics,
     /// Set once shutdown began: `/readyz` turns 503 so no new calls come.
     draining: AtomicBool,
 }
@@ -126,6 +179,7 @@ impl Metrics {
         registry.register(Box::new(queue_wait_seconds.clone()))?;
         registry.register(Box::new(nodes.clone()))?;
         worker_count.set(workers.into());
+        let analysis = AnalysisMetrics::new(&registry)?;
         // Every series exists from the start, so a rate over a fresh pool is zero, not absent.
         for outcome in Outcome::ALL {
             requests.with_label_values(&[outcome.label()]);
@@ -145,6 +199,7 @@ impl Metrics {
             search_seconds,
             queue_wait_seconds,
             nodes,
+            analysis,
             draining: AtomicBool::new(false),
         })
     }

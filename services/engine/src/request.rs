@@ -54,6 +54,10 @@ pub enum RequestError {
     MoveAfterEnd { index: usize, uci: String, outcome: String },
     #[error("the game is already over ({0}): there is no move to find")]
     GameOver(String),
+    #[error("depth {0} is over the {max} an analysis may ask for (0 leaves it to the pool)", max = crate::analysis::MAX_ANALYSIS_DEPTH)]
+    DepthTooLarge(u32),
+    #[error("a game of {0} plies is over the {max} an analysis takes", max = crate::analysis::MAX_ANALYSIS_PLIES)]
+    GameTooLong(usize),
 }
 
 /// What a request asks about.
@@ -210,7 +214,7 @@ fn position_of(request: &proto::BestMoveRequest, variant: Variant) -> Result<Sub
     }
 }
 
-fn variant_of(value: i32) -> Result<Variant, RequestError> {
+pub(crate) fn variant_of(value: i32) -> Result<Variant, RequestError> {
     let variant = proto::Variant::try_from(value).map_err(|_| RequestError::UnknownVariant(value))?;
     Variant::try_from(variant).map_err(|_| RequestError::VariantUnspecified)
 }
@@ -226,7 +230,7 @@ fn level_of(value: i32) -> Result<Level, RequestError> {
 }
 
 /// An outcome in words, for error messages: `1-0, white's king exploded`.
-fn describe(outcome: Outcome) -> String {
+pub(crate) fn describe(outcome: Outcome) -> String {
     let why = match outcome {
         Outcome::Decisive { winner, reason } => {
             let loser = !winner;

@@ -6,14 +6,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fogblast_proto::engine::engine_server::Engine;
-use fogblast_proto::engine::{BestMoveRequest, BestMoveResponse};
+use fogblast_proto::engine::{AnalyseRequest, AnalyseResponse, BestMoveRequest, BestMoveResponse};
 use tokio::sync::oneshot;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
+use crate::analysis::AnalysisTask;
+use crate::config::AnalysisSettings;
 use crate::deadline;
 use crate::metrics::{Metrics, Outcome};
-use crate::pool::{Answer, Job, JobResult, SubmitError, Submitter};
+use crate::pool::{AnalysisJob, AnalysisResult, Answer, Job, JobResult, SubmitError, Submitter};
 use crate::request::SearchTask;
 
 #[derive(Debug)]
@@ -21,11 +23,35 @@ pub(crate) struct EngineService {
     pool: Submitter,
     metrics: Arc<Metrics>,
     queue: u32,
+    analysis: AnalysisSettings,
 }
 
 impl EngineService {
-    pub fn new(pool: Submitter, metrics: Arc<Metrics>, queue: u32) -> EngineService {
-        EngineService { pool, metrics, queue }
+    pub fn new(pool: Submitter, metrics: Arc<Metrics>, queue: u32, analysis: AnalysisSettings) -> EngineService {
+        EngineService { pool, metrics, queue, analysis }
+    }
+
+    async fn analysis(&self, request: &AnalyseRequest) -> Result<AnalyseResponse, Status> {
+        let task = AnalysisTask::from_request(request, self.analysis.analysis_depth)
+            .map_err(|err| Status::invalid_argument(err.to_string()))?;
+        let (reply, answer) = oneshot::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let _cancel_on_drop = CancelOnDrop(cancel.clone());
+        let job = AnalysisJob { task, cancel, reply, enqueued: Instant::now() };
+        self.pool.submit_analysis(job).map_err(|(err, _)| match err {
+            SubmitError::QueueFull => Status::resource_exhausted(format!(
+                "the analysis queue is full ({} games waiting); retry later or on another replica",
+                self.analysis.analysis_queue
+            )),
+            SubmitError::Closed => Status::unavailable("the engine pool is shutting down"),
+        })?;
+        match answer.await {
+            Ok(AnalysisResult::Analysed { positions, nodes, elapsed }) => {
+                Ok(AnalyseResponse { positions, nodes, elapsed_ms: elapsed.as_millis().try_into().unwrap_or(u32::MAX) })
+            }
+            Ok(AnalysisResult::Stopped) => Err(Status::unavailable("the engine pool is shutting down")),
+            Ok(AnalysisResult::Failed) | Err(_) => Err(Status::internal("the analysis failed")),
+        }
     }
 
     async fn answer(&self, request: &BestMoveRequest, answer_by: Option<Instant>) -> Result<BestMoveResponse, Status> {
@@ -82,6 +108,18 @@ impl Engine for EngineService {
                 self.metrics.answered(Outcome::of(status.code()));
                 tracing::info!(code = ?status.code(), message = status.message(), "refused");
             }
+        }
+        result.map(Response::new)
+    }
+
+    async fn analyse(&self, request: Request<AnalyseRequest>) -> Result<Response<AnalyseResponse>, Status> {
+        let request = request.into_inner();
+        let span =
+            tracing::info_span!("analyse", variant = request.variant().as_str_name(), moves = request.moves.len());
+        let result = self.analysis(&request).instrument(span.clone()).await;
+        if let Err(status) = &result {
+            let _entered = span.enter();
+            tracing::info!(code = ?status.code(), message = status.message(), "analysis refused");
         }
         result.map(Response::new)
     }

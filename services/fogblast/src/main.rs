@@ -41,7 +41,7 @@ enum Command {
     /// Play as a UCI engine on stdin and stdout, for chess GUIs and match tools.
     Uci,
     /// Run the engine pool service: computer moves over gRPC, metrics over HTTP.
-    Engine(fogblast_engine_service::EngineConfig),
+    Engine(engine_pool::EngineArgs),
     /// Run one game shard: authoritative games and clocks over gRPC, kept in Redis.
     Game(game_shard::GameArgs),
     /// Run one gateway: the WebSocket edge players and bots connect to.

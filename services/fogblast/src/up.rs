@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use fogblast_bus::{EventBus, MemoryBus};
-use fogblast_engine_service::{EngineConfig, EngineSettings};
+use fogblast_engine_service::{AnalysisSettings, EngineConfig, EngineSettings};
 use fogblast_game_service::{GameConfig, GameSettings};
 use fogblast_gateway::{GatewayConfig, GatewaySettings};
 use fogblast_matchmaker::{MatchStore, MatchmakerConfig, MatchmakerSettings, ShardRouter};
@@ -51,6 +51,8 @@ pub struct UpArgs {
     game: GameSettings,
     #[command(flatten, next_help_heading = "Engine pool")]
     engine: EngineSettings,
+    #[command(flatten, next_help_heading = "Engine pool")]
+    analysis: AnalysisSettings,
     #[command(flatten, next_help_heading = "Matchmaker")]
     matchmaker: MatchmakerSettings,
     #[command(flatten, next_help_heading = "Rating service")]
@@ -121,10 +123,16 @@ async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         let _ = stop_tx.send(true);
     });
 
-    let engine = EngineConfig { settings: args.engine, ..EngineConfig::default() };
+    let engine = EngineConfig { settings: args.engine, analysis: args.analysis, ..EngineConfig::default() };
     let (engine_grpc, engine_http) = (loopback().await?, loopback().await?);
     let engine_addr = format!("http://{}", engine_grpc.local_addr()?);
-    let engine = tokio::spawn(fogblast_engine_service::run(engine, engine_grpc, engine_http, on_stop(&stop)));
+    let engine = tokio::spawn(fogblast_engine_service::run_with_analysis_queue(
+        engine,
+        bus.clone(),
+        engine_grpc,
+        engine_http,
+        on_stop(&stop),
+    ));
 
     let mut settings = args.game;
     settings.public_events &= args.backends.nats_url.is_some();

@@ -1,6 +1,7 @@
 //! The gateway's HTTP routes: the WebSocket upgrade at `/ws`, health and
 //! readiness (metrics are on the admin port), a spectator's view of a game at `/api/games/{id}`,
 //! the games being played at `/api/tv/games` and `/api/tv/channels`,
+//! computer analysis at `/api/games/{id}/analysis`,
 //! recovery codes at `/api/recovery`,
 //! and the web client a browser opens (`/`, invite links `/g/{code}` and
 //! its files under `/assets/`, see `web.rs`).
@@ -20,7 +21,7 @@ use fogblast_proto::ids::GameId;
 use fogblast_protocol::ServerFrame;
 
 use crate::limits::HttpBudget;
-use crate::{archive_api, bot_api, fog_review, frames, games_in_play, recovery, session, Gateway};
+use crate::{analysis_api, archive_api, bot_api, fog_review, frames, games_in_play, recovery, session, Gateway};
 
 // The web client lives beside this file; it is declared here so that the
 // HTTP layer alone owns it.
@@ -39,6 +40,7 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/api/games/{id}", get(game))
         .route("/api/games/{id}/pgn", get(archive_api::pgn))
         .route("/api/games/{id}/review", get(fog_review::get))
+        .route("/api/games/{id}/analysis", post(analysis_api::request).get(analysis_api::get))
         // lichess's export address, which lichess-bot reads at a game's end.
         .route("/game/export/{id}", get(archive_api::pgn))
         .route("/api/players/{id}", get(archive_api::profile))

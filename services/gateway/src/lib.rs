@@ -25,6 +25,7 @@ use tracing::{info, warn};
 
 mod accept;
 mod address;
+mod analysis_api;
 mod archive_api;
 mod bot_api;
 mod computer_games;

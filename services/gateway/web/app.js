@@ -27,6 +27,7 @@ import { initLobby, lobbyWanted, onLobbyFrame, stopLobby, subscribeLobby } from 
 import { initSeek, onPaired, renderSeek, seekAgain, seeking } from './js/features/seek.js';
 import * as ratings from './js/features/ratings.js';
 import { initReplay, replayKey, resetReplay } from './js/features/replay.js';
+import { initComputerAnalysis } from './js/features/computer-analysis.js';
 import { resetCurtain } from './js/features/hotseat.js';
 import { initYourGames, loadProfile } from './js/features/your-games.js';
 import { setPremove } from './js/features/premove.js';
@@ -188,6 +189,7 @@ function start() {
   });
   ratings.initRatings({ render: renderGame });
   initReplay({ render: renderGame, explode: (squares) => board.explode(squares) });
+  initComputerAnalysis(renderGame);
   initLobby({ joinByCode, openGame: session.openGame });
   initSeek({ openGame: session.openGame });
   initYourGames({ openGame: session.openGame });

@@ -269,6 +269,20 @@ impl fogblast_proto::rating::rating_server::Rating for OneRating {
         Err(tonic::Status::unimplemented("not here"))
     }
 
+    async fn request_analysis(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::AnalysisRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::GameAnalysis>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
+
+    async fn get_analysis(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::GameRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::GameAnalysis>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
+
     async fn set_recovery(
         &self,
         _: tonic::Request<fogblast_proto::rating::SetRecoveryRequest>,

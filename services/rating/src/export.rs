@@ -1,7 +1,8 @@
 //! An archived game as PGN: the archive's record turned into the PGN
 //! writer's, with lichess's tags and terminations.
 
-use fogblast_pgn::{GameRecord, GameResult, TimeControl};
+use fogblast_pgn::{Eval, GameRecord, GameResult, TimeControl};
+use fogblast_proto::engine::PositionEval;
 use fogblast_proto::events::FinishedPlayer;
 use fogblast_proto::game::EndReason;
 use fogblast_proto::rating::ArchivedGame;
@@ -43,7 +44,19 @@ fn termination(reason: EndReason) -> &'static str {
     }
 }
 
-pub fn pgn(archived: &ArchivedGame) -> Result<String, String> {
+/// A position's score as PGN writes it; none for a finished position.
+fn eval_of(eval: &PositionEval) -> Option<Eval> {
+    match (eval.mate, eval.cp) {
+        (Some(mate), _) => Some(Eval::Mate(mate)),
+        (None, Some(cp)) => Some(Eval::Cp(cp)),
+        (None, None) => None,
+    }
+}
+
+/// The game as PGN; with an analysis (`evals`, one per position, the
+/// start first), each move carries the score of the position it led to as
+/// `[%eval]`, and the move that ends the game none (its result says it).
+pub fn pgn(archived: &ArchivedGame, evals: &[PositionEval]) -> Result<String, String> {
     let game = archived.game.as_ref().ok_or("the archive holds no game")?;
     let variant = fogblast_rules::Variant::try_from(game.variant()).unwrap_or(fogblast_rules::Variant::Standard);
     let standard_start = Position::from_fen(&game.initial_fen, variant)
@@ -63,6 +76,7 @@ pub fn pgn(archived: &ArchivedGame) -> Result<String, String> {
         initial_fen: (!standard_start || game.chess960).then(|| game.initial_fen.clone()),
         moves: game.moves.clone(),
         clocks_ms: game.clock_ms.clone(),
+        evals: evals.iter().skip(1).take(game.moves.len()).map(eval_of).collect(),
         time_control: game
             .clock
             .map(|c| TimeControl { initial_s: c.initial_ms / 1000, increment_s: c.increment_ms / 1000 }),
@@ -97,7 +111,7 @@ mod tests {
             moves: vec!["e2e4".into()],
             ..Default::default()
         };
-        let pgn = pgn(&ArchivedGame { game: Some(game), ..Default::default() }).unwrap();
+        let pgn = pgn(&ArchivedGame { game: Some(game), ..Default::default() }, &[]).unwrap();
         assert!(pgn.contains("[White \"Anonymous\"]"), "{pgn}");
         assert!(pgn.contains("[Black \"Magnus\"]"), "{pgn}");
         assert!(pgn.contains("[WhitePlayerId \"ijndniymry9xhlue\"]"), "{pgn}");

@@ -17,10 +17,13 @@ use tokio::sync::watch;
 use tonic::transport::server::TcpIncoming;
 use tracing::{info, warn};
 
+pub mod analyses;
+mod analysis_results;
 pub mod archive;
 mod config;
 pub mod consumer;
 mod export;
+pub mod judgement;
 mod metrics;
 mod recovery;
 pub mod rerate;
@@ -63,7 +66,10 @@ pub async fn run(
         filter: "games.finished.>".to_owned(),
         ack_wait: config.settings.ack_wait(),
     };
-    let consumer = tokio::spawn(consumer::run(archive.clone(), bus, metrics.clone(), consumer_config, stop.clone()));
+    let results =
+        tokio::spawn(analysis_results::run(archive.clone(), bus.clone(), consumer_config.clone(), stop.clone()));
+    let consumer =
+        tokio::spawn(consumer::run(archive.clone(), bus.clone(), metrics.clone(), consumer_config, stop.clone()));
     let mut http_stop = stop.clone();
     let ready: fogblast_runtime::Readiness = Arc::new(|| Ok(()));
     let http = tokio::spawn(fogblast_runtime::serve_admin(metrics_listener, metrics.registry(), ready, async move {
@@ -73,12 +79,13 @@ pub async fn run(
     let (served, _) = fogblast_runtime::serve_with_drain(shutdown, config.drain(), |signal| {
         fogblast_runtime::grpc_server()
             .layer(fogblast_telemetry::GrpcTraceLayer)
-            .add_service(RatingServer::new(service::RatingService::new(archive)))
+            .add_service(RatingServer::new(service::RatingService::new(archive, bus)))
             .serve_with_incoming_shutdown(TcpIncoming::from(grpc_listener).with_nodelay(Some(true)), signal)
     })
     .await;
     let _ = stop_tx.send(true);
     let _ = consumer.await;
+    let _ = results.await;
     let http_served = match http.await {
         Ok(result) => result.map_err(ServeError::MetricsServer),
         Err(error) => {

@@ -7,28 +7,69 @@ use fogblast_proto::game::Variant;
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::rating::rating_server::Rating;
 use fogblast_proto::rating::{
-    ArchivedGame, GameRequest, Leaderboard, LeaderboardRequest, Pgn, PlayerGames, PlayerGamesRequest, Profile,
-    ProfileRequest, RecoveryIdentity, RedeemRecoveryRequest, RevokeRecoveryRequest, RevokeRecoveryResponse,
-    SetRecoveryRequest,
+    AnalysisRequest, ArchivedGame, GameAnalysis, GameRequest, Leaderboard, LeaderboardRequest, Pgn, PlayerGames,
+    PlayerGamesRequest, Profile, ProfileRequest, RecoveryIdentity, RedeemRecoveryRequest, RevokeRecoveryRequest,
+    RevokeRecoveryResponse, SetRecoveryRequest,
 };
 use tonic::{Request, Response, Status};
 
+use std::sync::Arc;
+
+use fogblast_bus::EventBus;
+
+use crate::analyses::{Requested, StoredAnalysis};
 use crate::archive::{Archive, ArchiveError};
+use crate::consumer::now_ms;
 use crate::export;
+use crate::judgement::judge;
 use crate::recovery::is_code_hash;
 
 /// The longest display name kept with a recovery code, in characters.
 const MAX_NAME_CHARS: usize = 30;
+/// The most analyses one requester (address) may wait for at once.
+pub const MAX_WAITING_ANALYSES: u32 = 3;
 
 #[derive(Debug, Clone)]
 pub struct RatingService {
     archive: Archive,
+    bus: Arc<dyn EventBus>,
 }
 
 impl RatingService {
-    pub fn new(archive: Archive) -> RatingService {
-        RatingService { archive }
+    pub fn new(archive: Archive, bus: Arc<dyn EventBus>) -> RatingService {
+        RatingService { archive, bus }
     }
+
+    /// The archived game, or why it is not there.
+    async fn archived(&self, game: &GameId) -> Result<ArchivedGame, Status> {
+        self.archive.game(game.as_str()).await.map_err(unavailable)?.ok_or_else(|| {
+            not_found(format!("no finished game {game}: it is still being played, or there is no such game"))
+        })
+    }
+}
+
+/// An analysis as the API gives it: evaluations, and once done, each move
+/// judged and each side's accuracy.
+fn game_analysis(stored: StoredAnalysis, archived: &ArchivedGame) -> GameAnalysis {
+    let mut analysis = GameAnalysis {
+        game_id: stored.game_id,
+        state: stored.state.into(),
+        error: stored.error,
+        depth: stored.depth,
+        requested_at_ms: stored.requested_ms,
+        finished_at_ms: stored.finished_ms,
+        ..Default::default()
+    };
+    if let Some(game) = archived.game.as_ref().filter(|_| !stored.positions.is_empty()) {
+        let variant = fogblast_rules::Variant::try_from(game.variant()).unwrap_or(fogblast_rules::Variant::Standard);
+        let white_first = fogblast_rules::Position::from_fen(&game.initial_fen, variant)
+            .map_or(true, |start| start.turn() == fogblast_rules::Color::White);
+        let judged = judge(&stored.positions, &game.moves, white_first);
+        analysis.moves = judged.moves;
+        [analysis.white_accuracy, analysis.black_accuracy] = judged.accuracy;
+    }
+    analysis.positions = stored.positions;
+    analysis
 }
 
 fn bad(message: impl Into<String>) -> Status {
@@ -119,7 +160,10 @@ impl Rating for RatingService {
             .await
             .map_err(unavailable)?
             .ok_or_else(|| not_found(format!("no archived game {game}")))?;
-        let pgn = export::pgn(&archived).map_err(|e| ServiceError::new(ErrorCode::Internal, e).into_status())?;
+        let analysis = self.archive.analysis(game.as_str()).await.map_err(unavailable)?;
+        let evals = analysis.map(|analysis| analysis.positions).unwrap_or_default();
+        let pgn =
+            export::pgn(&archived, &evals).map_err(|e| ServiceError::new(ErrorCode::Internal, e).into_status())?;
         Ok(Response::new(Pgn { pgn }))
     }
 
@@ -154,6 +198,50 @@ impl Rating for RatingService {
             .map_err(unavailable)?
             .ok_or_else(|| not_found("no player has that recovery code: it is mistyped or was revoked"))?;
         Ok(Response::new(RecoveryIdentity { player_id, name }))
+    }
+
+    async fn request_analysis(&self, request: Request<AnalysisRequest>) -> Result<Response<GameAnalysis>, Status> {
+        let request = request.into_inner();
+        let game = GameId::parse(&request.game_id).map_err(|e| bad(e.to_string()))?;
+        let archived = self.archived(&game).await?;
+        let requested = self
+            .archive
+            .request_analysis(game.as_str(), &request.requester, now_ms(), MAX_WAITING_ANALYSES)
+            .await
+            .map_err(unavailable)?;
+        let stored = match requested {
+            Requested::TooMany { max } => {
+                return Err(ServiceError::new(
+                    ErrorCode::RateLimited,
+                    format!("you already wait for {max} analyses; ask again when one is done"),
+                )
+                .into_status())
+            }
+            Requested::Existing(stored) => stored,
+            Requested::New(stored) => stored,
+        };
+        // A queued analysis is published again: if the first publish was
+        // lost, this one counts, and if not, the stream drops it.
+        if stored.state == fogblast_proto::rating::AnalysisState::Queued {
+            let finished = archived.game.as_ref().ok_or_else(|| not_found(format!("no finished game {game}")))?;
+            crate::analysis_results::publish_request(self.bus.as_ref(), finished).await.map_err(|e| {
+                ServiceError::new(ErrorCode::Unavailable, format!("the analysis queue is unavailable: {e}"))
+                    .into_status()
+            })?;
+        }
+        Ok(Response::new(game_analysis(stored, &archived)))
+    }
+
+    async fn get_analysis(&self, request: Request<GameRequest>) -> Result<Response<GameAnalysis>, Status> {
+        let game = GameId::parse(&request.into_inner().game_id).map_err(|e| bad(e.to_string()))?;
+        let archived = self.archived(&game).await?;
+        let stored = self
+            .archive
+            .analysis(game.as_str())
+            .await
+            .map_err(unavailable)?
+            .ok_or_else(|| not_found(format!("game {game} has not been analysed: request an analysis first")))?;
+        Ok(Response::new(game_analysis(stored, &archived)))
     }
 
     async fn revoke_recovery(

@@ -135,6 +135,7 @@ pub fn random_game(rng: &mut StdRng, variant: Variant, plain_tags: bool, coverag
         initial_fen,
         moves: moves.iter().map(|m| m.to_uci(mode).to_string()).collect(),
         clocks_ms,
+        evals: Vec::new(),
         time_control: rng
             .random_bool(0.7)
             .then(|| TimeControl { initial_s: rng.random_range(0..10_800), increment_s: rng.random_range(0..60) }),

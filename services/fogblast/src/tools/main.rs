@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use fogblast::signals;
 
+mod analysis_bench;
 mod arena_bench;
 mod arena_loadtest;
 mod bench;
@@ -53,6 +54,8 @@ enum Command {
     ArenaBench(arena_bench::ArenaBenchArgs),
     /// Play a whole arena with bot players through real gateways, shards, matchmakers and the rating service; verifies every game and recomputes every score from the archive.
     ArenaLoadtest(arena_loadtest::ArenaLoadtestArgs),
+    /// Measure the engine pool's analyses per minute and computer-move latency with and without an analysis backlog.
+    AnalysisBench(analysis_bench::AnalysisBenchArgs),
     /// Measure the rating service on Postgres and NATS: finished games applied per second.
     RatingBench(rating_bench::RatingBenchArgs),
     /// Measure a game shard on Redis: moves applied per second and MakeMove latency.
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Selfplay(args) => selfplay::run(&args),
         Command::GameBench(args) => game_bench::run(&args),
         Command::RatingBench(args) => rating_bench::run(&args),
+        Command::AnalysisBench(args) => analysis_bench::run(&args),
         Command::MatchmakerBench(args) => matchmaker_bench::run(&args),
         Command::ArenaBench(args) => arena_bench::run(&args),
         Command::ArenaLoadtest(args) => arena_loadtest::run(&args),

@@ -28,6 +28,7 @@ import { ROLE_NAMES } from '../../art/pieces.js';
 import { renderChat } from '../features/chat.js';
 import { renderTournamentGame } from '../features/tournament-game.js';
 import { setting } from '../features/settings.js';
+import { analysisMarks, markTitle, renderComputerAnalysis } from '../features/computer-analysis.js';
 
 let board = null;
 let flipped = false;
@@ -89,6 +90,7 @@ export function renderGame() {
   renderMoves(model, curtain);
   renderReplay(model);
   renderPgn(model);
+  renderComputerAnalysis(model, { hotseat: isHotseat() });
   const ended = model.status === 'ended';
   document.title = ended ? `${resultText(model)} · Fogblast` : myTurn ? 'Your turn · Fogblast' : 'Fogblast';
 }
@@ -315,6 +317,7 @@ function renderMoves(model, masked = false) {
   const ply = replayPly();
   const shownPly = ply == null ? model.moves.length : ply;
   const frames = browseFrames(model);
+  const marks = model.status === 'ended' ? analysisMarks(model.id) : {};
   for (let i = 0; i < model.moves.length; i += 2) {
     const row = [`<li class="move-row"><span class="move-no">${i / 2 + 1}.</span>`];
     for (const p of [i, i + 1]) {
@@ -327,7 +330,11 @@ function renderMoves(model, masked = false) {
       if (!uci || masked) classes.push('hidden-move');
       if (p === shownPly - 1) classes.push('current');
       const canShow = !masked && !!frames && !!frames[p + 1];
-      row.push(`<span class="${classes.join(' ')}" data-ply="${p}"${canShow ? ' role="button" tabindex="-1"' : ''}>${escapeHtml(text)}</span>`);
+      const mark = marks[p];
+      const marked = mark && !masked
+        ? ` <span class="move-mark" data-judgement="${mark.judgement}" title="${escapeHtml(markTitle(mark))}" aria-label="${escapeHtml(markTitle(mark))}">${mark.mark}</span>`
+        : '';
+      row.push(`<span class="${classes.join(' ')}" data-ply="${p}"${canShow ? ' role="button" tabindex="-1"' : ''}>${escapeHtml(text)}${marked}</span>`);
     }
     row.push('</li>');
     items.push(row.join(''));
