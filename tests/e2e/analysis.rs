@@ -73,8 +73,15 @@ async fn a_finished_game_is_analysed_once_and_a_game_in_play_never() {
     let (status, error) = post(&http, &format!("/api/games/{fog}/analysis")).await;
     assert_eq!((status, error["code"].as_str()), (409, Some("conflict")), "{error}");
     assert!(error["message"].as_str().unwrap().contains("still being played"), "{error}");
-    let (status, _): (u16, Value) = http.get_json(&format!("/api/games/{fog}/analysis")).await.unwrap();
-    assert_eq!(status, 404, "nothing of a fog game in play is analysed");
+    let (status, none): (u16, Value) = http.get_json(&format!("/api/games/{fog}/analysis")).await.unwrap();
+    assert_eq!(
+        (status, none["state"].as_str()),
+        (200, Some("none")),
+        "nothing of a fog game in play is analysed: {none}"
+    );
+    assert!(none.get("positions").is_none() && none.get("moves").is_none(), "{none}");
+    let (status, error): (u16, Value) = http.get_json("/api/games/nosuchgame1/analysis").await.unwrap();
+    assert_eq!((status, error["code"].as_str()), (404, Some("not_found")), "{error}");
 
     // A finished atomic game: asked for twice, analysed once.
     let mut white = Client::join("white", cluster.gateway(0), None).await;

@@ -147,22 +147,18 @@ fn round1(x: f64) -> f64 {
 /// above all, may be analysed before its end. `true` when the game service
 /// still holds the game, ended.
 async fn refuse_unfinished(gateway: &Gateway, game: &GameId) -> Result<bool, ServiceError> {
-    let request = GetStateRequest { game_id: game.to_string(), player_id: String::new() };
-    match gateway.router.get_state(request).await {
-        Ok(state) => match state.status() {
-            Status::Ended => Ok(true),
-            Status::Waiting => Err(ServiceError::new(
-                ErrorCode::Conflict,
-                format!("game {game} has not started: only a finished game can be analysed"),
-            )),
-            _ => Err(ServiceError::new(
-                ErrorCode::Conflict,
-                format!("game {game} is still being played: only a finished game can be analysed"),
-            )),
-        },
+    match game_service_status(gateway, game).await? {
+        Some(Status::Ended) => Ok(true),
+        Some(Status::Waiting) => Err(ServiceError::new(
+            ErrorCode::Conflict,
+            format!("game {game} has not started: only a finished game can be analysed"),
+        )),
+        Some(_) => Err(ServiceError::new(
+            ErrorCode::Conflict,
+            format!("game {game} is still being played: only a finished game can be analysed"),
+        )),
         // Finished games leave the game service; the archive answers for them.
-        Err(error) if error.code == ErrorCode::NotFound => Ok(false),
-        Err(error) => Err(error),
+        None => Ok(false),
     }
 }
 
@@ -208,13 +204,50 @@ pub async fn request(
     }
 }
 
-/// `GET /api/games/{id}/analysis`.
+/// `GET /api/games/{id}/analysis`: the analysis, or `state: "none"` for a
+/// game (in play, just ended or archived) nobody asked to analyse, so a
+/// page that looks for one on every finished game is not answered with an
+/// error; 404 only for a game that does not exist.
 pub async fn get(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
     let result = async {
         let game = parse(&id)?;
-        let request = GameRequest { game_id: game.into_string() };
-        within(gateway.config.settings.rating_timeout(), RATING, rating(&gateway)?.get_analysis(request)).await
+        let request = GameRequest { game_id: game.to_string() };
+        let timeout = gateway.config.settings.rating_timeout();
+        match within(timeout, RATING, rating(&gateway)?.get_analysis(request)).await {
+            Ok(analysis) => Ok(Json(view(analysis)).into_response()),
+            Err(error) if error.code == ErrorCode::NotFound => {
+                if game_exists(&gateway, &game).await? {
+                    Ok(Json(serde_json::json!({ "game": game.as_str(), "state": "none" })).into_response())
+                } else {
+                    Err(ServiceError::new(ErrorCode::NotFound, format!("no game {game}")))
+                }
+            }
+            Err(error) => Err(error),
+        }
     }
     .await;
-    result.map_or_else(|error| error_response(&error), |analysis| Json(view(analysis)).into_response())
+    result.unwrap_or_else(|error| error_response(&error))
+}
+
+/// Whether the game service holds `game` or the archive has it.
+async fn game_exists(gateway: &Gateway, game: &GameId) -> Result<bool, ServiceError> {
+    if game_service_status(gateway, game).await?.is_some() {
+        return Ok(true);
+    }
+    match crate::archive_api::archived_record(gateway, game.as_str()).await {
+        Ok(archived) => Ok(archived.game.is_some()),
+        Err(error) if error.code == ErrorCode::NotFound => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// The status of `game` in the game service; `None` once it has left it
+/// (finished games do, after a while) or if it never was.
+pub(crate) async fn game_service_status(gateway: &Gateway, game: &GameId) -> Result<Option<Status>, ServiceError> {
+    let request = GetStateRequest { game_id: game.to_string(), player_id: String::new() };
+    match gateway.router.get_state(request).await {
+        Ok(state) => Ok(Some(state.status())),
+        Err(error) if error.code == ErrorCode::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
 }

@@ -11,9 +11,11 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::ids::GameId;
 use fogblast_rules::{Bitboard, CastlingMode, Color, Move, Position, Role, Square, Variant};
 use serde::Serialize;
 
@@ -215,12 +217,28 @@ fn uci(m: Move) -> String {
     m.to_uci(CastlingMode::Standard).to_string()
 }
 
-/// `GET /api/games/{id}/review`: the hindsight review of a finished fog game.
+/// `GET /api/games/{id}/review`: the hindsight review of a finished fog
+/// game; 202 with `state: "pending"` for a game that has ended and is not
+/// archived yet (ask again), 404 for a game in play or none.
 pub async fn get(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
     match review_of(&gateway, &id).await {
         Ok(review) => Json(review).into_response(),
+        Err(error) if error.code == ErrorCode::NotFound => match just_ended(&gateway, &id).await {
+            Ok(true) => {
+                (StatusCode::ACCEPTED, Json(serde_json::json!({ "game": id, "state": "pending" }))).into_response()
+            }
+            Ok(false) => crate::http::error_response(&error),
+            Err(error) => crate::http::error_response(&error),
+        },
         Err(error) => crate::http::error_response(&error),
     }
+}
+
+/// The game service holds `id` as ended: it is on its way to the archive.
+async fn just_ended(gateway: &Gateway, id: &str) -> Result<bool, ServiceError> {
+    let Ok(game) = GameId::parse(id) else { return Ok(false) };
+    let status = crate::analysis_api::game_service_status(gateway, &game).await?;
+    Ok(status == Some(fogblast_proto::game::Status::Ended))
 }
 
 async fn review_of(gateway: &Gateway, id: &str) -> Result<Review, ServiceError> {

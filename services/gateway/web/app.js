@@ -28,6 +28,7 @@ import { initSeek, onPaired, renderSeek, seekAgain, seeking } from './js/feature
 import * as ratings from './js/features/ratings.js';
 import { initReplay, replayKey, resetReplay } from './js/features/replay.js';
 import { initComputerAnalysis } from './js/features/computer-analysis.js';
+import { initFogReview } from './js/features/fog-review.js';
 import { resetCurtain } from './js/features/hotseat.js';
 import { initYourGames, loadProfile } from './js/features/your-games.js';
 import { setPremove } from './js/features/premove.js';
@@ -190,6 +191,7 @@ function start() {
   ratings.initRatings({ render: renderGame });
   initReplay({ render: renderGame, explode: (squares) => board.explode(squares) });
   initComputerAnalysis(renderGame);
+  initFogReview(renderGame);
   initLobby({ joinByCode, openGame: session.openGame });
   initSeek({ openGame: session.openGame });
   initYourGames({ openGame: session.openGame });

@@ -169,9 +169,11 @@ test('the fog-of-war view holds no hidden piece', { timeout: 150_000 }, async ()
       await checkPage(white, black, game);
       await checkPage(black, white, game);
       if (ply === 2) {
-        // Both have moved, and neither is offered a takeback: fog has none.
+        // Both have moved, and neither is offered a takeback: fog has none;
+        // nor is there any hindsight review while the game is played.
         for (const p of [white, black]) {
           assert.ok(await p.el('takeback').isHidden(), `${p.name}'s page offers a takeback in fog of war`);
+          assert.ok(await p.el('fog-review').isHidden(), `${p.name}'s page shows a review during the game`);
         }
         // Black lost the f5 pawn in the fog: the frame says so and the page flags it.
         const frame = black.received.find((f) => f.game === game && f.t === 'move' && f.ply === 2);
@@ -199,5 +201,29 @@ test('the fog-of-war view holds no hidden piece', { timeout: 150_000 }, async ()
       assert.deepEqual(fogged, [], `${p.name}'s page still fogs ${fogged} after the end`);
       await resultText(p, end);
     }
+    await checkHindsight(white, game);
   });
 });
+
+/** After the end: the hindsight review shows, for the final position, the
+ * board white saw exactly as white was shown it during the game, the true
+ * board whole, and after Home the starting position. */
+async function checkHindsight(white, game) {
+  await white.page.waitForSelector('[data-testid="fog-review-white"]', { timeout: 30_000 });
+  const squares = (testid) => white.page.$$eval(`[data-testid="${testid}"] .mini-sq`, (els) =>
+    els.map((e) => ({ square: e.dataset.square, fogged: e.classList.contains('fogged'), glyph: e.textContent })));
+  const lastView = white.received.filter((f) => f.game === game && f.t === 'move').at(-1);
+  const seen = (await squares('fog-review-white')).filter((s) => !s.fogged).map((s) => s.square).sort();
+  assert.deepEqual(seen, [...lastView.visible].sort(), 'the review shows white what white saw at the end');
+  const truth = await squares('fog-review-true');
+  assert.equal(truth.filter((s) => s.fogged).length, 0, 'the true board has no fog');
+  const summary = (await white.el('fog-review-summary').textContent()) || '';
+  assert.match(summary, /White: \d+ moves/);
+  assert.match(summary, /Black: \d+ moves/);
+  await white.page.keyboard.press('Home');
+  await white.page.waitForFunction(() => {
+    const cells = [...document.querySelectorAll('[data-testid="fog-review-true"] .mini-sq')];
+    return cells.filter((c) => c.textContent).length === 32;
+  }, null, { timeout: 10_000 });
+  await white.shot('fog-hindsight');
+}

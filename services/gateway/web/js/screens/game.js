@@ -29,6 +29,7 @@ import { renderChat } from '../features/chat.js';
 import { renderTournamentGame } from '../features/tournament-game.js';
 import { setting } from '../features/settings.js';
 import { analysisMarks, markTitle, renderComputerAnalysis } from '../features/computer-analysis.js';
+import { renderFogReview } from '../features/fog-review.js';
 
 let board = null;
 let flipped = false;
@@ -91,6 +92,7 @@ export function renderGame() {
   renderReplay(model);
   renderPgn(model);
   renderComputerAnalysis(model, { hotseat: isHotseat() });
+  renderFogReview(model, { hotseat: isHotseat() });
   const ended = model.status === 'ended';
   document.title = ended ? `${resultText(model)} · Fogblast` : myTurn ? 'Your turn · Fogblast' : 'Fogblast';
 }
