@@ -19,6 +19,10 @@ fn config(cluster: &NatsCluster) -> NatsConfig {
         replicas: 3,
         stream: "TEST_CLUSTER".into(),
         subject_prefix: "test_cluster.".into(),
+        // A bound of the test's own: each of the three servers must be able
+        // to reserve it on a disk the other servers and tests share.
+        max_bytes: 64 * 1024 * 1024,
+        public_max_bytes: Some(64 * 1024 * 1024),
         ..NatsConfig::default()
     }
 }
