@@ -31,7 +31,8 @@ use crate::{frames, notices};
 const MATCHMAKER: &str = "matchmaker";
 
 /// The lobby's subscribers on this gateway, each with the version of the
-/// list it holds, and the newest list heard.
+/// notice whose list it holds (`None` for a list from the matchmaker's
+/// reply), and the newest list heard.
 #[derive(Default)]
 pub struct Lobby {
     state: Mutex<LobbyState>,
@@ -39,7 +40,7 @@ pub struct Lobby {
 
 #[derive(Default)]
 struct LobbyState {
-    subscribers: HashMap<u64, (Arc<Conn>, u64)>,
+    subscribers: HashMap<u64, (Arc<Conn>, Option<u64>)>,
     current: Option<LobbyFrame>,
 }
 
@@ -72,7 +73,10 @@ impl Lobby {
 
     /// A new list: to each subscriber holding the previous one, what
     /// changed; to one holding another, the whole list; to one already as
-    /// new, nothing.
+    /// new, nothing. A list from a reply carries the version it was read
+    /// at, but the boards beside it may differ from that version's notice
+    /// (they are read one after the other), so no change is computed
+    /// against it: its holder gets the next whole list.
     fn heard(&self, newest: LobbyFrame) {
         let mut state = self.state.lock().expect("lobby lock");
         if state.current.as_ref().is_some_and(|current| current.v >= newest.v) {
@@ -84,11 +88,11 @@ impl Lobby {
         });
         let mut whole = None;
         for (conn, holds) in state.subscribers.values_mut() {
-            if *holds >= newest.v {
+            if holds.is_some_and(|v| v >= newest.v) {
                 continue;
             }
             match &update {
-                Some((from, frame)) if *holds == *from => {
+                Some((from, frame)) if *holds == Some(*from) => {
                     conn.send(frame.clone());
                 }
                 _ => {
@@ -96,7 +100,7 @@ impl Lobby {
                     conn.send(frame.clone());
                 }
             }
-            *holds = newest.v;
+            *holds = Some(newest.v);
         }
         state.current = Some(newest);
     }
@@ -105,9 +109,8 @@ impl Lobby {
     /// there, in one step, so no change reaches the socket before it.
     pub fn subscribe(&self, conn: &Arc<Conn>, reply: LobbyFrame) {
         let mut state = self.state.lock().expect("lobby lock");
-        let holds = reply.v;
         conn.send(frames::text(&ServerFrame::Lobby(reply)));
-        state.subscribers.insert(conn.id, (conn.clone(), holds));
+        state.subscribers.insert(conn.id, (conn.clone(), None));
     }
 
     pub fn unsubscribe(&self, conn: &Conn) {
@@ -247,52 +250,94 @@ mod tests {
         std::iter::from_fn(|| frames.try_recv().ok()).map(|f| serde_json::from_str(f.as_str()).unwrap()).collect()
     }
 
+    /// A subscriber's list as a client keeps it: a whole list replaces
+    /// it, an update applies to the version it follows (`None`: missed).
+    fn apply(held: Option<(u64, Vec<String>)>, frame: &serde_json::Value) -> Option<(u64, Vec<String>)> {
+        let games = |list: &serde_json::Value| -> Vec<String> {
+            list.as_array().unwrap().iter().map(|b| b["game"].as_str().unwrap().to_owned()).collect()
+        };
+        let v = frame["v"].as_u64().unwrap();
+        if frame["t"] == "lobby" {
+            return Some((v, games(&frame["open"])));
+        }
+        let (at, open) = held?;
+        if Some(at) != frame["from"].as_u64() {
+            return None;
+        }
+        let removed: Vec<String> =
+            frame["removed"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_owned()).collect();
+        let mut next = games(&frame["added"]);
+        next.extend(open.into_iter().filter(|g| !removed.contains(g)));
+        Some((v, next))
+    }
+
     /// A change reaches a subscriber as what changed, not the whole list;
-    /// one whose list is older than the last one heard gets the whole list.
+    /// one whose list is older than the last one heard, or came from a
+    /// reply, gets the whole list.
     #[tokio::test]
     async fn subscribers_get_what_changed_since_the_list_they_hold() {
         let lobby = Lobby::default();
         let (a, b, c) = (board("game-a", 1500), board("game-b", 1600), board("game-c", 1700));
         lobby.heard(list(1, &[b.clone(), a.clone()]));
-        let (current, mut current_frames, _closed) = Conn::new();
-        lobby.subscribe(&current, list(1, &[b.clone(), a.clone()]));
+        let (following, mut following_frames, _closed) = Conn::new();
+        lobby.subscribe(&following, list(1, &[b.clone(), a.clone()]));
         let (behind, mut behind_frames, _closed2) = Conn::new();
         lobby.subscribe(&behind, list(0, &[]));
-        let (ahead, mut ahead_frames, _closed3) = Conn::new();
-        lobby.subscribe(&ahead, list(2, &[c.clone(), a.clone()]));
-        for frames in [&mut current_frames, &mut behind_frames, &mut ahead_frames] {
+        for frames in [&mut following_frames, &mut behind_frames] {
             assert_eq!(read(frames).len(), 1, "the reply");
         }
 
-        // b taken, c opened, a's creator rated anew.
+        // The first notice after a reply is the whole list.
+        lobby.heard(list(2, &[b.clone(), a.clone(), c.clone()]));
+        for frames in [&mut following_frames, &mut behind_frames] {
+            let got = read(frames);
+            assert_eq!((got.len(), got[0]["t"].as_str(), got[0]["v"].as_u64()), (1, Some("lobby"), Some(2)));
+            assert_eq!(got[0]["open"].as_array().unwrap().len(), 3);
+        }
+
+        // b taken, a's creator rated anew: what changed.
         let a_again = board("game-a", 1510);
-        lobby.heard(list(2, &[c.clone(), a_again.clone()]));
-        let got = read(&mut current_frames);
+        lobby.heard(list(3, &[c.clone(), a_again.clone()]));
+        let got = read(&mut following_frames);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0]["t"], "lobby_update");
-        assert_eq!((got[0]["from"].as_u64(), got[0]["v"].as_u64()), (Some(1), Some(2)));
+        assert_eq!((got[0]["from"].as_u64(), got[0]["v"].as_u64()), (Some(2), Some(3)));
         let added: Vec<&str> =
             got[0]["added"].as_array().unwrap().iter().map(|b| b["game"].as_str().unwrap()).collect();
-        assert_eq!(added, ["game-c", "game-a"]);
+        assert_eq!(added, ["game-a"]);
         let mut removed: Vec<&str> =
             got[0]["removed"].as_array().unwrap().iter().map(|g| g.as_str().unwrap()).collect();
         removed.sort_unstable();
         assert_eq!(removed, ["game-a", "game-b"]);
-        let got = read(&mut behind_frames);
-        assert_eq!((got.len(), got[0]["t"].as_str(), got[0]["v"].as_u64()), (1, Some("lobby"), Some(2)));
-        assert_eq!(got[0]["open"].as_array().unwrap().len(), 2);
-        assert!(read(&mut ahead_frames).is_empty(), "it already holds version 2");
+        assert_eq!(read(&mut behind_frames), got, "both hold version 2");
 
         // An old notice arriving late changes nothing.
         lobby.heard(list(1, &[b]));
-        assert!(read(&mut current_frames).is_empty());
-        // The next change is a delta for all three now.
-        lobby.heard(list(3, &[a_again]));
-        for frames in [&mut current_frames, &mut behind_frames, &mut ahead_frames] {
+        assert!(read(&mut following_frames).is_empty());
+        // The next change is a delta for both.
+        lobby.heard(list(4, &[a_again]));
+        for frames in [&mut following_frames, &mut behind_frames] {
             let got = read(frames);
             assert_eq!((got.len(), got[0]["t"].as_str()), (1, Some("lobby_update")));
             assert_eq!(got[0]["removed"], serde_json::json!(["game-c"]));
             assert_eq!(got[0]["added"], serde_json::json!([]));
         }
+    }
+
+    /// The matchmaker reads the version, then the boards: a reply at
+    /// version 5 can list a board that version 5's notice does not. The
+    /// client's list must still end with the board once, and without a
+    /// board closed in between.
+    #[tokio::test]
+    async fn a_reply_newer_than_its_version_leaves_no_board_twice_or_stale() {
+        let lobby = Lobby::default();
+        let (a, x, y) = (board("game-a", 1500), board("game-x", 1600), board("game-y", 1700));
+        lobby.heard(list(5, &[a.clone()]));
+        let (conn, mut frames, _closed) = Conn::new();
+        // Read after x opened and while y was briefly open.
+        lobby.subscribe(&conn, list(5, &[y.clone(), x.clone(), a.clone()]));
+        lobby.heard(list(6, &[x.clone(), a.clone()]));
+        let held = read(&mut frames).iter().fold(None, |held, frame| apply(held, frame));
+        assert_eq!(held, Some((6, vec!["game-x".to_owned(), "game-a".to_owned()])));
     }
 }

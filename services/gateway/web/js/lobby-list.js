@@ -7,6 +7,8 @@
 export function nextLobby(held, frame) {
   if (frame.t === 'lobby') return { v: frame.v, open: frame.open || [] };
   if (!held || held.v !== frame.from) return null;
-  const removed = new Set(frame.removed || []);
-  return { v: frame.v, open: [...(frame.added || []), ...held.open.filter((b) => !removed.has(b.game))] };
+  const added = frame.added || [];
+  // A board added again replaces the one held: a game is listed once.
+  const gone = new Set([...(frame.removed || []), ...added.map((b) => b.game)]);
+  return { v: frame.v, open: [...added, ...held.open.filter((b) => !gone.has(b.game))] };
 }

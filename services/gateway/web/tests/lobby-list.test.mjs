@@ -18,3 +18,9 @@ test('updates apply to the list they follow, and only to it', () => {
   held = nextLobby(held, { t: 'lobby', v: 9, open: [] });
   assert.deepEqual(held, { v: 9, open: [] });
 });
+
+test('a board added again is listed once, as added', () => {
+  let held = nextLobby(null, { t: 'lobby', v: 5, open: [board('x'), board('a')] });
+  held = nextLobby(held, { t: 'lobby_update', v: 6, from: 5, added: [board('x', 1600)], removed: [] });
+  assert.deepEqual(held.open.map((b) => [b.game, b.rating]), [['x', 1600], ['a', 1500]]);
+});
