@@ -332,12 +332,12 @@ mod tests {
     async fn a_reply_newer_than_its_version_leaves_no_board_twice_or_stale() {
         let lobby = Lobby::default();
         let (a, x, y) = (board("game-a", 1500), board("game-x", 1600), board("game-y", 1700));
-        lobby.heard(list(5, &[a.clone()]));
+        lobby.heard(list(5, std::slice::from_ref(&a)));
         let (conn, mut frames, _closed) = Conn::new();
         // Read after x opened and while y was briefly open.
         lobby.subscribe(&conn, list(5, &[y.clone(), x.clone(), a.clone()]));
         lobby.heard(list(6, &[x.clone(), a.clone()]));
-        let held = read(&mut frames).iter().fold(None, |held, frame| apply(held, frame));
+        let held = read(&mut frames).iter().fold(None, apply);
         assert_eq!(held, Some((6, vec!["game-x".to_owned(), "game-a".to_owned()])));
     }
 }
