@@ -53,7 +53,9 @@ pub struct Member {
 #[async_trait]
 pub trait Membership: Send + Sync + std::fmt::Debug {
     /// Registers (or re-registers) a shard with a lease of `ttl` and returns
-    /// its new epoch, greater than every epoch handed out before.
+    /// its new epoch, greater than every epoch handed out before. The epoch
+    /// is as durable as a commit before it is returned, so no failover of
+    /// the store can hand it out again.
     async fn register(&self, shard: &ShardId, addr: &str, ttl: Duration) -> Result<u64, StoreError>;
     /// Extends the lease if it is still held at `epoch`; `Ok(false)` when it
     /// expired or was taken by a newer registration of the same shard.

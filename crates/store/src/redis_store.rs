@@ -259,8 +259,11 @@ impl Membership for RedisStore {
     async fn register(&self, shard: &ShardId, addr: &str, ttl: Duration) -> Result<u64, StoreError> {
         let mut invocation = self.scripts.register.prepare_invoke();
         invocation.key(self.members_key()).arg(shard.as_str()).arg(addr).arg(ttl_ms(ttl));
-        let reply = self.run(&invocation).await?;
-        uint(&reply)
+        let epoch = uint(&self.run(&invocation).await?)?;
+        // An epoch the replicas had not got could be handed out again
+        // after a failover, to another shard: two owners at one epoch.
+        self.replicated().await?;
+        Ok(epoch)
     }
 
     async fn renew(&self, shard: &ShardId, epoch: u64, ttl: Duration) -> Result<bool, StoreError> {

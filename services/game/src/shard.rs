@@ -522,6 +522,12 @@ impl Shard {
                 Attempt::StaleEpoch { stored }
             }
             Err(CommitError::Store(error)) => {
+                // Applied or not, the commit's public events are read back
+                // from the store in their place in the game's queue, before
+                // any later commit's.
+                if !events.is_empty() {
+                    self.republish_public(game, &live.record, version + events.len() as u64, ended);
+                }
                 self.recover_events(game.clone(), version);
                 Attempt::Failed(unavailable(error))
             }
@@ -597,8 +603,9 @@ impl Shard {
     /// commit, which may never come (the resent command finds the move
     /// played and commits nothing). So the events after `after_version`
     /// are read back from the store and handed on; watchers skip those they
-    /// have and catch up from the store on a gap; their public events go
-    /// to the public stream's queue. None, if it was not applied.
+    /// have and catch up from the store on a gap. None, if it was not
+    /// applied. (The public stream reads them back on its own, queued at
+    /// the failure: see `commit_proposal`.)
     fn recover_events(self: &Arc<Self>, game: GameId, after_version: u64) {
         let shard = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -619,13 +626,6 @@ impl Shard {
                 // saw played.
                 if shard.store.confirm_durable().await.is_err() {
                     continue;
-                }
-                if let Some(&(last, _)) = events.last() {
-                    // Nor did the commit's public events reach their queue.
-                    if let Ok(Some(cached)) = shard.load(&game).await {
-                        let ended = cached.live.status() == Status::Ended;
-                        shard.republish_public(&game, &cached.live.record, last, ended);
-                    }
                 }
                 if shard.watchers.watched(&game) {
                     // Only what a watcher can read.

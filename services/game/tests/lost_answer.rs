@@ -55,6 +55,10 @@ struct LosingStore {
     creates: std::sync::atomic::AtomicUsize,
     /// Every `load` takes this long.
     slow_loads_ms: std::sync::atomic::AtomicU64,
+    /// The replicas are out of reach: a commit is applied on the primary
+    /// and answered as a failure, and nothing is confirmed durable (as
+    /// `WAIT` timing out).
+    replicas_away: AtomicBool,
 }
 
 #[tonic::async_trait]
@@ -94,11 +98,20 @@ impl GameStore for LosingStore {
         if self.lose_next_answer.swap(false, Ordering::SeqCst) {
             return Err(CommitError::Store(StoreError::new("redis: timed out")));
         }
+        if self.replicas_away.load(Ordering::SeqCst) {
+            return Err(CommitError::Store(StoreError::new("the write reached 0 of 1 replicas")));
+        }
         let hold = self.hold_next_answer_ms.swap(0, Ordering::SeqCst);
         if hold > 0 {
             tokio::time::sleep(Duration::from_millis(hold)).await;
         }
         Ok(version)
+    }
+    async fn confirm_durable(&self) -> Result<(), StoreError> {
+        if self.replicas_away.load(Ordering::SeqCst) {
+            return Err(StoreError::new("the write reached 0 of 1 replicas"));
+        }
+        Ok(())
     }
     async fn events_after(&self, game: &GameId, after_version: u64) -> Result<EventsAfter, StoreError> {
         self.inner.events_after(game, after_version).await
@@ -276,6 +289,53 @@ async fn commits_whose_answers_were_lost_still_reach_the_public_stream() {
     }
     let kinds: Vec<&str> = seen.iter().map(|(_, kind)| kind.as_str()).collect();
     assert_eq!(kinds, ["created", "started", "move"], "each event once, in order: {seen:?}");
+}
+
+/// A move committed while the replicas are out of reach is answered as a
+/// failure, and its public event can only be published once they are back
+/// (and confirm it). A move played after that must not overtake it on the
+/// public stream: a game's events are published in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_whose_commit_waited_for_replicas_keeps_its_place_on_the_public_stream() {
+    let store = Arc::new(LosingStore::default());
+    let bus = MemoryBus::new();
+    let config = GameConfig {
+        settings: GameSettings { public_events: true, ..GameSettings::default() },
+        ..GameConfig::default()
+    };
+    let addr = start_shard_on(store.clone(), config, bus.clone()).await;
+    let mut client = GameClient::connect(addr).await.unwrap();
+    let filter = fogblast_proto::public_events::filter(fogblast_proto::public_events::Encoding::Protobuf, None);
+    let consumer = ConsumerConfig { name: "public-order".into(), filter, ack_wait: Duration::from_secs(30) };
+    let mut deliveries = bus.consume_durable(consumer).await.unwrap();
+    let created = client.create_game(create_request("alice", false)).await.unwrap().into_inner();
+    client.join_game(join_request("bob", &created.code)).await.unwrap();
+    let game = created.game_id;
+    client.execute(move_command(&game, "alice", "e2e4", 0)).await.expect("played");
+
+    store.replicas_away.store(true, Ordering::SeqCst);
+    let failed = client.execute(move_command(&game, "bob", "e7e5", 1)).await.expect_err("not confirmed");
+    assert_eq!(failed.code(), tonic::Code::Unavailable, "{failed:?}");
+    // The replicas come back; alice, who saw bob's move, answers it.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    store.replicas_away.store(false, Ordering::SeqCst);
+    client.execute(move_command(&game, "alice", "g1f3", 2)).await.expect("played");
+
+    let mut moves = Vec::new();
+    while moves.len() < 3 {
+        let delivery = tokio::time::timeout(Duration::from_secs(30), deliveries.next())
+            .await
+            .unwrap_or_else(|_| panic!("the public stream stopped at {moves:?}"))
+            .expect("the stream goes on")
+            .expect("a delivery");
+        let event = GameEvent::decode(delivery.message().payload.as_ref()).expect("a GameEvent");
+        if let Some(fogblast_proto::events::game_event::Kind::Moved(moved)) = &event.kind {
+            moves.push((event.version, moved.ply));
+        }
+        delivery.ack().await.unwrap();
+    }
+    let plies: Vec<u32> = moves.iter().map(|(_, ply)| *ply).collect();
+    assert_eq!(plies, [0, 1, 2], "the game's moves in order on the public stream: {moves:?}");
 }
 
 /// How the answer to the next commit goes missing.

@@ -209,3 +209,50 @@ async fn every_acknowledged_move_survives_a_failover_to_the_replica() {
     assert_eq!(while_frozen, 0, "a move was acknowledged that no replica confirmed");
     assert!(burst >= 30, "the burst was played: {burst} moves");
 }
+
+/// A shard's epoch fences out every older owner of its games, so no two
+/// registrations may get the same one. The counter lives on the primary: a
+/// registration its replica had not got could be handed out again after a
+/// failover. With `Durability::Replicated`, a registration the replica
+/// does not confirm is refused, and every epoch handed out before and
+/// after the failover is new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_epoch_is_handed_out_twice_across_a_failover() {
+    let primary = RedisServer::start(None);
+    primary.connection().await;
+    let link = AnswerDropper::start(&format!("127.0.0.1:{}", primary.port)).await;
+    let replica = RedisServer::start(Some(link.addr().port()));
+    linked(&replica).await;
+
+    let prefix = "failover-epochs:";
+    let durability = Durability::Replicated { replicas: 1, timeout: Duration::from_millis(200) };
+    let store = RedisStore::connect(&primary.url(), prefix).await.unwrap().with_durability(durability);
+    let shard = |i: usize| fogblast_proto::ids::ShardId::parse(&format!("shard-{i}")).unwrap();
+    let ttl = Duration::from_secs(30);
+    let mut handed_out = Vec::new();
+    for i in 0..3 {
+        handed_out.push(store.register(&shard(i), "http://127.0.0.1:1", ttl).await.expect("the replica keeps up"));
+    }
+
+    // The replication link stops delivering: a registration reaches the
+    // primary but is not acknowledged.
+    link.blackhole(true);
+    for i in 3..5 {
+        if let Ok(epoch) = store.register(&shard(i), "http://127.0.0.1:1", ttl).await {
+            handed_out.push(epoch);
+        }
+    }
+
+    primary.signal("-KILL");
+    let mut promote = replica.connection().await;
+    redis::cmd("REPLICAOF").arg("NO").arg("ONE").query_async::<String>(&mut promote).await.unwrap();
+    let promoted = RedisStore::connect(&replica.url(), prefix).await.unwrap();
+    for i in 5..8 {
+        handed_out.push(promoted.register(&shard(i), "http://127.0.0.1:1", ttl).await.unwrap());
+    }
+    let mut unique = handed_out.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), handed_out.len(), "an epoch was handed out twice: {handed_out:?}");
+    assert!(handed_out.windows(2).all(|w| w[0] < w[1]), "epochs went back: {handed_out:?}");
+}
