@@ -33,6 +33,9 @@ const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
 
 /// Membership is read again before a refusal only if older than this.
 const REFRESH_DEBOUNCE: Duration = Duration::from_millis(20);
+/// How long a shard starting up keeps trying to register while the store
+/// refuses (its replicas not yet linked, say) before it gives up.
+const REGISTER_PATIENCE: Duration = Duration::from_secs(60);
 
 /// The lease as this shard holds it.
 #[derive(Clone, Copy, Debug)]
@@ -75,6 +78,31 @@ pub struct Ownership {
     left: AtomicBool,
 }
 
+/// Registers `shard`, trying again while the store refuses for up to
+/// [`REGISTER_PATIENCE`]: the epoch and when the successful attempt was
+/// sent (its lease counts from then).
+async fn register_patiently(
+    store: &dyn GameStore,
+    shard: &ShardId,
+    addr: &str,
+    ttl: Duration,
+) -> Result<(u64, Instant), fogblast_store::StoreError> {
+    let started = Instant::now();
+    let mut wait = Duration::from_millis(100);
+    loop {
+        let sent = Instant::now();
+        match store.register(shard, addr, ttl).await {
+            Ok(epoch) => return Ok((epoch, sent)),
+            Err(error) if started.elapsed() < REGISTER_PATIENCE => {
+                warn!(shard = %shard, %error, "could not register yet; trying again");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(2));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
 impl Ownership {
     pub async fn register(
         store: Arc<dyn GameStore>,
@@ -84,8 +112,7 @@ impl Ownership {
         heartbeat_paused: Arc<AtomicBool>,
         view_frozen: Arc<AtomicBool>,
     ) -> Result<Arc<Ownership>, fogblast_store::StoreError> {
-        let sent = Instant::now();
-        let epoch = store.register(&shard, &addr, ttl).await?;
+        let (epoch, sent) = register_patiently(store.as_ref(), &shard, &addr, ttl).await?;
         let lease = Lease { epoch, valid_until: sent + safe_length(ttl) };
         let members = store.members().await?;
         info!(shard = %shard, epoch, addr = %addr, members = members.len(), "shard registered");

@@ -256,3 +256,36 @@ async fn no_epoch_is_handed_out_twice_across_a_failover() {
     assert_eq!(unique.len(), handed_out.len(), "an epoch was handed out twice: {handed_out:?}");
     assert!(handed_out.windows(2).all(|w| w[0] < w[1]), "epochs went back: {handed_out:?}");
 }
+
+/// A shard that starts before its Redis replica has linked cannot have
+/// its registration confirmed yet: it keeps trying, and serves once the
+/// replica is there, instead of exiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_started_before_its_replica_registers_once_the_replica_links() {
+    let primary = RedisServer::start(None);
+    primary.connection().await;
+    let durability = Durability::Replicated { replicas: 1, timeout: Duration::from_millis(200) };
+    let store =
+        Arc::new(RedisStore::connect(&primary.url(), "early-shard:").await.unwrap().with_durability(durability));
+    let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let shard_store: Arc<dyn GameStore> = store.clone();
+    let serving = tokio::spawn(fogblast_game_service::run(
+        GameConfig::default(),
+        shard_store,
+        Arc::new(MemoryBus::new()),
+        grpc,
+        http,
+        std::future::pending(),
+    ));
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert!(!serving.is_finished(), "the shard gave up while the replica was not there yet");
+    let replica = RedisServer::start(Some(primary.port));
+    linked(&replica).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while store.members().await.unwrap().is_empty() {
+        assert!(!serving.is_finished(), "the shard exited: {:?}", serving.await);
+        assert!(Instant::now() < deadline, "the shard never registered once the replica linked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
