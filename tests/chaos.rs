@@ -10,9 +10,10 @@
 //! that every verdict line is there and passed, and that the run did real
 //! work under every fault.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+use fogblast_testkit::run::{run_with_limit, Finished};
 
 /// The tools binary; the chaos run finds the server binary beside it.
 const BIN: &str = env!("CARGO_BIN_EXE_fogblast-tools");
@@ -39,7 +40,8 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// and returns what it printed.
 fn run_chaos(extra: &[&str]) -> String {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut child = Command::new(BIN)
+    let mut command = Command::new(BIN);
+    command
         .args([
             "chaos",
             "--seekers=4",
@@ -51,41 +53,8 @@ fn run_chaos(extra: &[&str]) -> String {
             "--down-s=3",
             "--nats-down-s=10",
         ])
-        .args(extra)
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("fogblast-tools chaos starts");
-    let mut stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for fogblast-tools chaos") {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            // SIGTERM lets the scenario stop its cluster and clean up.
-            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-            std::thread::sleep(Duration::from_secs(20));
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("fogblast-tools chaos still running after {LIMIT:?}:\n{}", out.join().unwrap());
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+        .args(extra);
+    let Finished { status, stdout, stderr } = run_with_limit(command, LIMIT);
     println!("{stdout}");
     eprintln!("{stderr}");
     assert!(status.success(), "fogblast-tools chaos failed ({status}):\n{stdout}\n{stderr}");

@@ -15,9 +15,10 @@
 //! Needs root, `ip netns` and nftables; where namespaces cannot be made the
 //! tool refuses with the reason, and the test says it skipped and why.
 
-use std::io::Read;
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
+
+use fogblast_testkit::run::{run_with_limit, Finished};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fogblast-tools");
 /// A run takes one to three minutes; this is the limit before it counts as hung.
@@ -32,44 +33,12 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// run on this machine.
 fn run_partitions(args: &[&str]) -> Option<(ExitStatus, String, String)> {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut child = Command::new(BIN)
+    let mut command = Command::new(BIN);
+    command
         .arg("partitions")
         .args(["--play-s=5", "--fault-s=8", "--seekers=4", "--creators=2", "--spectators=1"])
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("fogblast-tools partitions starts");
-    let mut stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for fogblast-tools partitions") {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            // SIGTERM lets the run stop its cluster and remove its nodes.
-            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-            std::thread::sleep(Duration::from_secs(20));
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("fogblast-tools partitions still running after {LIMIT:?}:\n{}", out.join().unwrap());
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+        .args(args);
+    let Finished { status, stdout, stderr } = run_with_limit(command, LIMIT);
     if !status.success() && stderr.contains(REFUSAL) {
         eprintln!("skipped: {}", stderr.trim());
         return None;

@@ -12,6 +12,7 @@ pub mod nats_cluster;
 pub mod proxy;
 pub mod python;
 pub mod redis_cluster;
+pub mod run;
 
 pub use nats_cluster::NatsCluster;
 pub use redis_cluster::RedisCluster;
