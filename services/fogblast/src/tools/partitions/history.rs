@@ -251,6 +251,18 @@ fn public_stream_whole(state: &FinalState) -> Verdict {
             }
         }
     }
+    // Every move of the archived game, and no more: a stream whose tail
+    // stopped short is not whole.
+    let archived: BTreeMap<&String, &Vec<String>> = state.games.iter().collect();
+    for (game, moves) in archived {
+        let published = state.public_events.get(game).map_or(0, Vec::len);
+        if published != moves.len() {
+            verdict.failures.push(format!(
+                "game {game}: {published} move events on the stream, {} moves in the archive",
+                moves.len()
+            ));
+        }
+    }
     verdict.checked = format!("{events} events of {} games", state.public_events.len());
     verdict
 }
@@ -280,7 +292,7 @@ mod tests {
             archived: [("g1".to_owned(), 1)].into(),
             rated: [("g1".to_owned(), 1)].into(),
             rated_games: vec!["g1".into()],
-            public_events: [("g1".to_owned(), vec![1, 2, 3, 4])].into(),
+            public_events: [("g1".to_owned(), vec![1, 2, 3])].into(),
             fog_frames: 0,
             fog_leaks: Vec::new(),
         };
@@ -304,6 +316,8 @@ mod tests {
     fn a_lost_acknowledged_move_fails_the_check() {
         let (history, mut state) = clean_run();
         state.games.get_mut("g1").expect("g1").pop();
+        // The stream agrees with the store: the move is gone from both.
+        state.public_events.insert("g1".into(), vec![1, 2]);
         let verdicts = check(&history, &state);
         assert_eq!(failed(&verdicts), [ACKNOWLEDGED_KEPT]);
         assert!(verdicts[0].failures[0].contains("ply 2: g1f3 acknowledged, the game ends before it"), "{verdicts:#?}");
@@ -324,6 +338,7 @@ mod tests {
     fn a_doubled_move_fails_the_check() {
         let (history, mut state) = clean_run();
         state.games.get_mut("g1").expect("g1").push("g1f3".into());
+        state.public_events.insert("g1".into(), vec![1, 2, 3, 4]);
         let verdicts = check(&history, &state);
         assert_eq!(failed(&verdicts), [NONE_DOUBLED_OR_FOREIGN]);
         assert!(verdicts[1].failures[0].contains("ply 3: g1f3 doubled (sent for ply 2)"), "{verdicts:#?}");
@@ -333,6 +348,7 @@ mod tests {
     fn a_foreign_or_refused_move_in_the_game_fails_the_check() {
         let (mut history, mut state) = clean_run();
         state.games.get_mut("g1").expect("g1").push("b8c6".into());
+        state.public_events.insert("g1".into(), vec![1, 2, 3, 4]);
         assert_eq!(failed(&check(&history, &state)), [NONE_DOUBLED_OR_FOREIGN]);
         let op = history.invoke(1, "g1", 3, "b8c6");
         history.complete(op, Outcome::Fail);
@@ -359,6 +375,12 @@ mod tests {
         assert_eq!(failed(&check(&history, &state)), [PUBLIC_STREAM_WHOLE]);
         state.public_events.insert("g1".into(), vec![1, 2, 2, 3]);
         assert_eq!(failed(&check(&history, &state)), [PUBLIC_STREAM_WHOLE]);
+        state.public_events.insert("g1".into(), vec![1, 2]);
+        assert_eq!(failed(&check(&history, &state)), [PUBLIC_STREAM_WHOLE], "the last move missing");
+        state.public_events.insert("g1".into(), vec![1, 2, 3, 4]);
+        assert_eq!(failed(&check(&history, &state)), [PUBLIC_STREAM_WHOLE], "a move the archive lacks");
+        state.public_events.insert("g1".into(), vec![1, 2, 3]);
+        assert!(failed(&check(&history, &state)).is_empty());
     }
 
     #[test]
