@@ -422,7 +422,9 @@ async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<
         .into_iter()
         .find(|line| line.promise.contains("fog"))
         .context("the fog line of the verdict")?;
-    let public_events = public_move_numbers_settled(&cluster.nats_url(), &wanted).await?;
+    let archived_moves: HashMap<String, usize> =
+        wanted.iter().map(|id| (id.clone(), db.games.get(id).map_or(0, |g| g.moves.len()))).collect();
+    let public_events = public_move_numbers_settled(&cluster.nats_url(), &archived_moves).await?;
     let rated_games: Vec<String> =
         wanted.iter().filter(|id| records.games.get(*id).is_some_and(|g| g.rated)).cloned().collect();
     let state = FinalState {
@@ -448,20 +450,37 @@ async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<
     Ok((history::check(&history, &state), lost_seen_ms))
 }
 
+/// How long the judge waits for the public stream to hold every archived move.
+const PUBLIC_SETTLE: Duration = Duration::from_secs(90);
+
 /// [`public_move_numbers`], read again while the NATS cluster, just healed,
-/// still times out its JetStream requests (a leader being elected).
-async fn public_move_numbers_settled(nats_url: &str, games: &[String]) -> anyhow::Result<HashMap<String, Vec<u64>>> {
-    let mut tries = 0;
+/// still times out its JetStream requests (a leader being elected), and
+/// while some game has fewer move events than `moves` (its archived move
+/// count): a shard may still be publishing what waited out the fault. After
+/// [`PUBLIC_SETTLE`] the last reading is judged as it is.
+async fn public_move_numbers_settled(
+    nats_url: &str,
+    moves: &HashMap<String, usize>,
+) -> anyhow::Result<HashMap<String, Vec<u64>>> {
+    let games: Vec<String> = moves.keys().cloned().collect();
+    let deadline = Instant::now() + PUBLIC_SETTLE;
+    let mut failures = 0;
     loop {
-        tries += 1;
-        match public_move_numbers(nats_url, games).await {
-            Ok(numbers) => return Ok(numbers),
-            Err(error) if tries < 10 => {
+        match public_move_numbers(nats_url, &games).await {
+            Ok(numbers) => {
+                let whole = moves.iter().all(|(game, n)| numbers.get(game).map_or(0, Vec::len) >= *n);
+                if whole || Instant::now() > deadline {
+                    return Ok(numbers);
+                }
+                println!("the public stream is still behind the archive; reading it again in 3 s");
+            }
+            Err(error) if failures < 10 => {
+                failures += 1;
                 println!("reading the public stream: {error:#}; again in 3 s");
-                tokio::time::sleep(Duration::from_secs(3)).await;
             }
             Err(error) => return Err(error.context("reading the public stream")),
         }
+        tokio::time::sleep(Duration::from_secs(3)).await;
     }
 }
 
