@@ -1,7 +1,8 @@
 //! Logs and traces for every Fogblast service.
 //!
 //! [`init`] installs the log output every command had before (plain `fmt`
-//! lines at INFO and above) and, when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+//! lines at INFO and above, or as `FOGBLAST_LOG` says: `info,target=debug`
+//! directives) and, when `OTEL_EXPORTER_OTLP_ENDPOINT` or
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, an OpenTelemetry layer that
 //! turns `tracing` spans into OTLP spans exported over gRPC. The standard
 //! OpenTelemetry variables apply: `OTEL_SERVICE_NAME` overrides the service
@@ -29,7 +30,7 @@ use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 use tracing::instrument::{Instrument, Instrumented};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::Layer;
@@ -155,11 +156,25 @@ fn install(provider: Option<SdkTracerProvider>) -> bool {
         tracing_opentelemetry::layer().with_tracer(tracer).with_tracked_inactivity(false)
     });
     let enabled = otel.is_some();
-    let installed = tracing_subscriber::registry().with(fmt.and_then(otel).with_filter(LevelFilter::INFO)).try_init();
+    let installed = tracing_subscriber::registry().with(fmt.and_then(otel).with_filter(log_filter())).try_init();
     if installed.is_ok() && enabled {
         ENABLED.store(true, Ordering::Relaxed);
     }
     installed.is_ok()
+}
+
+/// INFO and above, or the directives of `FOGBLAST_LOG` (`info`,
+/// `info,fogblast::commits=debug`); directives that do not read are
+/// reported and INFO kept.
+fn log_filter() -> Targets {
+    let default = Targets::new().with_default(LevelFilter::INFO);
+    match std::env::var("FOGBLAST_LOG") {
+        Ok(directives) => directives.parse().unwrap_or_else(|error| {
+            eprintln!("FOGBLAST_LOG={directives:?} does not read ({error}); logging at INFO");
+            default
+        }),
+        Err(_) => default,
+    }
 }
 
 fn shutdown_installed(installed: Installed) {

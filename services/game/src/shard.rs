@@ -55,6 +55,10 @@ use watchers::Watchers;
 
 /// Attempts at a command when other writers keep getting there first.
 const COMMIT_ATTEMPTS: usize = 4;
+/// The log target of one line per commit the store acknowledged (game,
+/// versions, epoch), at DEBUG: `FOGBLAST_LOG=info,fogblast::commits=debug`
+/// turns it on, for a history checker to read which owner wrote what.
+pub const COMMITS: &str = "fogblast::commits";
 
 /// How long a seat stays in the store's index of a player's games: longer
 /// than any game lasts but an untimed one, which may drop out of the
@@ -407,7 +411,10 @@ impl Shard {
             in_play: live.in_play_entry(),
         };
         let version = match self.store.commit(commit).await {
-            Ok(version) => version,
+            Ok(version) => {
+                debug!(target: COMMITS, game = %game, from = 0, to = version, epoch, "game committed");
+                version
+            }
             Err(CommitError::VersionConflict { .. }) => {
                 return Err(ServiceError::new(ErrorCode::Conflict, format!("game {game} already exists")))
             }
@@ -502,7 +509,9 @@ impl Shard {
             in_play: live.in_play_entry(),
         };
         match self.store.commit(commit).await {
-            Ok(version) => {
+            Ok(committed) => {
+                debug!(target: COMMITS, game = %game, from = version, to = committed, epoch, "game committed");
+                let version = committed;
                 let moves = changes.events.iter().filter(|e| matches!(e, Event::Moved { .. })).count();
                 self.metrics.moves.inc_by(moves as u64);
                 if ended && !was_ended {

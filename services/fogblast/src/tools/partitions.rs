@@ -436,6 +436,7 @@ async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<
         public_events,
         fog_frames: records.fog.len(),
         fog_leaks: fog_line.failures,
+        commits: logged_commits(&cluster.log_dir)?,
     };
     let history = history_of(records);
     let [invoked, ok, fail, unknown] = history.counts();
@@ -448,6 +449,24 @@ async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<
         .collect();
     lost_seen_ms.sort_unstable();
     Ok((history::check(&history, &state), lost_seen_ms))
+}
+
+/// The commits every shard process logged (`shard-N.S.log` in `log_dir`).
+fn logged_commits(log_dir: &std::path::Path) -> anyhow::Result<Vec<history::CommitLine>> {
+    let mut commits = Vec::new();
+    for entry in std::fs::read_dir(log_dir).with_context(|| format!("reading {}", log_dir.display()))? {
+        let path = entry?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+        let Some(shard) = name.strip_suffix(".log").and_then(|n| n.rsplit_once('.')).map(|(shard, _)| shard) else {
+            continue;
+        };
+        if !shard.starts_with("shard-") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        commits.extend(text.lines().filter_map(|line| history::CommitLine::parse(shard, line)));
+    }
+    Ok(commits)
 }
 
 /// How long the judge waits for the public stream to hold every archived move.

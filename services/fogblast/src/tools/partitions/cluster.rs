@@ -253,6 +253,8 @@ impl PartitionCluster {
             .env("FOGBLAST_NATS_STREAM", STREAM)
             .env("FOGBLAST_NATS_MAX_BYTES", (256u64 << 20).to_string())
             .env("RUST_BACKTRACE", "1")
+            // The shards log each acknowledged commit for the fencing check.
+            .env("FOGBLAST_LOG", "info,fogblast::commits=debug")
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out)

@@ -16,7 +16,11 @@
 //!   exactly once;
 //! - the public stream holds each game's events numbered 1, 2, 3... without
 //!   a gap or a repeat;
-//! - no frame showed a client a square its fog hides.
+//! - no frame showed a client a square its fog hides;
+//! - fencing held: by the commits the shards logged as acknowledged by the
+//!   store (`fogblast::commits`), no version of a game was written twice,
+//!   and a game's epochs never go back (an owner fenced out wrote nothing
+//!   after its successor).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -101,6 +105,41 @@ pub struct FinalState {
     /// Fog frames checked, and what the ones that leaked showed.
     pub fog_frames: usize,
     pub fog_leaks: Vec<String>,
+    /// Every commit the shards logged, of the clients' games and others.
+    pub commits: Vec<CommitLine>,
+}
+
+/// One commit a shard logged once the store acknowledged it: versions
+/// `from + 1 ..= to` of `game` (none when `from == to`) at `epoch`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitLine {
+    pub shard: String,
+    pub game: String,
+    pub from: u64,
+    pub to: u64,
+    pub epoch: u64,
+}
+
+impl CommitLine {
+    /// The commit of one line of a shard's log, if it is one:
+    /// `... game committed game=G from=F to=T epoch=E`.
+    pub fn parse(shard: &str, line: &str) -> Option<CommitLine> {
+        let (_, fields) = line.split_once("game committed ")?;
+        let mut commit = CommitLine { shard: shard.to_owned(), game: String::new(), from: 0, to: 0, epoch: 0 };
+        let mut seen = 0;
+        for field in fields.split_whitespace() {
+            let (key, value) = field.split_once('=')?;
+            match key {
+                "game" => commit.game = value.to_owned(),
+                "from" => commit.from = value.parse().ok()?,
+                "to" => commit.to = value.parse().ok()?,
+                "epoch" => commit.epoch = value.parse().ok()?,
+                _ => continue,
+            }
+            seen += 1;
+        }
+        (seen == 4 && commit.to >= commit.from).then_some(commit)
+    }
 }
 
 /// One property's verdict.
@@ -140,6 +179,7 @@ pub const NONE_DOUBLED_OR_FOREIGN: &str = "no move doubled or foreign, no refuse
 pub const ARCHIVED_AND_RATED_ONCE: &str = "each finished game archived and rated exactly once";
 pub const PUBLIC_STREAM_WHOLE: &str = "the public stream has each game's events in order without gaps";
 pub const FOG_KEPT: &str = "fog never leaked to a client";
+pub const FENCING_HELD: &str = "no game version written twice, no epoch going back (fencing held)";
 
 /// Judges the history against the final state, property by property.
 pub fn check(history: &History, state: &FinalState) -> Vec<Verdict> {
@@ -149,6 +189,7 @@ pub fn check(history: &History, state: &FinalState) -> Vec<Verdict> {
         archived_and_rated_once(state),
         public_stream_whole(state),
         fog_kept(state),
+        fencing_held(state),
     ]
 }
 
@@ -274,6 +315,47 @@ fn fog_kept(state: &FinalState) -> Verdict {
     verdict
 }
 
+fn fencing_held(state: &FinalState) -> Verdict {
+    let mut verdict = Verdict::new(FENCING_HELD);
+    let mut by_game: BTreeMap<&str, Vec<&CommitLine>> = BTreeMap::new();
+    for commit in &state.commits {
+        by_game.entry(commit.game.as_str()).or_default().push(commit);
+    }
+    for (game, commits) in &mut by_game {
+        commits.sort_by_key(|c| (c.to, c.from, c.epoch));
+        let mut written_to = 0;
+        let mut newest: Option<&CommitLine> = None;
+        for commit in commits.iter() {
+            if commit.to > commit.from {
+                if commit.from < written_to {
+                    verdict.failures.push(format!(
+                        "game {game}: versions {}..={} written again by {} at epoch {} (already written to {written_to})",
+                        commit.from + 1,
+                        commit.to,
+                        commit.shard,
+                        commit.epoch
+                    ));
+                }
+                written_to = written_to.max(commit.to);
+            }
+            if let Some(before) = newest.filter(|before| before.epoch > commit.epoch) {
+                verdict.failures.push(format!(
+                    "game {game}: {} wrote version {} at epoch {} after {} wrote version {} at epoch {}",
+                    commit.shard, commit.to, commit.epoch, before.shard, before.to, before.epoch
+                ));
+            }
+            if newest.is_none_or(|before| commit.epoch >= before.epoch) {
+                newest = Some(commit);
+            }
+        }
+    }
+    verdict.checked = format!("{} commits of {} games", state.commits.len(), by_game.len());
+    if state.commits.is_empty() {
+        verdict.failures.push("no commit was logged: the shards' commit lines are missing".into());
+    }
+    verdict
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,6 +377,10 @@ mod tests {
             public_events: [("g1".to_owned(), vec![1, 2, 3])].into(),
             fog_frames: 0,
             fog_leaks: Vec::new(),
+            commits: [(0, 2), (2, 3), (3, 4), (4, 5)]
+                .into_iter()
+                .map(|(from, to)| CommitLine { shard: "shard-0".into(), game: "g1".into(), from, to, epoch: 3 })
+                .collect(),
         };
         (history, state)
     }
@@ -307,7 +393,7 @@ mod tests {
     fn a_clean_run_passes_every_property() {
         let (history, state) = clean_run();
         let verdicts = check(&history, &state);
-        assert_eq!(verdicts.len(), 5);
+        assert_eq!(verdicts.len(), 6);
         assert!(failed(&verdicts).is_empty(), "{verdicts:#?}");
         assert_eq!(history.counts(), [0, 3, 0, 0]);
     }
@@ -381,6 +467,43 @@ mod tests {
         assert_eq!(failed(&check(&history, &state)), [PUBLIC_STREAM_WHOLE], "a move the archive lacks");
         state.public_events.insert("g1".into(), vec![1, 2, 3]);
         assert!(failed(&check(&history, &state)).is_empty());
+    }
+
+    #[test]
+    fn a_version_written_twice_or_an_epoch_going_back_fails_the_check() {
+        let (history, mut state) = clean_run();
+        let commit =
+            |shard: &str, from, to, epoch| CommitLine { shard: shard.into(), game: "g1".into(), from, to, epoch };
+        // Taken over at a newer epoch, and a lease renewed (no version):
+        // fencing held.
+        state.commits.push(commit("shard-1", 5, 6, 8));
+        state.commits.push(commit("shard-1", 6, 6, 8));
+        assert!(failed(&check(&history, &state)).is_empty());
+        // The old owner writes after its successor.
+        state.commits.push(commit("shard-0", 6, 7, 3));
+        let verdicts = check(&history, &state);
+        assert_eq!(failed(&verdicts), [FENCING_HELD]);
+        assert!(verdicts[5].failures[0].contains("shard-0 wrote version 7 at epoch 3 after shard-1"), "{verdicts:#?}");
+        state.commits.pop();
+        // A version the store acknowledged twice (a failover lost the first).
+        state.commits.push(commit("shard-1", 4, 5, 8));
+        let verdicts = check(&history, &state);
+        assert_eq!(failed(&verdicts), [FENCING_HELD]);
+        assert!(verdicts[5].failures[0].contains("versions 5..=5 written again by shard-1"), "{verdicts:#?}");
+        state.commits.clear();
+        assert_eq!(failed(&check(&history, &state)), [FENCING_HELD], "no commit lines at all");
+    }
+
+    #[test]
+    fn a_commit_line_reads_from_a_shards_log() {
+        let line =
+            "2026-12-05T19:00:00.123456Z DEBUG execute{game=x}: game committed game=k3xq8r2mtn5p from=12 to=14 epoch=9";
+        let commit = CommitLine::parse("shard-1", line).expect("a commit line");
+        let expected = CommitLine { shard: "shard-1".into(), game: "k3xq8r2mtn5p".into(), from: 12, to: 14, epoch: 9 };
+        assert_eq!(commit, expected);
+        assert_eq!(CommitLine::parse("shard-1", "2026-12-05T19:00:00Z INFO shard registered epoch=9"), None);
+        assert_eq!(CommitLine::parse("shard-1", "DEBUG game committed game=g from=3 to=x epoch=1"), None);
+        assert_eq!(CommitLine::parse("shard-1", "DEBUG game committed game=g from=3 epoch=1"), None);
     }
 
     #[test]
