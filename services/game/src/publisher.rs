@@ -5,7 +5,14 @@
 //! the sweep retries whatever is left, on whichever shard owns the game
 //! then. A resend after a crash is dropped by the stream's deduplication,
 //! and the rating service keys on the game id too.
+//!
+//! A rematch both players agreed to goes through the outbox as well: the
+//! commit that records it puts the game back in, and the game leaves only
+//! once the rematch exists (made by the command at once, or here by the
+//! sweep if that failed). Its end is published again with it, and dropped
+//! by the stream as a duplicate.
 
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -26,6 +33,8 @@ pub enum PublishError {
     Bus(#[from] fogblast_bus::BusError),
     #[error("{0}")]
     Unreadable(String),
+    #[error("the rematch: {0}")]
+    Rematch(fogblast_proto::error::ServiceError),
 }
 
 pub fn subject(live: &LiveGame) -> String {
@@ -60,8 +69,9 @@ pub fn finished_event(live: &LiveGame) -> GameFinished {
     }
 }
 
-/// Publishes one finished game and takes it out of the outbox.
-pub async fn publish(shard: &Shard, game: &GameId) -> Result<(), PublishError> {
+/// Carries out what a finished game left in the outbox (its rematch
+/// made, its end published) and takes it out.
+pub async fn publish(shard: &Arc<Shard>, game: &GameId) -> Result<(), PublishError> {
     let Some(stored) = shard.store.load(game).await? else {
         warn!(game = %game, "a finished game expired before it was published");
         shard.store.mark_published(game).await?;
@@ -70,6 +80,10 @@ pub async fn publish(shard: &Shard, game: &GameId) -> Result<(), PublishError> {
     let record = fogblast_proto::record::GameRecord::decode(stored.record.as_slice())
         .map_err(|e| PublishError::Unreadable(e.to_string()))?;
     let live = LiveGame::from_record(record).map_err(|e| PublishError::Unreadable(e.to_string()))?;
+    if !live.record.rematch_game_id.is_empty() {
+        let now = shard.store.now_ms().await?;
+        shard.create_rematch(&live, now).await.map_err(PublishError::Rematch)?;
+    }
     let event = finished_event(&live);
     let ack = shard
         .bus

@@ -464,15 +464,17 @@ impl Shard {
                     let live = Arc::clone(&keep.live);
                     slot.cached = Some(keep);
                     self.store.confirm_durable().await.map_err(unavailable)?;
+                    if matches!(command, Command::Rematch { .. }) && !live.record.rematch_game_id.is_empty() {
+                        // The agreement's first answer was lost, and the
+                        // rematch may not be made yet.
+                        self.create_rematch(&live, now).await?;
+                    }
                     if let Some(through) = republish {
                         self.republish_public(game, &live.record, through, live.status() == Status::Ended);
                     }
                     return answer;
                 }
             };
-            if proposal.changes.rematch {
-                self.create_rematch(&proposal.live, now).await?;
-            }
             match self.commit_proposal(game, epoch, *proposal, now).await {
                 Attempt::Committed { cached, refusal } => {
                     let live = Arc::clone(&cached.live);
@@ -504,7 +506,9 @@ impl Shard {
             record: live.record.encode_to_vec(),
             events: encoded.iter().map(|e| e.encoded.to_vec()).collect(),
             due_at_ms: due,
-            finished: ended && !was_ended,
+            // Into the outbox: a game that just ended is published, and
+            // the rematch agreed is made, by whoever owns the game then.
+            finished: (ended && !was_ended) || changes.rematch,
             expire_after: ended.then(|| Duration::from_millis(self.config.settings.finished_ttl_ms)),
             in_play: live.in_play_entry(),
         };
@@ -516,6 +520,15 @@ impl Shard {
                 self.metrics.moves.inc_by(moves as u64);
                 if ended && !was_ended {
                     self.metrics.games_finished.inc();
+                }
+                if changes.rematch {
+                    // A follow-up of the commit, made before anyone hears
+                    // of it so both players can open it at once; if it
+                    // cannot be made now, the game waits in the outbox
+                    // until the sweep makes it.
+                    if let Err(error) = self.create_rematch(&live, now).await {
+                        warn!(game = %game, %error, "rematch not made yet; the sweep will make it");
+                    }
                 }
                 let live = Arc::new(live);
                 self.after_commit(game, &live, &events, encoded, due, now);
@@ -555,7 +568,8 @@ impl Shard {
         self.ownership.check(game)
     }
 
-    async fn create_rematch(self: &Arc<Self>, old: &LiveGame, now: u64) -> Result<(), ServiceError> {
+    /// Makes the rematch `old` records as agreed, if it is not made yet.
+    pub(crate) async fn create_rematch(self: &Arc<Self>, old: &LiveGame, now: u64) -> Result<(), ServiceError> {
         let game = GameId::parse(&old.record.rematch_game_id)
             .map_err(|e| ServiceError::new(ErrorCode::Internal, e.to_string()))?;
         let record = create::rematch_record(old, &game, now, &mut rand::rng());
@@ -635,6 +649,16 @@ impl Shard {
                 // saw played.
                 if shard.store.confirm_durable().await.is_err() {
                     continue;
+                }
+                // A rematch agreed by the commit is made before the
+                // players hear of it.
+                if let Ok(Some(cached)) = shard.load(&game).await {
+                    if !cached.live.record.rematch_game_id.is_empty() {
+                        let now = shard.store.now_ms().await.unwrap_or_default();
+                        if let Err(error) = shard.create_rematch(&cached.live, now).await {
+                            debug!(game = %game, %error, "rematch not made yet; the sweep will make it");
+                        }
+                    }
                 }
                 if shard.watchers.watched(&game) {
                     // Only what a watcher can read.

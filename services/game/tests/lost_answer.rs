@@ -59,6 +59,8 @@ struct LosingStore {
     /// and answered as a failure, and nothing is confirmed durable (as
     /// `WAIT` timing out).
     replicas_away: AtomicBool,
+    /// The next create (a commit at version 0) fails without being applied.
+    refuse_next_create: AtomicBool,
 }
 
 #[tonic::async_trait]
@@ -91,6 +93,9 @@ impl GameStore for LosingStore {
     }
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError> {
         let create = commit.expected_version == 0;
+        if create && self.refuse_next_create.swap(false, Ordering::SeqCst) {
+            return Err(CommitError::Store(StoreError::new("redis: connection reset")));
+        }
         let version = self.inner.commit(commit).await?;
         if create {
             self.creates.fetch_add(1, Ordering::SeqCst);
@@ -336,6 +341,49 @@ async fn a_move_whose_commit_waited_for_replicas_keeps_its_place_on_the_public_s
     }
     let plies: Vec<u32> = moves.iter().map(|(_, ply)| *ply).collect();
     assert_eq!(plies, [0, 1, 2], "the game's moves in order on the public stream: {moves:?}");
+}
+
+/// A rematch is made after the commit that agrees it. When the store
+/// fails that create, the agreement stands (the answer names the new
+/// game), and the game waits in the outbox until the sweep makes it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rematch_the_store_failed_to_make_is_made_by_the_sweep() {
+    let store = Arc::new(LosingStore::default());
+    let config =
+        GameConfig { settings: GameSettings { sweep_ms: 100, ..GameSettings::default() }, ..GameConfig::default() };
+    let addr = start_shard(store.clone(), config).await;
+    let mut client = GameClient::connect(addr).await.unwrap();
+    let created = client.create_game(create_request("alice", false)).await.unwrap().into_inner();
+    client.join_game(join_request("bob", &created.code)).await.unwrap();
+    let game = created.game_id;
+    client.execute(command(&game, "bob", Action::Resign(Resign {}))).await.expect("resigned");
+    client.execute(command(&game, "alice", Action::Rematch(Rematch {}))).await.expect("offered");
+
+    let creates = store.creates.load(Ordering::SeqCst);
+    store.refuse_next_create.store(true, Ordering::SeqCst);
+    let agreed = client.execute(command(&game, "bob", Action::Rematch(Rematch {}))).await.expect("agreed");
+    let new_game = agreed.into_inner().new_game_id;
+    assert!(!new_game.is_empty());
+    assert!(!store.refuse_next_create.load(Ordering::SeqCst), "the rematch's create was refused");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let request = GetStateRequest { game_id: new_game.clone(), player_id: "alice".into() };
+        match client.get_state(request).await {
+            Ok(state) => {
+                assert_eq!(state.into_inner().status(), Status::Playing);
+                break;
+            }
+            Err(status) => {
+                assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
+                assert!(std::time::Instant::now() < deadline, "the sweep never made the rematch");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    // Published and out of the outbox: nothing more is made.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(store.creates.load(Ordering::SeqCst), creates + 1, "one rematch game");
+    assert!(store.inner.unpublished(0, 10).await.unwrap().is_empty(), "the outbox is empty");
 }
 
 /// How the answer to the next commit goes missing.
