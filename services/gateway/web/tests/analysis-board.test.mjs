@@ -1,0 +1,114 @@
+// The analysis board's logic: its link, the line explored, the FEN box's
+// messages (from the very rules module the page loads), and the engine's
+// score as the bar writes it. Run with `node --test services/gateway/web/tests/`.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import './rules-module.mjs';
+import { explore } from '../js/rules.js';
+import {
+  analysisHash, analysisInHash, analysisVariantOf, barPercent, fenAt, fenMessage, movesTo, newLine,
+  numberedLine, playOn, scoreText, stepLine, whiteScore,
+} from '../js/analysis-board.js';
+import { routeOf } from '../js/router.js';
+
+const START = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
+const AFTER_E4 = 'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1';
+
+test('a link reopens the same variant and position', () => {
+  const hash = analysisHash('atomic960', AFTER_E4);
+  assert.equal(hash, '#analysis/atomic960/rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR_b_KQkq_-_0_1');
+  assert.deepEqual(analysisInHash(hash), { variant: 'atomic960', fen: AFTER_E4 });
+  // What the address bar gives back after a browser escaped it.
+  assert.deepEqual(analysisInHash(hash.replace(/\//g, '%2F')), { variant: 'atomic960', fen: AFTER_E4 });
+  assert.deepEqual(analysisInHash('#analysis'), { variant: 'atomic', fen: null });
+  assert.deepEqual(analysisInHash('#analysis/standard'), { variant: 'standard', fen: null });
+  assert.deepEqual(analysisInHash('#analysis/crazyhouse/8_w'), { variant: null, asked: 'crazyhouse', fen: '8 w' });
+  assert.equal(analysisInHash('#game=abc'), null);
+  assert.equal(analysisInHash('#analysisx'), null);
+});
+
+test('the router sends an analysis link to the board, even with a game in progress stored', () => {
+  const saved = { id: 'g1', active: true };
+  assert.deepEqual(routeOf({ pathname: '/', hash: analysisHash('standard', START) }, saved), { to: 'analysis', variant: 'standard', fen: START });
+  assert.deepEqual(routeOf({ pathname: '/', hash: '' }, saved), { to: 'game', id: 'g1', hotseat: false });
+});
+
+test('a game opens in its analysis variant', () => {
+  assert.equal(analysisVariantOf('atomic', false), 'atomic');
+  assert.equal(analysisVariantOf('atomic', true), 'atomic960');
+  assert.equal(analysisVariantOf('standard', true), 'chess960');
+  assert.equal(analysisVariantOf('fog', false), 'fog');
+  assert.equal(analysisVariantOf('crazyhouse', false), null);
+});
+
+const ply = (uci) => ({ uci, san: uci, fen: `after ${uci}` });
+
+test('a move off the line replaces what followed; the line\'s own move steps forward', () => {
+  let line = newLine(START);
+  assert.equal(fenAt(line), START);
+  for (const uci of ['e2e4', 'e7e5', 'g1f3']) line = playOn(line, ply(uci));
+  assert.deepEqual(movesTo(line), ['e2e4', 'e7e5', 'g1f3']);
+  line = stepLine(line, -2);
+  assert.equal(fenAt(line), 'after e2e4');
+  // Playing the line's next move keeps the rest.
+  const same = playOn(line, ply('e7e5'));
+  assert.equal(same.at, 2);
+  assert.equal(same.plies.length, 3);
+  // Another move replaces it.
+  const other = playOn(line, ply('c7c5'));
+  assert.deepEqual(other.plies.map((p) => p.uci), ['e2e4', 'c7c5']);
+  assert.equal(other.at, 2);
+  assert.equal(fenAt(other), 'after c7c5');
+  // Stepping stops at both ends.
+  assert.equal(stepLine(other, -5).at, 0);
+  assert.equal(stepLine(other, 5).at, 2);
+  assert.equal(stepLine(other, 'start').at, 0);
+  assert.equal(stepLine(stepLine(other, 'start'), 'end').at, 2);
+  // The line it came from is unchanged.
+  assert.deepEqual(line.plies.map((p) => p.uci), ['e2e4', 'e7e5', 'g1f3']);
+});
+
+test('a line is numbered as a score sheet from its FEN', () => {
+  assert.equal(numberedLine(START, ['e4', 'e5', 'Nf3']), '1. e4 e5 2. Nf3');
+  assert.equal(numberedLine(AFTER_E4, ['e5', 'Nf3', 'Nc6']), '1... e5 2. Nf3 Nc6');
+  assert.equal(numberedLine('k7/8/8/8/8/8/8/K7 b - - 3 41', ['Kb7']), '41... Kb7');
+});
+
+test('the FEN box says clearly why a FEN is refused, from the rules module itself', () => {
+  const cases = [
+    ['hello', /^That is not a valid FEN: FEN has 1 fields; expected 4 to 6/],
+    ['rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN w KQkq - 0 1', /^That is not a valid FEN: board field: rank 1 has 7 squares, not 8\.$/],
+    ['rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1', /^That is not a valid FEN: turn field "x": expected w or b\.$/],
+    ['k7/8/8/8/8/8/8/KK6 w - - 0 1', /^That position is illegal: white has more than one king\.$/],
+    ['k7/1Q6/8/8/8/8/8/K7 w - - 0 1', /^That position is illegal: white is to move but the king of black can already be taken\.$/],
+  ];
+  for (const [fen, message] of cases) {
+    const answer = explore(fen, [], 'atomic');
+    assert.ok(answer.error, `${fen} is refused`);
+    assert.match(fenMessage(fen, answer.error), message);
+  }
+  assert.match(fenMessage('  ', null), /^Paste a FEN first/);
+  assert.match(fenMessage('x', 'something else'), /^That FEN cannot be analysed: something else\.$/);
+  const good = explore(START, ['e2e4'], 'atomic');
+  assert.equal(good.fen, AFTER_E4);
+  assert.deepEqual(good.san, ['e4']);
+});
+
+test("the engine's score is white's, in pawns or moves to mate", () => {
+  assert.deepEqual(whiteScore(35, 'w'), { cp: 35 });
+  assert.deepEqual(whiteScore(35, 'b'), { cp: -35 });
+  assert.equal(scoreText(whiteScore(35, 'w')), '+0.35');
+  assert.equal(scoreText(whiteScore(120, 'b')), '-1.20');
+  assert.equal(scoreText({ cp: 0 }), '0.00');
+  // Mate in 1 ply for the side to move is mate in one move.
+  assert.equal(scoreText(whiteScore(29999, 'w')), '#1');
+  assert.equal(scoreText(whiteScore(29999, 'b')), '-#1');
+  // Mated in 4 plies: black (to move) is mated in two of white's moves.
+  assert.equal(scoreText(whiteScore(-29996, 'b')), '#2');
+  assert.equal(barPercent({ cp: 0 }), 50);
+  assert.ok(barPercent({ cp: 300 }) > 70 && barPercent({ cp: 300 }) < 80);
+  assert.equal(barPercent({ cp: 5000 }), barPercent({ cp: 1000 }));
+  assert.equal(barPercent({ mate: 3 }), 100);
+  assert.equal(barPercent({ mate: -3 }), 0);
+});
