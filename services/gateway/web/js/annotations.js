@@ -19,8 +19,12 @@ export function brushOf(e) {
   return 'green';
 }
 
+/** Drawings made so far: each names its arrowheads apart (a board on a hidden screen cannot lend its own). */
+let drawings = 0;
+
 export class Annotations {
   constructor() {
+    this.heads = `arrowhead-${++drawings}`;
     this.el = document.createElementNS(SVG, 'svg');
     this.el.setAttribute('class', 'annotations');
     this.el.setAttribute('viewBox', '0 0 8 8');
@@ -29,7 +33,7 @@ export class Annotations {
     const defs = document.createElementNS(SVG, 'defs');
     for (const [brush, color] of Object.entries(COLORS)) {
       const marker = document.createElementNS(SVG, 'marker');
-      marker.setAttribute('id', `arrowhead-${brush}`);
+      marker.setAttribute('id', `${this.heads}-${brush}`);
       marker.setAttribute('orient', 'auto');
       marker.setAttribute('markerWidth', '4');
       marker.setAttribute('markerHeight', '4');
@@ -132,7 +136,7 @@ export class Annotations {
     line.setAttribute('stroke-linecap', 'round');
     line.setAttribute('opacity', String(opacity));
     const brush = Object.keys(COLORS).find((b) => COLORS[b] === color) || 'green';
-    line.setAttribute('marker-end', `url(#arrowhead-${brush})`);
+    line.setAttribute('marker-end', `url(#${this.heads}-${brush})`);
     line.dataset.from = a;
     line.dataset.to = b;
     this.el.append(line);

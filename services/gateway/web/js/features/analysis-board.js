@@ -257,7 +257,8 @@ async function think() {
       sans: shown.error ? best : shown.san,
     };
     render();
-    if (performance.now() - began > DEPTH_BUDGET_MS) break;
+    // A mate found is the verdict; a depth that took long enough is the last.
+    if (verdict.white.mate != null || performance.now() - began > DEPTH_BUDGET_MS) break;
   }
 }
 
