@@ -173,21 +173,55 @@ test('a finished game opens on the analysis board at the position on screen', { 
     assert.equal(await p.el('analyse').isVisible(), false, 'no analysis while the game is played');
     await confirmClick(p, 'resign');
     await p.waitEnd();
-    const moves = p.view().moves || null;
     await p.el('analyse').waitFor();
+    // One move back in the replay: the board opens there.
+    await p.el('replay-prev').click();
     await p.el('analyse').click();
     await p.el('analysis-board').waitFor();
     const texts = await moveTexts(p);
     assert.equal(texts.length, 2, `both moves are on the board's line: ${texts}`);
     assert.equal(texts[0], 'Nf3');
-    assert.equal(await p.el('analysis-board-ply').textContent(), '2 / 2');
+    assert.equal(await p.el('analysis-board-ply').textContent(), '1 / 2');
+    await waitFen(p, 'rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1');
     await engineSpeaks(p);
     // Back to the start of the game with Home, and a move of another line.
     await p.page.keyboard.press('Home');
     await waitFen(p, START);
     await play(p, 'e2e4');
     assert.deepEqual(await moveTexts(p), ['e4']);
-    assert.ok(moves === null || Array.isArray(moves));
+    assert.deepEqual(p.errors, []);
+  });
+});
+
+test('a finished fog-of-war game opens seen whole; another variant starts a new line there', { timeout: 120_000 }, async () => {
+  const p = await Player.open(browser, 'fogger', server.url, '/', { viewport: { width: 1280, height: 900 } });
+  await withShots('analysis-board-fog', () => [p], server, async () => {
+    await startComputer(p, { variant: 'fog', color: 'white', level: 'easy' });
+    const v = await p.waitTurn();
+    await p.play('e2e4', v.legal);
+    await p.waitFor(() => p.view().ply >= 2, 'the computer to reply');
+    await confirmClick(p, 'resign');
+    await p.waitEnd();
+    await p.el('analyse').click();
+    await p.el('analysis-board').waitFor();
+    assert.equal(await p.el('analysis-board-variant').inputValue(), 'fog');
+    const texts = await moveTexts(p);
+    assert.equal(texts.length, 2, `both moves, the computer's too: ${texts}`);
+    assert.equal(texts[0], 'e4');
+    // The computer's move is on the board although white never saw it.
+    const shown = await fenBox(p);
+    assert.notEqual(shown, 'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1');
+    assert.equal(await p.page.locator(`${GRID} .square.fog`).count(), 0, 'no fog on the analysis board');
+    await engineSpeaks(p);
+    await p.el('analysis-board-variant').selectOption('standard');
+    await p.page.waitForFunction(() => location.hash.startsWith('#analysis/standard/'));
+    assert.equal(await fenBox(p), shown, 'the same position, in standard chess');
+    assert.deepEqual(await moveTexts(p), []);
+    await engineSpeaks(p);
+    // Home stops the engine and leaves the board.
+    await p.el('analysis-board-home').click();
+    await p.el('home').waitFor();
+    assert.equal(await p.page.evaluate(() => location.hash), '');
     assert.deepEqual(p.errors, []);
   });
 });

@@ -102,7 +102,7 @@ export function initAnalysisBoard({ home }) {
   $('analysis-board-next').addEventListener('click', () => step(1));
   $('analysis-board-end').addEventListener('click', () => step('end'));
   $('analysis-board-flip').addEventListener('click', () => { flipped = !flipped; render(); });
-  $('analysis-board-home').addEventListener('click', () => onHome());
+  $('analysis-board-home').addEventListener('click', () => { stopThinking(); onHome(); });
   $('analysis-board-engine').addEventListener('change', () => {
     engineOn = $('analysis-board-engine').checked;
     if (!engineOn) engine.interrupt();
@@ -237,7 +237,13 @@ function blastAt(from, to) {
   return blastOf(fen, 'atomic', `${from}${to}${piece && piece.r === 'p' && last ? 'q' : ''}`);
 }
 
-/** Searches the position on the board one depth after another while it stays there and the engine is on. */
+/** The screen is left: the search under way stops, and no other starts. */
+function stopThinking() {
+  generation += 1;
+  engine.interrupt();
+}
+
+/** Searches the position on the board one depth after another while it stays there, on screen, and the engine is on. */
 async function think() {
   const mine = ++generation;
   engine.interrupt();
@@ -248,6 +254,7 @@ async function think() {
     const began = performance.now();
     const answer = await engine.call({ op: 'search', variant: rules.rules, fen, depth });
     if (mine !== generation) return;
+    if ($('analysis-board').hidden) { stopThinking(); return; }
     if (!answer.ok || !answer.uci) break;
     const best = await bestLine(fen, answer.uci, depth, mine);
     if (mine !== generation) return;
