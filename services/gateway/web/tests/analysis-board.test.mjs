@@ -112,3 +112,15 @@ test("the engine's score is white's, in pawns or moves to mate", () => {
   assert.equal(barPercent({ mate: 3 }), 100);
   assert.equal(barPercent({ mate: -3 }), 0);
 });
+
+test('Atomic960 castles king onto rook, as the server writes it, from a FEN the board chains', () => {
+  const fen = '1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w KQkq - 0 1';
+  const here = explore(fen, [], 'atomic', true);
+  assert.ok(here.legal.includes('e1g1') && here.legal.includes('e1b1'), `castling both ways: ${here.legal}`);
+  const after = explore(fen, ['e1g1'], 'atomic', true);
+  assert.deepEqual(after.san, ['O-O']);
+  assert.equal(after.fen, '1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 b kq - 1 1');
+  // The next position is asked from that FEN alone, as the board does.
+  const next = explore(after.fen, ['e8b8'], 'atomic', true);
+  assert.deepEqual(next.san, ['O-O-O']);
+});
