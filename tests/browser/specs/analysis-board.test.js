@@ -59,8 +59,8 @@ async function engineSpeaks(p) {
   assert.match(lineText, /^\d+\.(?:\.\.)? \S+/, `the best line is written out: ${lineText}`);
   const arrow = p.page.locator(`${T('analysis-board-arrows')} .arrow.engine[data-engine="1"]`);
   await arrow.waitFor({ state: 'attached' });
-  const from = await arrow.getAttribute('data-from');
-  const to = await arrow.getAttribute('data-to');
+  // Read at once: a deeper search may redraw the arrow at any moment.
+  const [from, to] = await arrow.evaluate((e) => [e.dataset.from, e.dataset.to]);
   await square(p, from).click();
   await p.page.waitForSelector(`${GRID} .square.selected[data-square="${from}"]`);
   const hinted = await p.page.$$eval(`${GRID} .square.hint`, (els) => els.map((e) => e.dataset.square));
@@ -147,6 +147,10 @@ test('the analysis board from home: moves, engine, stepping, blast, flip, link, 
     await p.page.waitForFunction((sel) => document.querySelector(sel).textContent.includes('illegal'), T('analysis-board-fen-error'));
     assert.equal(await p.el('analysis-board-fen-error').textContent(), 'That position is illegal: white has more than one king.');
     // A good one loads and clears the message.
+    // An empty box asks for a FEN.
+    await p.el('analysis-board-fen').fill('');
+    await p.el('analysis-board-fen-load').click();
+    await p.page.waitForFunction((sel) => document.querySelector(sel).textContent.startsWith('Paste a FEN first'), T('analysis-board-fen-error'));
     await p.el('analysis-board-fen').fill('k7/8/8/8/8/8/1Q6/K7 w - - 0 1');
     await p.el('analysis-board-fen-load').click();
     await p.el('analysis-board-fen-error').waitFor({ state: 'hidden' });
@@ -189,6 +193,10 @@ test('a finished game opens on the analysis board at the position on screen', { 
     await waitFen(p, START);
     await play(p, 'e2e4');
     assert.deepEqual(await moveTexts(p), ['e4']);
+    // The browser's back button leaves the board for home.
+    await p.page.goBack();
+    await p.el('home').waitFor();
+    assert.equal(await p.el('analysis-board').isVisible(), false);
     assert.deepEqual(p.errors, []);
   });
 });

@@ -123,6 +123,10 @@ export function initAnalysisBoard({ home }) {
   });
   $('analysis-board-copy').addEventListener('click', () => copyLink());
   document.addEventListener('keydown', pageKey);
+  // Back from the board to the plain address (the browser's back button): home.
+  window.addEventListener('hashchange', () => {
+    if (!$('analysis-board').hidden && !location.hash) { stopThinking(); onHome(); }
+  });
 }
 
 /**
@@ -147,8 +151,9 @@ export function openAnalysisLink({ variant: asked, fen, asked: unknown }) {
 export function openGameAnalysis(model, at) {
   const chosen = analysisVariantOf(model.variant, model.chess960);
   showScreen('analysis');
+  // A step of its own in the history, so the back button leaves the board.
+  history.pushState(null, '', `/${analysisHash(chosen, model.initialFen)}`);
   load(chosen, model.initialFen, model.moves, at ?? model.moves.length);
-  history.pushState(null, '', analysisHash(variant, fenAt(line)));
 }
 
 /** Whether a game may be opened on the board: finished, every move known, a variant it explores. */
@@ -164,9 +169,14 @@ export function analysable(model) {
  */
 function load(chosen, fen, moves, at, { fromBox = false, keepError = false } = {}) {
   const rules = ANALYSIS_VARIANTS[chosen];
-  const start = explore((fen || '').trim(), [], rules.rules, rules.chess960);
+  const text = (fen || '').trim();
+  if (fromBox && !text) {
+    showFenError(fenMessage('', null));
+    return false;
+  }
+  const start = explore(text, [], rules.rules, rules.chess960);
   if (start.error) {
-    showFenError(fenMessage(fromBox || fen ? fen || '' : '', start.error));
+    showFenError(text ? fenMessage(text, start.error) : `The analysis board cannot start: ${start.error}.`);
     return false;
   }
   const plies = [];
