@@ -143,6 +143,17 @@ export function whiteScore(score, turn) {
   return { cp: score * sign };
 }
 
+/**
+ * The engine's line from a `search` answer: its `pv` (the module writes it
+ * from the search's table) cut to `plies`, or the best move alone from a
+ * module that writes none.
+ */
+export function lineOfSearch(answer, plies) {
+  if (!answer || !answer.uci) return [];
+  const pv = Array.isArray(answer.pv) && answer.pv[0] === answer.uci ? answer.pv : [answer.uci];
+  return pv.slice(0, Math.max(1, plies));
+}
+
 /** The score as the bar's number: `+0.35`, `-1.20`, `#3`, `-#2` (white's view). */
 export function scoreText(white) {
   if (white.mate != null) return white.mate < 0 ? `-#${-white.mate}` : `#${white.mate}`;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import './rules-module.mjs';
 import { explore } from '../js/rules.js';
 import {
-  analysisHash, analysisInHash, analysisVariantOf, barPercent, fenAt, fenMessage, movesTo, newLine,
+  analysisHash, analysisInHash, analysisVariantOf, barPercent, fenAt, fenMessage, lineOfSearch, movesTo, newLine,
   numberedLine, playOn, scoreText, stepLine, whiteScore,
 } from '../js/analysis-board.js';
 import { routeOf } from '../js/router.js';
@@ -123,4 +123,12 @@ test('Atomic960 castles king onto rook, as the server writes it, from a FEN the 
   // The next position is asked from that FEN alone, as the board does.
   const next = explore(after.fen, ['e8b8'], 'atomic', true);
   assert.deepEqual(next.san, ['O-O-O']);
+});
+
+test("the engine's line is its search's, cut short, or its best move alone", () => {
+  assert.deepEqual(lineOfSearch({ uci: 'e2e4', pv: ['e2e4', 'e7e5', 'g1f3', 'b8c6'] }, 3), ['e2e4', 'e7e5', 'g1f3']);
+  assert.deepEqual(lineOfSearch({ uci: 'e2e4' }, 6), ['e2e4']);
+  // A line that does not start with the best move is not the best move's.
+  assert.deepEqual(lineOfSearch({ uci: 'e2e4', pv: ['d2d4', 'd7d5'] }, 6), ['e2e4']);
+  assert.deepEqual(lineOfSearch({ uci: null, pv: [] }, 6), []);
 });

@@ -13,7 +13,7 @@ import { blastOf, explore, whyRefused } from '../rules.js';
 import { parseFen, rankOf, sq } from '../chess.js';
 import { refusalText } from '../text.js';
 import {
-  ANALYSIS_VARIANTS, analysisHash, analysisVariantOf, barPercent, fenAt, fenMessage, firstMoveOf, newLine, numberedLine,
+  ANALYSIS_VARIANTS, analysisHash, analysisVariantOf, barPercent, fenAt, fenMessage, firstMoveOf, lineOfSearch, newLine, numberedLine,
   outcomeText, playOn, scoreText, stepLine, turnOfFen, whiteScore,
 } from '../analysis-board.js';
 
@@ -266,9 +266,14 @@ async function think() {
     if (mine !== generation) return;
     if ($('analysis-board').hidden) { stopThinking(); return; }
     if (!answer.ok || !answer.uci) break;
-    const best = await bestLine(fen, answer.uci, depth, mine);
+    let best = lineOfSearch(answer, LINE_PLIES + 1);
+    if (best.length < 2) best = await bestLine(fen, answer.uci, depth, mine);
     if (mine !== generation) return;
-    const shown = explore(fen, best, rules.rules, rules.chess960);
+    let shown = explore(fen, best, rules.rules, rules.chess960);
+    if (shown.error) {
+      best = [answer.uci];
+      shown = explore(fen, best, rules.rules, rules.chess960);
+    }
     verdict = {
       fen, depth: answer.depth, white: whiteScore(answer.score, turnOfFen(fen)), best,
       sans: shown.error ? best : shown.san,
@@ -280,8 +285,9 @@ async function think() {
 }
 
 /**
- * The best line after `first`: each next move the engine's at a shallower
- * depth, until the line is LINE_PLIES long or the game would be over.
+ * The best line after `first`, for a module whose search writes no line:
+ * each next move the engine's at a shallower depth, until the line is
+ * LINE_PLIES long or the game would be over.
  */
 async function bestLine(fen, first, depth, mine) {
   const rules = rulesOf();
