@@ -187,6 +187,10 @@ test('a finished game opens on the analysis board at the position on screen', { 
     assert.equal(texts[0], 'Nf3');
     assert.equal(await p.el('analysis-board-ply').textContent(), '1 / 2');
     await waitFen(p, 'rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1');
+    // The arrow keys step the line with the focus off the board too.
+    await p.page.locator('#analysis-board-title').click();
+    await p.page.keyboard.press('ArrowRight');
+    await p.page.waitForFunction((sel) => document.querySelector(sel).textContent === '2 / 2', T('analysis-board-ply'));
     await engineSpeaks(p);
     // Back to the start of the game with Home, and a move of another line.
     await p.page.keyboard.press('Home');
