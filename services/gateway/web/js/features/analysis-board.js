@@ -20,6 +20,8 @@ import {
 /** The deepest search asked for; the engine stops sooner once one depth takes this long. */
 const MAX_DEPTH = 12;
 const DEPTH_BUDGET_MS = 1500;
+/** How long a position stays on the board before the engine starts on it. */
+const SETTLE_MS = 120;
 /** Plies of the best line shown past the best move. */
 const LINE_PLIES = 5;
 
@@ -259,6 +261,9 @@ async function think() {
   engine.interrupt();
   const fen = fenAt(line);
   if (!engineOn || !here || here.error || here.outcome) return;
+  // Keys held down step through many positions: only one that stays is searched.
+  await new Promise((resolve) => { setTimeout(resolve, SETTLE_MS); });
+  if (mine !== generation) return;
   const rules = rulesOf();
   for (let depth = 1; depth <= MAX_DEPTH; depth++) {
     const began = performance.now();
