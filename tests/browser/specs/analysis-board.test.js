@@ -195,8 +195,14 @@ test('a finished game opens on the analysis board at the position on screen', { 
     // Back to the start of the game with Home, and a move of another line.
     await p.page.keyboard.press('Home');
     await waitFen(p, START);
+    assert.equal(await p.el('analysis-board-game-line').isVisible(), false, 'still on the game\'s moves');
     await play(p, 'e2e4');
     assert.deepEqual(await moveTexts(p), ['e4']);
+    // The game's own moves come back, at the ply where the line left them.
+    await p.el('analysis-board-game-line').click();
+    await p.page.waitForFunction((sel) => document.querySelector(sel).textContent === '0 / 2', T('analysis-board-ply'));
+    assert.deepEqual(await moveTexts(p), texts);
+    assert.equal(await p.el('analysis-board-game-line').isVisible(), false);
     // The browser's back button leaves the board for home.
     await p.page.goBack();
     await p.el('home').waitFor();

@@ -95,6 +95,26 @@ export function stepLine(line, delta) {
   return { ...line, at: Math.max(0, Math.min(line.plies.length, line.at + delta)) };
 }
 
+/** How many plies two lines from one start share before they part. */
+export function sharedPlies(a, b) {
+  if (!a || !b || a.start !== b.start) return 0;
+  let n = 0;
+  while (n < a.plies.length && n < b.plies.length && a.plies[n].uci === b.plies[n].uci) n += 1;
+  return n;
+}
+
+/**
+ * Back to `game`'s own line from `line` played off it: where they part
+ * (or at the same ply, while `line` still follows the game).
+ */
+export function backToGame(game, line) {
+  const shared = sharedPlies(game, line);
+  return { ...game, at: line.at <= shared ? line.at : shared };
+}
+
+/** Whether `line` has left `game`'s own moves. */
+export const leftGame = (game, line) => !!game && sharedPlies(game, line) < line.plies.length;
+
 /** The UCI moves from the start to the board. */
 export const movesTo = (line) => line.plies.slice(0, line.at).map((p) => p.uci);
 

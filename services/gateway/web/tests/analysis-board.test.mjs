@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import './rules-module.mjs';
 import { explore } from '../js/rules.js';
 import {
-  analysisHash, analysisInHash, analysisVariantOf, barPercent, fenAt, fenMessage, lineOfSearch, movesTo, newLine,
+  analysisHash, analysisInHash, analysisVariantOf, backToGame, barPercent, fenAt, leftGame, sharedPlies, fenMessage, lineOfSearch, movesTo, newLine,
   numberedLine, playOn, scoreText, stepLine, whiteScore,
 } from '../js/analysis-board.js';
 import { routeOf } from '../js/router.js';
@@ -131,4 +131,24 @@ test("the engine's line is its search's, cut short, or its best move alone", () 
   // A line that does not start with the best move is not the best move's.
   assert.deepEqual(lineOfSearch({ uci: 'e2e4', pv: ['d2d4', 'd7d5'] }, 6), ['e2e4']);
   assert.deepEqual(lineOfSearch({ uci: null, pv: [] }, 6), []);
+});
+
+test("a game's own line comes back from where a line played off it parted", () => {
+  let game = newLine(START);
+  for (const uci of ['e2e4', 'e7e5', 'g1f3', 'b8c6']) game = playOn(game, ply(uci));
+  game = stepLine(game, 'end');
+  assert.equal(leftGame(game, game), false);
+  // Two back, then another move: the line has left the game at ply 2.
+  let line = playOn(stepLine(game, -2), ply('f1c4'));
+  assert.equal(sharedPlies(game, line), 2);
+  assert.equal(leftGame(game, line), true);
+  line = playOn(line, ply('g8f6'));
+  const back = backToGame(game, line);
+  assert.deepEqual(back.plies.map((p) => p.uci), ['e2e4', 'e7e5', 'g1f3', 'b8c6']);
+  assert.equal(back.at, 2, 'at the ply where the lines parted');
+  // Only stepping back along the game's moves has not left it.
+  assert.equal(leftGame(game, stepLine(game, -3)), false);
+  assert.equal(backToGame(game, stepLine(game, -3)).at, 1);
+  assert.equal(leftGame(null, line), false);
+  assert.equal(sharedPlies(game, newLine(AFTER_E4, line.plies)), 0, 'another start shares nothing');
 });

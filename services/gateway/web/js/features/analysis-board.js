@@ -13,7 +13,7 @@ import { blastOf, explore, whyRefused } from '../rules.js';
 import { parseFen, rankOf, sq } from '../chess.js';
 import { refusalText } from '../text.js';
 import {
-  ANALYSIS_VARIANTS, analysisHash, analysisVariantOf, barPercent, fenAt, fenMessage, firstMoveOf, lineOfSearch, newLine, numberedLine,
+  ANALYSIS_VARIANTS, analysisHash, analysisVariantOf, barPercent, backToGame, fenAt, fenMessage, firstMoveOf, leftGame, lineOfSearch, newLine, numberedLine,
   outcomeText, playOn, scoreText, stepLine, turnOfFen, whiteScore,
 } from '../analysis-board.js';
 
@@ -28,6 +28,8 @@ const LINE_PLIES = 5;
 let board = null;
 let variant = 'atomic';
 let line = null;
+/** A finished game's own line, while the board explores that game; null otherwise. */
+let gameLine = null;
 /** The rules module's answer for the position on the board. */
 let here = null;
 let flipped = false;
@@ -124,6 +126,11 @@ export function initAnalysisBoard({ home }) {
     if (el) goTo(Number(el.dataset.ply));
   });
   $('analysis-board-copy').addEventListener('click', () => copyLink());
+  $('analysis-board-game-line').addEventListener('click', () => {
+    if (!gameLine) return;
+    line = backToGame(gameLine, line);
+    position();
+  });
   document.addEventListener('keydown', pageKey);
   // Back from the board to the plain address (the browser's back button): home.
   window.addEventListener('hashchange', () => {
@@ -155,7 +162,10 @@ export function openGameAnalysis(model, at) {
   showScreen('analysis');
   // A step of its own in the history, so the back button leaves the board.
   history.pushState(null, '', `/${analysisHash(chosen, model.initialFen)}`);
-  load(chosen, model.initialFen, model.moves, at ?? model.moves.length);
+  if (load(chosen, model.initialFen, model.moves, at ?? model.moves.length)) {
+    gameLine = line;
+    render();
+  }
 }
 
 /** Whether a game may be opened on the board: finished, every move known, a variant it explores. */
@@ -191,6 +201,7 @@ function load(chosen, fen, moves, at, { fromBox = false, keepError = false } = {
   }
   variant = chosen;
   line = newLine(start.fen, plies, at);
+  gameLine = null;
   if (!keepError) showFenError('');
   cursorKeys = false;
   position();
@@ -335,6 +346,7 @@ function render() {
   $('analysis-board-next').disabled = line.at === line.plies.length;
   $('analysis-board-end').disabled = line.at === line.plies.length;
   $('analysis-board-ply').textContent = `${line.at} / ${line.plies.length}`;
+  $('analysis-board-game-line').hidden = !leftGame(gameLine, line);
 }
 
 function renderEngine(over) {
