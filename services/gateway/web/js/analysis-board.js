@@ -4,6 +4,7 @@
 // FEN box's messages, and the local engine's score as the page writes it.
 
 import { START_FEN } from './chess.js';
+import { REASONS } from './text.js';
 
 /**
  * The variants the board explores: the rules module's variant and whether
@@ -192,6 +193,6 @@ export function barPercent(white) {
 export function outcomeText(outcome) {
   if (!outcome) return '';
   const who = outcome.result === '1-0' ? 'White wins' : outcome.result === '0-1' ? 'Black wins' : 'Draw';
-  const why = (outcome.reason || '').replace(/_/g, ' ');
+  const why = REASONS[outcome.reason] || (outcome.reason || '').replace(/_/g, ' ');
   return why ? `${who}: ${why}.` : `${who}.`;
 }

@@ -8,7 +8,7 @@ import './rules-module.mjs';
 import { explore } from '../js/rules.js';
 import {
   analysisHash, analysisInHash, analysisVariantOf, backToGame, barPercent, fenAt, leftGame, sharedPlies, fenMessage, lineOfSearch, movesTo, newLine,
-  numberedLine, playOn, scoreText, stepLine, whiteScore,
+  numberedLine, outcomeText, playOn, scoreText, stepLine, whiteScore,
 } from '../js/analysis-board.js';
 import { routeOf } from '../js/router.js';
 
@@ -151,4 +151,15 @@ test("a game's own line comes back from where a line played off it parted", () =
   assert.equal(backToGame(game, stepLine(game, -3)).at, 1);
   assert.equal(leftGame(null, line), false);
   assert.equal(sharedPlies(game, newLine(AFTER_E4, line.plies)), 0, 'another start shares nothing');
+});
+
+test('a finished position says who won and how, from the rules module', () => {
+  // Atomic: Qxe7 blows up the black king beside e7.
+  const before = explore('rnbqkbnr/ppppp1pp/8/5p2/7Q/4P3/PPPP1PPP/RNB1KBNR w KQkq - 0 1', [], 'atomic');
+  assert.equal(before.outcome, null);
+  const blown = explore('rnbqkbnr/ppppp1pp/8/5p2/7Q/4P3/PPPP1PPP/RNB1KBNR w KQkq - 0 1', ['h4e7'], 'atomic');
+  assert.equal(outcomeText(blown.outcome), 'White wins: king exploded.');
+  assert.equal(outcomeText({ result: '1/2-1/2', reason: 'stalemate' }), 'Draw: stalemate.');
+  assert.equal(outcomeText({ result: '0-1', reason: 'something_new' }), 'Black wins: something new.');
+  assert.equal(outcomeText(null), '');
 });
