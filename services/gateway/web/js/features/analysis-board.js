@@ -81,6 +81,8 @@ const engine = {
 
 /** What the engine says of the position on the board: `{fen, depth, white, best: [uci], sans}`, or null. */
 let verdict = null;
+/** Why the engine gave no verdict (it failed to load or to search), or ''. */
+let engineTrouble = '';
 let generation = 0;
 
 /** Binds the screen; `home()` goes back to the home screen. */
@@ -270,6 +272,7 @@ function stopThinking() {
 async function think() {
   const mine = ++generation;
   engine.interrupt();
+  engineTrouble = '';
   const fen = fenAt(line);
   if (!engineOn || !here || here.error || here.outcome) return;
   // Keys held down step through many positions: only one that stays is searched.
@@ -281,7 +284,12 @@ async function think() {
     const answer = await engine.call({ op: 'search', variant: rules.rules, fen, depth });
     if (mine !== generation) return;
     if ($('analysis-board').hidden) { stopThinking(); return; }
-    if (!answer.ok || !answer.uci) break;
+    if (!answer.ok) {
+      engineTrouble = `The engine stopped: ${answer.error || 'no answer'}.`;
+      render();
+      break;
+    }
+    if (!answer.uci) break;
     let best = lineOfSearch(answer, LINE_PLIES + 1);
     if (best.length < 2) best = await bestLine(fen, answer.uci, depth, mine);
     if (mine !== generation) return;
@@ -367,7 +375,10 @@ function renderEngine(over) {
   bar.style.setProperty('--white', `${percent.toFixed(1)}%`);
   bar.setAttribute('aria-valuenow', String(Math.round(percent)));
   bar.setAttribute('aria-valuetext', `${text}: white's chances ${Math.round(percent)}%`);
-  $('analysis-board-depth').textContent = engineOn && v ? `depth ${v.depth}` : engineOn && !over ? 'thinking…' : '';
+  let depth = '';
+  if (engineOn && v) depth = `depth ${v.depth}`;
+  else if (engineOn && !over) depth = engineTrouble || 'thinking…';
+  $('analysis-board-depth').textContent = depth;
   $('analysis-board-line').textContent = engineOn && v ? numberedLine(v.fen, v.sans) : '';
   board.annotations.setEngineLine(engineOn && v ? v.best.slice(0, 2) : []);
 }
