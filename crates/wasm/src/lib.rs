@@ -30,8 +30,11 @@
 //! - `best`: the computer's move at a `level` with a `seed`, exactly as the
 //!   server's engine pool searches it with no clock. In fog of war the
 //!   engine is given only its own side's observations, as on the server.
-//! - `search`: a fixed-depth search without noise (`fen`, `depth`): for
-//!   comparing this build with the native engine, and for benchmarks.
+//! - `search`: a fixed-depth search without noise (`fen`, `depth`): the
+//!   best move (`uci`), its `score` for the side to move, and the line the
+//!   engine expects (`pv`, starting with that move); for the analysis
+//!   board, for comparing this build with the native engine, and for
+//!   benchmarks.
 //! - `pgn`: the game as PGN (`result`, `white`, `black`, `started_at_ms`).
 //!
 //! Every answer is an object with `ok: true`, or `ok: false` and an `error`.
@@ -206,9 +209,10 @@ fn answer(request: Request) -> Result<Value, String> {
             // A fresh table, so the answer depends on the position alone.
             SEARCHER.with(|s| s.borrow_mut().clear());
             let report = search(&position, &[], &limits);
+            let pv: Vec<String> = report.pv.iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect();
             Ok(json!({
                 "uci": report.best.map(|m| m.to_uci(CastlingMode::Standard).to_string()),
-                "score": report.score, "depth": report.depth, "nodes": report.nodes,
+                "score": report.score, "depth": report.depth, "nodes": report.nodes, "pv": pv,
             }))
         }
         Request::Pgn { game: spec, result, white, black, started_at_ms } => {
@@ -436,6 +440,20 @@ mod tests {
 
     fn call(request: Value) -> Value {
         serde_json::from_str(&handle(&request.to_string())).expect("answers are JSON")
+    }
+
+    #[test]
+    fn a_search_gives_its_best_line_of_legal_moves() {
+        let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+        let answer = call(json!({ "op": "search", "variant": "atomic", "fen": fen, "depth": 5 }));
+        assert_eq!(answer["ok"], true, "{answer}");
+        let pv: Vec<String> = answer["pv"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+        assert!(pv.len() >= 2, "a line past the best move: {pv:?}");
+        assert_eq!(answer["uci"].as_str(), Some(pv[0].as_str()));
+        // Every move of the line is legal where it is played.
+        let line = call(json!({ "op": "position", "variant": "atomic", "initial_fen": fen, "moves": pv }));
+        assert_eq!(line["ok"], true, "{line}");
+        assert_eq!(line["san"].as_array().unwrap().len(), pv.len(), "{line}");
     }
 
     #[test]

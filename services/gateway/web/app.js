@@ -26,7 +26,7 @@ import { startLooks } from './js/features/looks.js';
 import { initLobby, lobbyWanted, onLobbyFrame, stopLobby, subscribeLobby } from './js/features/lobby.js';
 import { initSeek, onPaired, renderSeek, seekAgain, seeking } from './js/features/seek.js';
 import * as ratings from './js/features/ratings.js';
-import { initReplay, replayKey, resetReplay } from './js/features/replay.js';
+import { initReplay, replayKey, replayPly, resetReplay } from './js/features/replay.js';
 import { initComputerAnalysis } from './js/features/computer-analysis.js';
 import { initFogReview } from './js/features/fog-review.js';
 import { resetCurtain } from './js/features/hotseat.js';
@@ -44,6 +44,7 @@ import { initTournamentGame } from './js/features/tournament-game.js';
 import { initChat } from './js/features/chat.js';
 import { initWatch, startTv, stopTv, tvFollow } from './js/features/watch.js';
 import { bindRecovery } from './js/features/recovery.js';
+import { analysable, initAnalysisBoard, openAnalysisLink, openGameAnalysis } from './js/features/analysis-board.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
@@ -224,6 +225,16 @@ function start() {
   bindHome();
   bindRecovery();
   bindGame(board);
+  initAnalysisBoard({ home: () => session.goHome() });
+  // A finished game on the analysis board, at the position on screen.
+  $('analyse').addEventListener('click', () => {
+    const model = session.activeModel();
+    if (!analysable(model)) return;
+    const at = replayPly();
+    session.goHome();
+    stopLobby();
+    openGameAnalysis(model, at);
+  });
   document.addEventListener('keydown', pageKeys);
   bindHowToPlay(() => session.activeModel()?.variant || null);
   connections.startOnline();
@@ -243,6 +254,7 @@ function start() {
     onLeave: session.goHome,
     onPlayer: (id) => { stopLobby(); stopTv(); showPlayer(id); },
     onTv: () => startTv(),
+    onAnalysis: (route) => { stopLobby(); stopTv(); openAnalysisLink(route); },
     onTournament: (id) => { stopLobby(); showTournament(id); },
     onSwiss: (id) => { stopLobby(); showSwiss(id); },
   });

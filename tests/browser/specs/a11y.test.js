@@ -6,7 +6,8 @@
 // played (atomic and fog of war, at 1280×900 and 390×844), the settings,
 // How to play, a finished game and a player's page; and on home's
 // tournaments and create form, a tournament's page (1280×900 and 390×844)
-// and a tournament game with its bar, Berserk and a chat line.
+// and a tournament game with its bar, Berserk and a chat line; and on the
+// analysis board (1280×900 and 390×844).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -238,6 +239,28 @@ test('axe-core finds nothing serious on a Swiss page', { timeout: 120_000 }, asy
     const found = [...await axeFindings(cid, 'Swiss page')];
     await cid.page.setViewportSize({ width: 390, height: 844 });
     found.push(...await axeFindings(cid, 'Swiss page at 390x844'));
+    assert.deepEqual(found, []);
+  });
+});
+
+test('axe-core finds nothing serious on the analysis board', { timeout: 120_000 }, async () => {
+  const dee = await Player.open(browser, 'axe-dee', server.url, '/', { viewport: { width: 1280, height: 900 } });
+  players.push(dee);
+  await withShots('a11y-analysis-board', () => [dee], server, async () => {
+    await dee.el('analysis-board-open').click();
+    await dee.el('analysis-board').waitFor();
+    await dee.page.waitForFunction(() => /^depth \d+$/.test(document.querySelector('[data-testid="analysis-board-depth"]').textContent), null, { timeout: 30_000 });
+    const found = [...await axeFindings(dee, 'analysis board')];
+    // With a line and a refused FEN's message.
+    const grid = '[data-testid="analysis-board-grid"]';
+    await dee.page.locator(`${grid} .square[data-square="e2"]`).click();
+    await dee.page.locator(`${grid} .square[data-square="e4"]`).click();
+    await dee.el('analysis-board-fen').fill('not a fen');
+    await dee.el('analysis-board-fen-load').click();
+    await dee.el('analysis-board-fen-error').waitFor();
+    found.push(...await axeFindings(dee, 'analysis board with a line and a FEN error'));
+    await dee.page.setViewportSize({ width: 390, height: 844 });
+    found.push(...await axeFindings(dee, 'analysis board at 390x844'));
     assert.deepEqual(found, []);
   });
 });

@@ -19,8 +19,12 @@ export function brushOf(e) {
   return 'green';
 }
 
+/** Drawings made so far: each names its arrowheads apart (a board on a hidden screen cannot lend its own). */
+let drawings = 0;
+
 export class Annotations {
   constructor() {
+    this.heads = `arrowhead-${++drawings}`;
     this.el = document.createElementNS(SVG, 'svg');
     this.el.setAttribute('class', 'annotations');
     this.el.setAttribute('viewBox', '0 0 8 8');
@@ -29,7 +33,7 @@ export class Annotations {
     const defs = document.createElementNS(SVG, 'defs');
     for (const [brush, color] of Object.entries(COLORS)) {
       const marker = document.createElementNS(SVG, 'marker');
-      marker.setAttribute('id', `arrowhead-${brush}`);
+      marker.setAttribute('id', `${this.heads}-${brush}`);
       marker.setAttribute('orient', 'auto');
       marker.setAttribute('markerWidth', '4');
       marker.setAttribute('markerHeight', '4');
@@ -44,6 +48,8 @@ export class Annotations {
     this.el.append(defs);
     /** key ("e2e4" or "d4") → brush */
     this.shapes = new Map();
+    /** The engine's line (the analysis board): UCI moves drawn as arrows, the first the strongest; a click keeps them. */
+    this.engine = [];
     this.orientation = 'white';
   }
 
@@ -58,6 +64,14 @@ export class Annotations {
   clear() {
     if (!this.shapes.size) return;
     this.shapes.clear();
+    this.draw();
+  }
+
+  /** Draws the engine's best line (UCI moves; at most the first three), or nothing. */
+  setEngineLine(moves) {
+    const next = (moves || []).slice(0, 3);
+    if (next.join() === this.engine.join()) return;
+    this.engine = next;
     this.draw();
   }
 
@@ -76,6 +90,11 @@ export class Annotations {
 
   draw() {
     for (const old of [...this.el.querySelectorAll('.shape')]) old.remove();
+    this.engine.forEach((uci, i) => {
+      const arrow = this.arrow(uci.slice(0, 2), uci.slice(2, 4), COLORS.blue, i ? 0.45 - i * 0.1 : 0.85);
+      arrow.classList.add('engine');
+      arrow.dataset.engine = String(i + 1);
+    });
     for (const [key, brush] of this.shapes) {
       const color = COLORS[brush];
       if (key.length === 2) {
@@ -93,27 +112,34 @@ export class Annotations {
         c.dataset.brush = brush;
         this.el.append(c);
       } else {
-        const [x1, y1] = this.centre(key.slice(0, 2));
-        const [x2, y2] = this.centre(key.slice(2, 4));
-        const len = Math.hypot(x2 - x1, y2 - y1);
-        // The line stops short so the head's tip lands near the square's centre.
-        const k = (len - 0.3) / len;
-        const line = document.createElementNS(SVG, 'line');
-        line.setAttribute('class', 'shape arrow');
-        line.setAttribute('x1', x1);
-        line.setAttribute('y1', y1);
-        line.setAttribute('x2', x1 + (x2 - x1) * k);
-        line.setAttribute('y2', y1 + (y2 - y1) * k);
-        line.setAttribute('stroke', color);
-        line.setAttribute('stroke-width', '0.16');
-        line.setAttribute('stroke-linecap', 'round');
-        line.setAttribute('opacity', '0.8');
-        line.setAttribute('marker-end', `url(#arrowhead-${brush})`);
-        line.dataset.from = key.slice(0, 2);
-        line.dataset.to = key.slice(2, 4);
+        const line = this.arrow(key.slice(0, 2), key.slice(2, 4), color, 0.8);
         line.dataset.brush = brush;
-        this.el.append(line);
       }
     }
+  }
+
+  /** An arrow from square `a` to `b` (names), appended to the drawing. */
+  arrow(a, b, color, opacity) {
+    const [x1, y1] = this.centre(a);
+    const [x2, y2] = this.centre(b);
+    const len = Math.hypot(x2 - x1, y2 - y1);
+    // The line stops short so the head's tip lands near the square's centre.
+    const k = (len - 0.3) / len;
+    const line = document.createElementNS(SVG, 'line');
+    line.setAttribute('class', 'shape arrow');
+    line.setAttribute('x1', x1);
+    line.setAttribute('y1', y1);
+    line.setAttribute('x2', x1 + (x2 - x1) * k);
+    line.setAttribute('y2', y1 + (y2 - y1) * k);
+    line.setAttribute('stroke', color);
+    line.setAttribute('stroke-width', '0.16');
+    line.setAttribute('stroke-linecap', 'round');
+    line.setAttribute('opacity', String(opacity));
+    const brush = Object.keys(COLORS).find((b) => COLORS[b] === color) || 'green';
+    line.setAttribute('marker-end', `url(#${this.heads}-${brush})`);
+    line.dataset.from = a;
+    line.dataset.to = b;
+    this.el.append(line);
+    return line;
   }
 }

@@ -10,6 +10,7 @@ export function showScreen(which) {
   $('player-page').hidden = which !== 'player';
   $('tournament-page').hidden = which !== 'tournament';
   $('swiss-page').hidden = which !== 'swiss';
+  $('analysis-board').hidden = which !== 'analysis';
   document.body.dataset.screen = which;
   placeNotice(which);
 }

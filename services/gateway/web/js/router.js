@@ -1,11 +1,14 @@
 // The page's URLs (docs/web-client.md): `/` is home, `/g/CODE` joins the
 // game with that join code, `/#game=ID` shows a game, `/#player=ID` a
 // player's page, `/#tournament=ID` an arena's page, `/#swiss=ID` a Swiss's,
-// `/#tv` TV (the best game being played, then the next). `routeOf` is pure, so
+// `/#tv` TV (the best game being played, then the next), `/#analysis/VARIANT/FEN`
+// the analysis board (js/analysis-board.js). `routeOf` is pure, so
 // node tests check it; `startRouter` follows the address bar.
 
+import { analysisInHash } from './analysis-board.js';
+
 /**
- * Where a location leads: `{to: 'join', code}`, `{to: 'player', id}`, `{to: 'tv'}`,
+ * Where a location leads: `{to: 'analysis', variant, fen}`, `{to: 'join', code}`, `{to: 'player', id}`, `{to: 'tv'}`,
  * `{to: 'game', id, hotseat}` or `{to: 'home'}`. `saved` is the stored game in progress (`{id, hotseat,
  * active}`): a reload from its screen comes back to it.
  */
@@ -13,6 +16,8 @@ export function routeOf({ pathname, hash }, saved) {
   const invite = pathname.match(/^\/g\/([^/]+)\/?$/);
   if (invite) return { to: 'join', code: decodeURIComponent(invite[1]).toUpperCase() };
   if (isTvHash(hash)) return { to: 'tv' };
+  const analysis = analysisInHash(hash);
+  if (analysis) return { to: 'analysis', ...analysis };
   const player = playerInHash(hash);
   if (player) return { to: 'player', id: player };
   const tournament = tournamentInHash(hash);
@@ -67,9 +72,10 @@ export function showHomeUrl() {
  * Routes the current location once, then follows hash changes: another
  * game id opens it, no id leaves the game on screen (`current()`) for home.
  */
-export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss, onTv }) {
+export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss, onTv, onAnalysis }) {
   const route = routeOf(location, saved);
   if (route.to === 'join') onJoin(route.code);
+  else if (route.to === 'analysis') onAnalysis(route);
   else if (route.to === 'tv') onTv();
   else if (route.to === 'game') onGame(route.id, { hotseat: route.hotseat });
   else if (route.to === 'player') onPlayer(route.id);
@@ -79,6 +85,12 @@ export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, o
   window.addEventListener('hashchange', () => {
     if (isTvHash(location.hash)) {
       onTv();
+      return;
+    }
+    const analysis = analysisInHash(location.hash);
+    if (analysis) {
+      if (current()) onLeave();
+      onAnalysis(analysis);
       return;
     }
     const player = playerInHash(location.hash);

@@ -98,3 +98,18 @@ export function blastOf(fen, variant, uci) {
   if (!answer || !answer.squares.length) return null;
   return { squares: answer.squares, ownKing: answer.own_king || null, theirKing: answer.their_king || null };
 }
+
+/**
+ * A position reached from `initialFen` by `moves` (the analysis board):
+ * the module's `position` answer (`fen`, `legal`, `san`, `exploded`,
+ * `check`, `outcome`), or `{error}` with the module's reason (a malformed
+ * or impossible FEN, an illegal move). Fog of war is seen whole.
+ */
+export function explore(initialFen, moves, variant, chess960 = false) {
+  if (!engine) return { error: 'the rules module did not load' };
+  const request = { op: 'position', variant, initial_fen: initialFen || '', moves, chess960 };
+  if (variant === 'fog') request.view = 'all';
+  const answer = engine.call(request);
+  if (!answer || !answer.ok) return { error: (answer && answer.error) || 'no answer' };
+  return answer;
+}

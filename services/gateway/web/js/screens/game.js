@@ -17,6 +17,7 @@ import {
 import { COLOR_NAME, OUTCOME_TEXT, errorText, escapeHtml, fmtClock, outcomeFor, resultText, statusText } from '../text.js';
 import { curtainUp, lift } from '../features/hotseat.js';
 import { replayPly, setReplay, stepReplay, replayKey, backToLive, resetReplay } from '../features/replay.js';
+import { renderAnalyseButton } from '../features/analysis-board.js';
 import { changeOf, playerRating } from '../features/ratings.js';
 import { offlinePgn } from '../features/offline-play.js';
 import { linkPgn } from '../pgn.js';
@@ -91,6 +92,7 @@ export function renderGame() {
   renderMoves(model, curtain);
   renderReplay(model);
   renderPgn(model);
+  renderAnalyseButton(model);
   renderComputerAnalysis(model, { hotseat: isHotseat() });
   renderFogReview(model, { hotseat: isHotseat() });
   const ended = model.status === 'ended';
