@@ -86,3 +86,38 @@ test('a rematch offer can be declined', { timeout: 90_000 }, async () => {
     assert.equal(await prompt.isVisible(), false);
   });
 });
+
+test('a rematch agreed opens the new game for both, colours swapped', { timeout: 90_000 }, async () => {
+  const alice = await Player.open(browser, 'alice-again', server.url);
+  players.push(alice);
+  await withShots('rematch-agreed', () => players, server, async () => {
+    const link = await createFriendGame(alice, { variant: 'atomic', color: 'white', minutes: 0 });
+    const bob = await Player.open(browser, 'bob-again', server.url);
+    players.push(bob);
+    await openInvite(bob, link);
+    const first = alice.view().game;
+    for (const [p, uci] of [[alice, 'e2e4'], [bob, 'e7e5']]) {
+      const v = await p.waitTurn();
+      await p.play(uci, v.legal);
+    }
+    await confirmClick(bob, 'resign');
+    await alice.waitEnd();
+    await bob.el('rematch').click();
+    const prompt = alice.page.locator('[data-prompt="rematch"]');
+    await prompt.waitFor({ state: 'visible' });
+    await alice.el('accept-rematch').click();
+    // Both are taken to the new game: the one who offered hears of it, the
+    // one who accepted is answered with it; bob has white now.
+    for (const p of [alice, bob]) {
+      await p.waitFor(() => p.view().game && p.view().game !== first && p.view().fen, 'the rematch');
+    }
+    assert.equal(alice.view().game, bob.view().game);
+    assert.equal(alice.view().you, 'black');
+    assert.equal(bob.view().you, 'white');
+    const v = await bob.waitTurn();
+    await bob.play('d2d4', v.legal);
+    await alice.waitFor(() => alice.view().ply === 1, 'bob\'s first move of the rematch');
+    const errors = [alice, bob].flatMap((p) => p.received.filter((f) => f.t === 'error'));
+    assert.deepEqual(errors, [], 'no error on the way');
+  });
+});
