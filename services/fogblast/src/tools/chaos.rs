@@ -666,7 +666,7 @@ fn report(records: &Records, phases: &[Phase], stalls: &[Stall], lease_ms: u64) 
     );
     for phase in phases {
         let latencies: Vec<Duration> =
-            records.acks.iter().filter(|(at, _)| *at >= phase.start && *at < phase.end).map(|(_, l)| *l).collect();
+            records.acks.iter().filter(|a| a.at >= phase.start && a.at < phase.end).map(|a| a.latency).collect();
         let secs = (phase.end - phase.start).as_secs_f64().max(1e-9);
         let n = latencies.len();
         let (p50, p99, max) = percentiles(latencies);
@@ -691,11 +691,11 @@ fn report(records: &Records, phases: &[Phase], stalls: &[Stall], lease_ms: u64) 
         let held: Vec<Duration> = records
             .acks
             .iter()
-            .filter(|(acked, latency)| {
-                let sent = *acked - *latency;
-                *acked >= stall.start && sent <= stall.end && sent + Duration::from_secs(5) >= stall.start
+            .filter(|ack| {
+                let sent = ack.at - ack.latency;
+                ack.at >= stall.start && sent <= stall.end && sent + Duration::from_secs(5) >= stall.start
             })
-            .map(|(_, latency)| *latency)
+            .map(|ack| ack.latency)
             .collect();
         let n = held.len();
         let over = held.iter().filter(|l| **l > Duration::from_secs(1)).count();

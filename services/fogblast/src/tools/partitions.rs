@@ -73,6 +73,18 @@ impl Schedule {
         Schedule::RedisFailover,
     ];
 
+    /// The shards whose games the fault cuts off (none: it touches every
+    /// game alike, or none).
+    fn cut_shards(self) -> &'static [&'static str] {
+        match self {
+            Schedule::IsolateShard | Schedule::ShardFromGateways | Schedule::GatewayFromShard | Schedule::TwoFaults => {
+                &["shard-0"]
+            }
+            Schedule::OneWay | Schedule::ClockAhead | Schedule::ClockBehind => &["shard-1"],
+            Schedule::NatsServer | Schedule::Flapping | Schedule::RedisFailover => &[],
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Schedule::IsolateShard => "isolate-shard",
@@ -259,6 +271,9 @@ async fn run_schedules(
         let records = std::mem::take(&mut *shared.records());
         println!("schedule {}: {}", schedule.name(), figures(&records));
         let (verdicts_of_schedule, lost_seen_ms) = judge(cluster, &records).await?;
+        let fault = (started, started + Duration::from_secs_f64(healed_s));
+        let commits = logged_commits(&cluster.log_dir)?;
+        println!("schedule {}: {}", schedule.name(), stalls(&records, &commits, fault, schedule.cut_shards()));
         if !lost_seen_ms.is_empty() {
             let offsets: Vec<String> =
                 lost_seen_ms.iter().map(|ms| format!("{:.1}", (*ms as f64 - fault_at_ms as f64) / 1000.0)).collect();
@@ -296,13 +311,13 @@ fn start_bots(args: &PartitionsArgs, cluster: &PartitionCluster) -> Arc<Shared> 
 /// The acknowledgement latency (send to the frame showing the move
 /// played) and the longest time no bot got any acknowledgement.
 fn figures(records: &Records) -> String {
-    let mut latencies: Vec<Duration> = records.acks.iter().map(|(_, latency)| *latency).collect();
+    let mut latencies: Vec<Duration> = records.acks.iter().map(|ack| ack.latency).collect();
     if latencies.is_empty() {
         return "no move acknowledged".to_owned();
     }
     latencies.sort();
     let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize].as_millis();
-    let mut times: Vec<Instant> = records.acks.iter().map(|(at, _)| *at).collect();
+    let mut times: Vec<Instant> = records.acks.iter().map(|ack| ack.at).collect();
     times.sort();
     let longest_pause = times.windows(2).map(|pair| pair[1] - pair[0]).max().unwrap_or_default();
     format!(
@@ -313,6 +328,45 @@ fn figures(records: &Records) -> String {
         at(1.0),
         longest_pause.as_millis()
     )
+}
+
+/// How long moves sent during the fault waited, apart for the games of
+/// the shards the fault cut off (`cut`) and the others: each game counted
+/// with the shard that made it, by the shards' commit lines.
+fn stalls(records: &Records, commits: &[history::CommitLine], fault: (Instant, Instant), cut: &[&str]) -> String {
+    let mut maker: HashMap<&str, (u64, &str)> = HashMap::new();
+    for commit in commits {
+        let entry = maker.entry(commit.game.as_str()).or_insert((u64::MAX, ""));
+        if commit.from < entry.0 {
+            *entry = (commit.from, commit.shard.as_str());
+        }
+    }
+    let (mut on_cut, mut elsewhere) = (Vec::new(), Vec::new());
+    for ack in &records.acks {
+        let sent = ack.at - ack.latency;
+        if sent < fault.0 || sent > fault.1 {
+            continue;
+        }
+        let shard = maker.get(ack.game.as_str()).map_or("", |(_, shard)| *shard);
+        if cut.contains(&shard) {
+            on_cut.push(ack.latency);
+        } else {
+            elsewhere.push(ack.latency);
+        }
+    }
+    let worst = |latencies: &[Duration]| latencies.iter().max().map_or(0, Duration::as_millis);
+    let over_1s = |latencies: &[Duration]| latencies.iter().filter(|l| **l > Duration::from_secs(1)).count();
+    let others = format!(
+        "{} moves sent during the fault in games {}, max {} ms, {} over 1 s",
+        elsewhere.len(),
+        if cut.is_empty() { "on every shard".to_owned() } else { format!("off {}", cut.join(", ")) },
+        worst(&elsewhere),
+        over_1s(&elsewhere)
+    );
+    if cut.is_empty() {
+        return others;
+    }
+    format!("{others}; {} in games on {}, max {} ms", on_cut.len(), cut.join(", "), worst(&on_cut))
 }
 
 /// Applies the schedule's fault and keeps it for `--fault-s`; the caller heals.
@@ -540,4 +594,42 @@ async fn public_move_numbers(nats_url: &str, games: &[String]) -> anyhow::Result
         }
     }
     Ok(numbers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::bot::Ack;
+
+    #[test]
+    fn moves_sent_during_the_fault_are_told_apart_by_the_shard_of_their_game() {
+        let start = Instant::now();
+        let fault = (start + Duration::from_secs(10), start + Duration::from_secs(20));
+        let ack = |sent_s: u64, latency_ms: u64, game: &str| Ack {
+            at: start + Duration::from_secs(sent_s) + Duration::from_millis(latency_ms),
+            latency: Duration::from_millis(latency_ms),
+            game: game.to_owned(),
+        };
+        let records = Records {
+            acks: vec![ack(5, 9_000, "cut"), ack(12, 2_500, "cut"), ack(12, 40, "free"), ack(15, 1_200, "free")],
+            ..Records::default()
+        };
+        let commit = |shard: &str, game: &str, from, to| history::CommitLine {
+            shard: shard.into(),
+            game: game.into(),
+            from,
+            to,
+            epoch: 1,
+        };
+        // "cut" was made on shard-0 and taken over by shard-1 later.
+        let commits = [commit("shard-1", "cut", 7, 8), commit("shard-0", "cut", 0, 2), commit("shard-1", "free", 0, 2)];
+        let told = stalls(&records, &commits, fault, &["shard-0"]);
+        assert_eq!(
+            told,
+            "2 moves sent during the fault in games off shard-0, max 1200 ms, 1 over 1 s; 1 in games on shard-0, max \
+             2500 ms"
+        );
+        let told = stalls(&records, &commits, fault, &[]);
+        assert_eq!(told, "3 moves sent during the fault in games on every shard, max 2500 ms, 2 over 1 s");
+    }
 }

@@ -122,6 +122,15 @@ pub struct FogFrame {
     pub kind: &'static str,
 }
 
+/// A move frame acknowledging a bot's own move: when it arrived, how long
+/// after the move was first sent, and in which game.
+#[derive(Clone, Debug)]
+pub struct Ack {
+    pub at: Instant,
+    pub latency: Duration,
+    pub game: String,
+}
+
 /// What the bots write down for the verdict and the report.
 #[derive(Debug, Default)]
 pub struct Records {
@@ -129,8 +138,8 @@ pub struct Records {
     pub sent: HashMap<(String, usize), Sent>,
     /// The move acknowledged at each ply of a bot's seat.
     pub acked: HashMap<(String, usize), String>,
-    /// When (wall ms) a move frame's acknowledgement arrived, and its latency.
-    pub acks: Vec<(Instant, Duration)>,
+    /// Every acknowledgement a bot got for its own move.
+    pub acks: Vec<Ack>,
     /// The earliest wall time (ms) any bot learned that a ply was played.
     pub seen: HashMap<(String, usize), u64>,
     /// The clocks (`white_ms`, `black_ms`) move frames showed after each ply.
@@ -1058,7 +1067,7 @@ impl Bot {
             if pending.ply == ply {
                 if uci.as_deref() == Some(pending.uci.as_str()) {
                     records.acked.insert((id.clone(), ply), pending.uci.clone());
-                    records.acks.push((received, received - pending.first));
+                    records.acks.push(Ack { at: received, latency: received - pending.first, game: id.clone() });
                 } else {
                     records.problem(
                         "a ply of a bot's seat holds another move",
