@@ -17,6 +17,10 @@
 //! # Ok(()) }
 //! ```
 
+mod players;
+
+pub use players::started_game;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;

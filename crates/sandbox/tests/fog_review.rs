@@ -4,46 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use fogblast_client::protocol::{
-    ClientFrame, ColorChoice, Create, GameRef, Hello, Join, Move, Opponent, ServerFrame, Variant,
-};
+use fogblast_client::protocol::{ClientFrame, GameRef, Move, Variant};
 use fogblast_client::Client;
-use fogblast_sandbox::Sandbox;
+use fogblast_sandbox::{started_game, Sandbox};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(10);
 /// How long the archive may take to hold a finished game.
 const ARCHIVED: Duration = Duration::from_secs(30);
-
-async fn player(sandbox: &Sandbox, name: &str) -> Client {
-    let mut client = sandbox.client(0).await.unwrap();
-    client.hello(Hello { token: None, name: Some(name.into()) }, LIMIT).await.unwrap();
-    client
-}
-
-async fn started(white: &mut Client, black: &mut Client, variant: Variant) -> String {
-    let create = Create {
-        variant,
-        color: ColorChoice::White,
-        clock: None,
-        opponent: Opponent::Human,
-        level: None,
-        rated: Some(false),
-        chess960: None,
-    };
-    white.send(ClientFrame::Create(create)).await.unwrap();
-    let (game, code) = white
-        .wait_typed("created", LIMIT, |f| match f {
-            ServerFrame::Created { game, code: Some(code), .. } => Some((game, code)),
-            _ => None,
-        })
-        .await
-        .unwrap();
-    black.send(ClientFrame::Join(Join { code })).await.unwrap();
-    black.wait_for("joined", LIMIT, |f| f.kind() == "joined").await.unwrap();
-    white.wait_for("seated", LIMIT, |f| f.kind() == "seated" || f.kind() == "state").await.unwrap();
-    game
-}
 
 /// Plays `uci` at `ply` by `mover`; returns the squares each seat was
 /// shown as visible in its `move` frame of that ply, white's first.
@@ -68,9 +36,9 @@ async fn review(sandbox: &Sandbox, game: &str) -> (u16, Value) {
 async fn a_fog_game_is_reviewed_only_once_ended_with_each_seat_shown_what_it_saw() {
     let sandbox =
         Sandbox::builder().shards(1).gateways(1).rating().embedded().start().await.expect("the sandbox starts");
-    let mut ann = player(&sandbox, "Ann").await;
-    let mut bob = player(&sandbox, "Bob").await;
-    let game = started(&mut ann, &mut bob, Variant::Fog).await;
+    let (mut ann, _) = sandbox.player(0, "Ann").await.unwrap();
+    let (mut bob, _) = sandbox.player(0, "Bob").await.unwrap();
+    let game = started_game(&mut ann, &mut bob, Variant::Fog, false).await.unwrap();
     let line = ["e2e4", "d7d5", "e4d5", "d8d5", "b1c3", "d5e5"];
     let mut shown = Vec::new();
     for (ply, uci) in line.iter().enumerate().take(3) {
@@ -116,9 +84,9 @@ async fn a_fog_game_is_reviewed_only_once_ended_with_each_seat_shown_what_it_saw
     // 4. Nc3 attacks the queen on d5 and black saw the knight: no king moment, but the queen is no free piece.
     assert!(body["moments"].as_array().unwrap().iter().all(|m| m["kind"] != "king_exposed_unseen"), "{body}");
 
-    let mut carl = player(&sandbox, "Carl").await;
-    let mut dave = player(&sandbox, "Dave").await;
-    let atomic = started(&mut carl, &mut dave, Variant::Atomic).await;
+    let (mut carl, _) = sandbox.player(0, "Carl").await.unwrap();
+    let (mut dave, _) = sandbox.player(0, "Dave").await.unwrap();
+    let atomic = started_game(&mut carl, &mut dave, Variant::Atomic, false).await.unwrap();
     carl.send(ClientFrame::Resign(GameRef { game: atomic.clone() })).await.unwrap();
     carl.wait_for("end", LIMIT, |f| f.kind() == "end").await.unwrap();
     let deadline = Instant::now() + ARCHIVED;

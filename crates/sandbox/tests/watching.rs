@@ -6,11 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use fogblast_client::protocol::{
-    ClientFrame, ColorChoice, Create, GameRef, Hello, Join, Move, Opponent, ServerFrame, Variant,
-};
+use fogblast_client::protocol::{ClientFrame, GameRef, Move, Variant};
 use fogblast_client::Client;
-use fogblast_sandbox::Sandbox;
+use fogblast_sandbox::{started_game, Sandbox};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(10);
@@ -18,36 +16,6 @@ const LIMIT: Duration = Duration::from_secs(10);
 /// every two seconds, and a rating moves once the rating service applied
 /// the game.
 const SETTLE: Duration = Duration::from_secs(20);
-
-async fn player(sandbox: &Sandbox, gateway: usize, name: &str) -> (Client, String) {
-    let mut client = sandbox.client(gateway).await.unwrap();
-    let welcome = client.hello(Hello { token: None, name: Some(name.into()) }, LIMIT).await.unwrap();
-    (client, welcome.player)
-}
-
-/// A game of `variant` between `white` and `black`, started.
-async fn started(white: &mut Client, black: &mut Client, variant: Variant, rated: bool) -> String {
-    let create = Create {
-        variant,
-        color: ColorChoice::White,
-        clock: None,
-        opponent: Opponent::Human,
-        level: None,
-        rated: Some(rated),
-        chess960: None,
-    };
-    white.send(ClientFrame::Create(create)).await.unwrap();
-    let (game, code) = white
-        .wait_typed("created", LIMIT, |f| match f {
-            ServerFrame::Created { game, code: Some(code), .. } => Some((game, code)),
-            _ => None,
-        })
-        .await
-        .unwrap();
-    black.send(ClientFrame::Join(Join { code })).await.unwrap();
-    black.wait_for("joined", LIMIT, |f| f.kind() == "joined").await.unwrap();
-    game
-}
 
 async fn play(client: &mut Client, game: &str, uci: &str, ply: u32) {
     client.send(ClientFrame::Move(Move { game: game.into(), uci: uci.into(), ply })).await.unwrap();
@@ -86,16 +54,16 @@ async fn list_until(sandbox: &Sandbox, gateway: usize, what: &str, done: impl Fn
 async fn games_are_listed_while_played_best_rated_first_and_fog_shows_no_position() {
     let sandbox =
         Sandbox::builder().shards(2).gateways(2).rating().embedded().start().await.expect("the sandbox starts");
-    let (mut ann, ann_id) = player(&sandbox, 0, "Ann").await;
-    let (mut bob, bob_id) = player(&sandbox, 1, "Bob").await;
-    let (mut carl, _) = player(&sandbox, 0, "Carl").await;
-    let (mut dave, _) = player(&sandbox, 1, "Dave").await;
-    let (mut eve, _) = player(&sandbox, 0, "Eve").await;
-    let (mut fred, _) = player(&sandbox, 1, "Fred").await;
+    let (mut ann, ann_id) = sandbox.player(0, "Ann").await.unwrap();
+    let (mut bob, bob_id) = sandbox.player(1, "Bob").await.unwrap();
+    let (mut carl, _) = sandbox.player(0, "Carl").await.unwrap();
+    let (mut dave, _) = sandbox.player(1, "Dave").await.unwrap();
+    let (mut eve, _) = sandbox.player(0, "Eve").await.unwrap();
+    let (mut fred, _) = sandbox.player(1, "Fred").await.unwrap();
     assert!(listed(&sandbox, 0).await.is_empty());
 
     // Ann beats Bob in a rated atomic game: Ann above 1500, Bob below.
-    let first = started(&mut ann, &mut bob, Variant::Atomic, true).await;
+    let first = started_game(&mut ann, &mut bob, Variant::Atomic, true).await.unwrap();
     list_until(&sandbox, 0, "a started game", |games| ids(games) == [first.clone()]).await;
     play(&mut ann, &first, "e2e4", 0).await;
     play(&mut bob, &first, "e7e5", 1).await;
@@ -107,9 +75,9 @@ async fn games_are_listed_while_played_best_rated_first_and_fog_shows_no_positio
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
-    let low = started(&mut carl, &mut bob, Variant::Atomic, true).await;
-    let high = started(&mut ann, &mut dave, Variant::Atomic, true).await;
-    let fog = started(&mut eve, &mut fred, Variant::Fog, false).await;
+    let low = started_game(&mut carl, &mut bob, Variant::Atomic, true).await.unwrap();
+    let high = started_game(&mut ann, &mut dave, Variant::Atomic, true).await.unwrap();
+    let fog = started_game(&mut eve, &mut fred, Variant::Fog, false).await.unwrap();
     play(&mut eve, &fog, "e2e4", 0).await;
     play(&mut fred, &fog, "d7d5", 1).await;
     for gateway in [0, 1] {
