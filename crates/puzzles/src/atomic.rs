@@ -123,7 +123,7 @@ pub fn verify(puzzle: &Puzzle, check: &Check) -> Result<(), NotUnique> {
     if puzzle.variant()? != Variant::Atomic {
         return Err(PuzzleError::Variant(puzzle.variant.clone()).into());
     }
-    if puzzle.solution.len() % 2 == 0 || puzzle.solution.len() > 2 * check.max_solver_moves - 1 {
+    if puzzle.solution.len().is_multiple_of(2) || puzzle.solution.len() > 2 * check.max_solver_moves - 1 {
         return Err(NotUnique::Shape);
     }
     let mut searcher = Searcher::new(16);

@@ -23,7 +23,7 @@
 //! (`escape`).
 
 use fogblast_rules::attacks::{knight_attacks, queen_attacks};
-use fogblast_rules::{Bitboard, Move, Position, Role, Variant};
+use fogblast_rules::{Bitboard, Move, Role, Variant};
 
 use crate::view::{parse_view, ParsedView};
 use crate::{uci, Puzzle, PuzzleError};
@@ -57,14 +57,15 @@ fn reachable_from_fog(square: fogblast_rules::Square, occupied: Bitboard, fogged
     ((queen_attacks(square, occupied) | knight_attacks(square)) & fogged).any()
 }
 
-/// The largest value among our pieces visibly attacked at `pos`.
-pub fn visible_threat(pos: &Position) -> i32 {
-    let board = pos.board();
-    let us = pos.turn();
+/// The largest value among our pieces a visible enemy piece attacks.
+pub fn visible_threat(view: &ParsedView) -> i32 {
+    let board = view.position.board();
+    let us = view.position.turn();
+    let occupied = board.occupied() & view.visible;
     board
         .by_color(us)
         .into_iter()
-        .filter(|&sq| board.attackers(sq, !us, board.occupied()).any())
+        .filter(|&sq| (board.attackers(sq, !us, occupied) & view.visible).any())
         .filter_map(|sq| board.role_at(sq).map(value))
         .max()
         .unwrap_or(0)
@@ -81,17 +82,19 @@ pub fn worst_case_score(view: &ParsedView, m: Move) -> i32 {
     let gain = m.capture().map_or(0, value) + m.promotion().map_or(0, |role| value(role) - value(Role::Pawn));
     let mut after = *pos;
     after.play_unchecked(m);
+    // Only what the solver sees: not the stand-in king of a view whose
+    // enemy king is in the fog.
     let board = after.board();
-    let occupied = board.occupied();
+    let occupied = board.occupied() & view.visible;
     let moved = board.by_color(us) - pos.board().by_color(us);
-    let before = pos.board().occupied();
+    let before = pos.board().occupied() & view.visible;
     let loss = board
         .by_color(us)
         .into_iter()
         .filter(|&sq| {
             let fog_now = reachable_from_fog(sq, occupied, fogged);
             let exposed = if moved.contains(sq) { fog_now } else { fog_now && !reachable_from_fog(sq, before, fogged) };
-            exposed || board.attackers(sq, !us, occupied).any()
+            exposed || (board.attackers(sq, !us, occupied) & view.visible).any()
         })
         .filter_map(|sq| board.role_at(sq).map(value))
         .max()
@@ -106,7 +109,7 @@ pub struct FogSolution {
     pub score: i32,
     /// The next best move's score.
     pub second: i32,
-    /// `kingCapture`, `safeCapture` or `escape`.
+    /// `kingCapture`, `safeCapture`, `trade` or `escape`.
     pub kind: &'static str,
     /// How many moves the solver could choose from.
     pub choices: usize,
@@ -126,8 +129,12 @@ pub fn unique_move(view: &ParsedView) -> Option<FogSolution> {
         "kingCapture"
     } else if best.is_capture() && score >= MINOR {
         "safeCapture"
-    } else if score >= 0 && visible_threat(&view.position) >= MINOR {
-        "escape"
+    } else if score >= 0 && visible_threat(view) >= MINOR {
+        if best.is_capture() {
+            "trade"
+        } else {
+            "escape"
+        }
     } else {
         return None;
     };
@@ -174,6 +181,7 @@ pub fn initial_rating(found: &FogSolution) -> f64 {
     let base = match found.kind {
         "kingCapture" => 700.0,
         "safeCapture" => 1000.0,
+        "trade" => 1100.0,
         _ => 1200.0,
     };
     base + 8.0 * found.choices as f64
@@ -182,7 +190,7 @@ pub fn initial_rating(found: &FogSolution) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fogblast_rules::Color;
+    use fogblast_rules::{Color, Position};
 
     fn view_of(fen: &str) -> ParsedView {
         let pos = Position::from_fen(fen, Variant::Fog).unwrap();
@@ -214,6 +222,17 @@ mod tests {
         assert_eq!(score, value(Role::Queen) - value(Role::Knight));
         let found = unique_move(&view).expect("winning the queen for a knight at worst");
         assert_eq!((uci(found.best).as_str(), found.kind), ("c3d5", "safeCapture"));
+    }
+
+    #[test]
+    fn the_stand_in_for_a_fogged_king_threatens_nothing() {
+        // Black's king is in the fog; the view stands it on the first
+        // fogged square, a4, beside the knight on a3.
+        let view = parse_view("********/*******p/*******1/*1*****1/*7/N7/PPPPPPPR/R1BQKBN1 w Q - 5").unwrap();
+        assert_eq!(view.position.board().role_at("a4".parse().unwrap()), Some(Role::King));
+        assert_eq!(visible_threat(&view), 0);
+        let m = crate::parse_move(&view.position, "a3b1", Some(view.visible)).unwrap();
+        assert_eq!(worst_case_score(&view, m), 0, "b1 is seen and out of every fogged square's reach");
     }
 
     #[test]

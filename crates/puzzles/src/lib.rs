@@ -191,3 +191,54 @@ pub fn starter_set() -> Vec<Puzzle> {
 pub fn read_jsonl(text: &str) -> Result<Vec<Puzzle>, serde_json::Error> {
     text.lines().filter(|line| !line.trim().is_empty()).map(serde_json::from_str).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_move_puzzle() -> Puzzle {
+        let solution: Vec<String> = ["a1a7", "e8f8", "a7f7"].map(str::to_owned).to_vec();
+        let fen = "4k3/8/8/8/8/8/8/R3K3 w - - 0 1";
+        Puzzle {
+            id: puzzle_id("atomic", fen, &solution),
+            variant: "atomic".into(),
+            fen: fen.into(),
+            solution,
+            themes: vec![],
+            rating: 1500.0,
+            source: "test".into(),
+        }
+    }
+
+    fn moves(text: &str) -> Vec<String> {
+        text.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn the_line_solves_and_a_wrong_move_fails() {
+        let puzzle = two_move_puzzle();
+        assert_eq!(puzzle.check_attempt(&moves("a1a7 e8f8 a7f7")), Ok(Attempt::Solved));
+        assert_eq!(puzzle.check_attempt(&moves("a1a6")), Ok(Attempt::Failed { ply: 0 }));
+        assert_eq!(puzzle.check_attempt(&moves("a1a7 e8f8 a7a8")), Ok(Attempt::Failed { ply: 2 }));
+    }
+
+    #[test]
+    fn answers_for_another_position_or_line_are_refused() {
+        let puzzle = two_move_puzzle();
+        assert_eq!(puzzle.check_attempt(&[]), Err(PuzzleError::NoMoves));
+        assert!(matches!(puzzle.check_attempt(&moves("e2e4")), Err(PuzzleError::IllegalMove { ply: 0, .. })));
+        assert!(matches!(puzzle.check_attempt(&moves("a1a7 e8d8 a7d7")), Err(PuzzleError::WrongReply { ply: 1, .. })));
+        assert!(matches!(puzzle.check_attempt(&moves("a1a7 e8f8")), Err(PuzzleError::Unfinished { .. })));
+        assert!(matches!(puzzle.check_attempt(&moves("a1a6 e8f8")), Err(PuzzleError::TooLong { ply: 0 })));
+        assert!(matches!(puzzle.check_attempt(&moves("nonsense")), Err(PuzzleError::IllegalMove { .. })));
+    }
+
+    #[test]
+    fn every_starter_puzzle_reads_and_its_id_matches() {
+        let set = starter_set();
+        for puzzle in &set {
+            assert_eq!(puzzle.id, puzzle_id(&puzzle.variant, &puzzle.fen, &puzzle.solution));
+            assert_eq!(puzzle.check_attempt(&puzzle.solution), Ok(Attempt::Solved), "{}", puzzle.id);
+        }
+    }
+}
