@@ -73,11 +73,75 @@ fn initial_ply(fen: &str) -> u32 {
     2 * fullmoves.saturating_sub(1) + u32::from(fields.get(1) == Some(&"b"))
 }
 
+/// What the page needs to play a puzzle without rules of its own: the
+/// position after each ply of the solution (atomic: explosions drawn; fog:
+/// the view with the solver's move made) and the solver's moves at each of
+/// its turns (fog: the moves to squares it sees).
+fn line_positions(record: &PuzzleRecord) -> (Vec<String>, Vec<Vec<String>>) {
+    let puzzle = puzzle_of(record);
+    let (Ok(mut pos), Ok(variant)) = (puzzle.position(), puzzle.variant()) else {
+        return (Vec::new(), Vec::new());
+    };
+    let view = (variant == fogblast_rules::Variant::Fog)
+        .then(|| fogblast_puzzles::view::parse_view(&record.fen).ok())
+        .flatten();
+    let mut positions = Vec::new();
+    let mut legal = Vec::new();
+    for (ply, text) in record.solution.iter().enumerate() {
+        if ply % 2 == 0 {
+            let moves = match &view {
+                Some(view) => fogblast_puzzles::fog::candidate_moves(view),
+                None => pos.legal_moves().into_iter().collect(),
+            };
+            legal.push(moves.into_iter().map(fogblast_puzzles::uci).collect());
+        }
+        let Some(m) = fogblast_puzzles::parse_move(&pos, text, None) else { break };
+        pos.play_unchecked(m);
+        positions.push(match &view {
+            // The fog stays where it was: the solver sees no more for moving.
+            Some(view) => fog_fen(&pos, view.visible),
+            None => pos.fen(),
+        });
+    }
+    (positions, legal)
+}
+
+/// A fog position written as a view: `*` on the squares not in `visible`.
+fn fog_fen(pos: &fogblast_rules::Position, visible: fogblast_rules::Bitboard) -> String {
+    let mut board = String::new();
+    for rank in (0..8u8).rev() {
+        let mut empty = 0;
+        for file in 0..8u8 {
+            let square = fogblast_rules::Square::new(rank * 8 + file).expect("a square");
+            let piece = visible.contains(square).then(|| pos.board().piece_at(square));
+            match piece {
+                Some(None) => empty += 1,
+                other => {
+                    if empty > 0 {
+                        board.push(char::from(b'0' + empty));
+                        empty = 0;
+                    }
+                    board.push(other.map_or('*', |p| p.map_or('*', |p| p.char())));
+                }
+            }
+        }
+        if empty > 0 {
+            board.push(char::from(b'0' + empty));
+        }
+        if rank > 0 {
+            board.push('/');
+        }
+    }
+    board
+}
+
 /// A puzzle in lichess's shape: `game` (the variant as lichess's perf, and
 /// the starting position) and `puzzle` (id, rating, plays, solution,
-/// themes, initialPly), with `fen`, `variant` and `view` added.
+/// themes, initialPly), with `fen`, `variant`, `view`, and the line's
+/// `positions` and `legal` moves (see [`line_positions`]) added.
 pub fn puzzle_json(record: &PuzzleRecord) -> Value {
     let fog = record.variant == "fog";
+    let (positions, legal) = line_positions(record);
     let (key, name) = if fog { ("fogOfWar", "Fog of war") } else { ("atomic", "Atomic") };
     json!({
         "game": {
@@ -99,6 +163,8 @@ pub fn puzzle_json(record: &PuzzleRecord) -> Value {
             "fen": record.fen,
             "variant": record.variant,
             "view": fog,
+            "positions": positions,
+            "legal": legal,
         },
     })
 }

@@ -44,6 +44,7 @@ import { initTournamentGame } from './js/features/tournament-game.js';
 import { initChat } from './js/features/chat.js';
 import { initWatch, startTv, stopTv, tvFollow } from './js/features/watch.js';
 import { bindRecovery } from './js/features/recovery.js';
+import { initPuzzles, showPuzzles } from './js/features/puzzles.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
@@ -223,6 +224,7 @@ function start() {
   });
   bindHome();
   bindRecovery();
+  initPuzzles();
   bindGame(board);
   document.addEventListener('keydown', pageKeys);
   bindHowToPlay(() => session.activeModel()?.variant || null);
@@ -245,6 +247,7 @@ function start() {
     onTv: () => startTv(),
     onTournament: (id) => { stopLobby(); showTournament(id); },
     onSwiss: (id) => { stopLobby(); showSwiss(id); },
+    onPuzzles: (id) => { stopLobby(); stopTv(); showPuzzles(id); },
   });
   setInterval(() => {
     renderClocks();

@@ -10,6 +10,7 @@ export function showScreen(which) {
   $('player-page').hidden = which !== 'player';
   $('tournament-page').hidden = which !== 'tournament';
   $('swiss-page').hidden = which !== 'swiss';
+  $('puzzles').hidden = which !== 'puzzles';
   document.body.dataset.screen = which;
   placeNotice(which);
 }

@@ -1,11 +1,12 @@
 // The page's URLs (docs/web-client.md): `/` is home, `/g/CODE` joins the
 // game with that join code, `/#game=ID` shows a game, `/#player=ID` a
 // player's page, `/#tournament=ID` an arena's page, `/#swiss=ID` a Swiss's,
-// `/#tv` TV (the best game being played, then the next). `routeOf` is pure, so
+// `/#tv` TV (the best game being played, then the next), `/#puzzles` the
+// next puzzle and `/#puzzle=ID` one puzzle. `routeOf` is pure, so
 // node tests check it; `startRouter` follows the address bar.
 
 /**
- * Where a location leads: `{to: 'join', code}`, `{to: 'player', id}`, `{to: 'tv'}`,
+ * Where a location leads: `{to: 'join', code}`, `{to: 'player', id}`, `{to: 'tv'}`, `{to: 'puzzles', id}`,
  * `{to: 'game', id, hotseat}` or `{to: 'home'}`. `saved` is the stored game in progress (`{id, hotseat,
  * active}`): a reload from its screen comes back to it.
  */
@@ -19,6 +20,8 @@ export function routeOf({ pathname, hash }, saved) {
   if (tournament) return { to: 'tournament', id: tournament };
   const swiss = swissInHash(hash);
   if (swiss) return { to: 'swiss', id: swiss };
+  const puzzle = puzzleInHash(hash);
+  if (puzzle) return { to: 'puzzles', id: puzzle.id };
   const id = gameInHash(hash);
   if (id) return { to: 'game', id, hotseat: !!(saved && saved.id === id && saved.hotseat) };
   if (saved && saved.active) return { to: 'game', id: saved.id, hotseat: !!saved.hotseat };
@@ -48,6 +51,14 @@ export function swissInHash(hash) {
   return new URLSearchParams((hash || '').replace(/^#/, '')).get('swiss') || null;
 }
 
+/** `#puzzles` (the next puzzle) or `#puzzle=ID`: `{id}` (null for the next), else null. */
+export function puzzleInHash(hash) {
+  const bare = (hash || '').replace(/^#/, '');
+  if (bare === 'puzzles') return { id: null };
+  const id = new URLSearchParams(bare).get('puzzle');
+  return id ? { id } : null;
+}
+
 export const swissUrl = (id) => `/#swiss=${encodeURIComponent(id)}`;
 export const tournamentUrl = (id) => `/#tournament=${encodeURIComponent(id)}`;
 export const gameUrl = (id) => `/#game=${encodeURIComponent(id)}`;
@@ -67,7 +78,7 @@ export function showHomeUrl() {
  * Routes the current location once, then follows hash changes: another
  * game id opens it, no id leaves the game on screen (`current()`) for home.
  */
-export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss, onTv }) {
+export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss, onTv, onPuzzles }) {
   const route = routeOf(location, saved);
   if (route.to === 'join') onJoin(route.code);
   else if (route.to === 'tv') onTv();
@@ -75,6 +86,7 @@ export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, o
   else if (route.to === 'player') onPlayer(route.id);
   else if (route.to === 'tournament') onTournament(route.id);
   else if (route.to === 'swiss') onSwiss(route.id);
+  else if (route.to === 'puzzles') onPuzzles(route.id);
   else onHome();
   window.addEventListener('hashchange', () => {
     if (isTvHash(location.hash)) {
@@ -97,6 +109,12 @@ export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, o
     if (swiss) {
       if (current()) onLeave();
       onSwiss(swiss);
+      return;
+    }
+    const puzzle = puzzleInHash(location.hash);
+    if (puzzle) {
+      if (current()) onLeave();
+      onPuzzles(puzzle.id);
       return;
     }
     const id = gameInHash(location.hash);
