@@ -2,6 +2,8 @@
 //! and next puzzles, and Glicko-2 ratings moved by a player's first attempt
 //! at a puzzle only.
 
+use fogblast_proto::events::{FinishedPlayer, GameFinished};
+use fogblast_proto::game::{EndReason, Variant};
 use fogblast_puzzles::starter_set;
 use fogblast_rating::puzzles::AttemptError;
 use fogblast_rating::Archive;
@@ -43,6 +45,41 @@ async fn exercise(archive: &Archive) {
     assert!(failed.rated && failed.player.rating.rating < solved.player.rating.rating);
     assert!(matches!(archive.record_puzzle_attempt(PLAYER, "zzzzzzzz", true).await, Err(AttemptError::NoPuzzle(_))));
     assert_eq!(archive.puzzle_standing(PLAYER).await.unwrap().attempts, 2);
+    games_to_cut(archive).await;
+}
+
+fn finished(id: &str, variant: Variant, moves: &[&str], ended_ms: u64) -> GameFinished {
+    let player = |id: &str| FinishedPlayer { id: id.to_owned(), name: id.to_owned(), ..Default::default() };
+    GameFinished {
+        game_id: id.to_owned(),
+        variant: variant as i32,
+        initial_fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".to_owned(),
+        white: Some(player("alice")),
+        black: Some(player("bob")),
+        result: "1-0".to_owned(),
+        reason: EndReason::Resign as i32,
+        moves: moves.iter().map(|m| (*m).to_owned()).collect(),
+        created_at_ms: ended_ms - 60_000,
+        started_at_ms: ended_ms - 50_000,
+        ended_at_ms: ended_ms,
+        ..Default::default()
+    }
+}
+
+/// The generator's source of archived games: atomic and fog ones, newest
+/// first, with their moves; standard games are not cut.
+async fn games_to_cut(archive: &Archive) {
+    let t0 = 1_700_000_000_000;
+    for game in [
+        finished("cutatomic1", Variant::Atomic, &["e2e4", "e7e5"], t0),
+        finished("cutstandard", Variant::Standard, &["d2d4"], t0 + 1_000),
+        finished("cutfog1", Variant::Fog, &["g1f3"], t0 + 2_000),
+    ] {
+        archive.apply(&game, game.ended_at_ms as i64 + 100).await.unwrap();
+    }
+    let games = archive.games_for_puzzles(10).await.unwrap();
+    let seen: Vec<(&str, &str, usize)> = games.iter().map(|(id, v, _, m)| (id.as_str(), v.as_str(), m.len())).collect();
+    assert_eq!(seen, [("cutfog1", "fog", 1), ("cutatomic1", "atomic", 2)]);
 }
 
 #[tokio::test]
