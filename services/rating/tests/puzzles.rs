@@ -25,6 +25,9 @@ async fn exercise(archive: &Archive) {
     assert_eq!(archive.daily_puzzle(20_000).await.unwrap().unwrap().puzzle.id, today.puzzle.id);
     assert_ne!(archive.daily_puzzle(20_001).await.unwrap().unwrap().puzzle.id, today.puzzle.id);
 
+    let either = archive.next_puzzle(PLAYER, None).await.unwrap().unwrap();
+    let nearest = set.iter().map(|p| (p.rating - 1500.0).abs()).fold(f64::MAX, f64::min);
+    assert_eq!((either.puzzle.rating - 1500.0).abs(), nearest, "either variant, the nearest to 1500");
     let next = archive.next_puzzle(PLAYER, Some("fog")).await.unwrap().unwrap();
     assert_eq!(next.puzzle.variant, "fog");
     let nearest = set.iter().filter(|p| p.variant == "fog").map(|p| (p.rating - 1500.0).abs()).fold(f64::MAX, f64::min);
