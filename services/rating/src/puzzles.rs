@@ -224,30 +224,15 @@ impl Archive {
             .await?
             .map(|row| row.try_get("last_ms"))
             .transpose()?;
-        let tried = sqlx::query("SELECT solved FROM puzzle_attempts WHERE player_id = $1 AND puzzle_id = $2")
-            .bind(player)
-            .bind(puzzle_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if tried.is_some() {
-            tx.rollback().await?;
-            let unchanged = standing.rating;
-            return Ok(AttemptRecord {
-                rated: false,
-                player_before: unchanged,
-                player: standing,
-                puzzle_before: puzzle.rating,
-                puzzle_after: puzzle.rating,
-            });
-        }
         let settings = Settings::LICHESS;
         let away = Duration::from_millis(u64::try_from(now - last_ms.unwrap_or(now)).unwrap_or(0));
         let player_before = decay(standing.rating, away, &settings);
         let score = if solved { Score::Win } else { Score::Loss };
         let (player_after, puzzle_after) = rate_game(player_before, puzzle, score, &settings);
-        sqlx::query(
+        // Only the first attempt is kept (and rated), also when two race.
+        let first = sqlx::query(
             "INSERT INTO puzzle_attempts (player_id, puzzle_id, solved, rating_before, rating_after, attempted_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (player_id, puzzle_id) DO NOTHING",
         )
         .bind(player)
         .bind(puzzle_id)
@@ -256,7 +241,19 @@ impl Archive {
         .bind(player_after.rating)
         .bind(now)
         .execute(&mut *tx)
-        .await?;
+        .await?
+        .rows_affected()
+            == 1;
+        if !first {
+            tx.rollback().await?;
+            return Ok(AttemptRecord {
+                rated: false,
+                player_before: standing.rating,
+                player: standing,
+                puzzle_before: puzzle.rating,
+                puzzle_after: puzzle.rating,
+            });
+        }
         sqlx::query(
             "INSERT INTO puzzle_ratings (player_id, rating, deviation, volatility, attempts, solved, last_ms) \
              VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (player_id) DO UPDATE SET rating = excluded.rating, \
