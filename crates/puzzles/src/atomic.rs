@@ -222,6 +222,17 @@ mod tests {
     }
 
     #[test]
+    fn a_king_stepping_beside_the_other_is_the_connected_kings_theme() {
+        let start = position("8/8/8/3k4/8/3K4/8/8 w - - 0 1");
+        let step = crate::parse_move(&start, "d3d4", None).unwrap();
+        let first = Unique { best: step, score: 0, second: -400 };
+        let themes = themes(&start, &[step], &first);
+        assert_eq!(themes, ["defence", "connectedKings", "quietMove", "oneMove"]);
+        let aside = crate::parse_move(&start, "d3c2", None).unwrap();
+        assert!(!super::themes(&start, &[aside], &first).contains(&"connectedKings".to_owned()));
+    }
+
+    #[test]
     fn the_start_position_has_no_puzzle() {
         assert_eq!(find_line(&Position::new(Variant::Atomic), &Check::STANDARD), None);
     }

@@ -43,6 +43,9 @@ pub struct PuzzlesArgs {
     /// trade, escape...) may take, so the set is varied.
     #[arg(long, default_value_t = 0.4)]
     theme_share: f64,
+    /// Keep only puzzles with this theme (e.g. connectedKings).
+    #[arg(long)]
+    only_theme: Option<String>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// An archive (postgres:// or sqlite:) whose atomic and fog games are
@@ -130,7 +133,8 @@ fn cut(args: &PuzzlesArgs, source: &Source, found: &mut Found) {
                 let have = found.kinds.get(&(source.variant, p.themes[0].clone())).copied().unwrap_or(0);
                 (have + 1) as f64 <= (args.theme_share * wanted_total as f64).max(1.0)
             };
-            let puzzle = puzzle.filter(|p| room(p) && !found.positions.contains(&p.fen));
+            let themed = |p: &Puzzle| args.only_theme.as_ref().is_none_or(|theme| p.themes.contains(theme));
+            let puzzle = puzzle.filter(|p| themed(p) && room(p) && !found.positions.contains(&p.fen));
             if let Some(puzzle) = puzzle {
                 found.positions.insert(puzzle.fen.clone());
                 *found.kinds.entry((source.variant, puzzle.themes[0].clone())).or_default() += 1;
