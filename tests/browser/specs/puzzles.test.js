@@ -2,8 +2,9 @@
 // atomic puzzle is solved on the board (the opponent's reply plays itself)
 // and a fog puzzle from the solver's view alone, the fogged squares drawn
 // as fog; each solve is judged by the server and moves the player's puzzle
-// rating, which the page shows with its change. No request of the normal
-// flow is refused (the page logs no error).
+// rating, which the page shows with its change; a wrong move lowers it and
+// the board shows the solution's move. No request of the normal flow is
+// refused (the page logs no error).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -88,6 +89,21 @@ test('an atomic and a fog puzzle are solved and rated in the page', { timeout: 1
     const second = await solved(solver);
     assert.ok(second.rating > first.rating, `${second.rating} after ${first.rating}`);
     assert.match(second.change, /^\+\d+$/);
+
+    // A wrong move fails: the rating drops, and the board shows the solution's move.
+    const other = STARTER.find((p) => p.variant === 'fog' && p.id !== fog.id && p.themes[0] === 'escape');
+    const served = await (await fetch(`${server.url}/api/puzzle/${other.id}`)).json();
+    const to = other.solution[0].slice(2, 4);
+    // A wrong move that touches not the solution's square, so only the solution marks it.
+    const wrong = served.puzzle.legal[0].find((m) => !m.includes(to));
+    await openPuzzle(solver, other.id);
+    await move(solver, wrong);
+    await solver.page.waitForFunction(() => document.querySelector('[data-testid="puzzle-screen"]').dataset.result === 'failed');
+    assert.match((await solver.el('puzzle-change').textContent()).trim(), /^−\d+$/);
+    await solver.page.waitForFunction(
+      (to) => document.querySelector(`[data-testid="puzzle-board-grid"] .square[data-square="${to}"]`).classList.contains('last-move'),
+      to,
+    );
     assert.deepEqual(solver.errors, [], 'the page logged no error');
   });
 });

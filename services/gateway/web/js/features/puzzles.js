@@ -129,11 +129,22 @@ async function finish() {
     $('puzzle-screen').dataset.result = verdict.solved ? 'solved' : 'failed';
     status(verdict.solved ? 'Solved!' : `Not the move. The solution: ${puzzle.solution.join(' ')}`, verdict.solved ? 'good' : 'error');
     showRating(verdict.player);
+    if (!verdict.solved && verdict.failedAt != null) showSolutionMove(verdict.failedAt);
     const change = verdict.rated ? changeText(verdict.player.change) : 'not rated: tried before';
     $('puzzle-change').textContent = change;
   } catch (err) {
     status(`The answer was not judged: ${err.message}`, 'error');
   }
+}
+
+/** After a wrong move, the solution's move at that ply, drawn where the wrong one was. */
+function showSolutionMove(ply) {
+  const puzzle = state.puzzle;
+  setTimeout(() => {
+    if (state.puzzle !== puzzle) return;
+    const uci = puzzle.solution[ply];
+    draw(puzzle.positions[ply], [uci.slice(0, 2), uci.slice(2, 4)], false);
+  }, REPLY_DELAY * 2);
 }
 
 /** Opens the Puzzles screen: puzzle `id`, or the next one near the player's rating. */
