@@ -32,6 +32,7 @@ mod lobby;
 mod monitoring;
 mod play;
 mod presence;
+mod puzzles;
 mod rated;
 mod reconnect;
 mod soak;

@@ -2,7 +2,7 @@
 //! readiness (metrics are on the admin port), a spectator's view of a game at `/api/games/{id}`,
 //! the games being played at `/api/tv/games` and `/api/tv/channels`,
 //! computer analysis at `/api/games/{id}/analysis`,
-//! recovery codes at `/api/recovery`,
+//! recovery codes at `/api/recovery`, puzzles at `/api/puzzle` (lichess's puzzle API),
 //! and the web client a browser opens (`/`, invite links `/g/{code}` and
 //! its files under `/assets/`, see `web.rs`).
 
@@ -21,7 +21,9 @@ use fogblast_proto::ids::GameId;
 use fogblast_protocol::ServerFrame;
 
 use crate::limits::HttpBudget;
-use crate::{analysis_api, archive_api, bot_api, fog_review, frames, games_in_play, recovery, session, Gateway};
+use crate::{
+    analysis_api, archive_api, bot_api, fog_review, frames, games_in_play, puzzle_api, recovery, session, Gateway,
+};
 
 // The web client lives beside this file; it is declared here so that the
 // HTTP layer alone owns it.
@@ -50,6 +52,11 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/api/tv/channels", get(games_in_play::channels))
         .route("/api/recovery", post(recovery::issue).delete(recovery::revoke))
         .route("/api/recovery/redeem", post(recovery::redeem))
+        .route("/api/puzzle/daily", get(puzzle_api::daily))
+        .route("/api/puzzle/next", get(puzzle_api::next))
+        .route("/api/puzzle/rating", get(puzzle_api::player_rating))
+        .route("/api/puzzle/{id}", get(puzzle_api::get))
+        .route("/api/puzzle/{id}/attempt", post(puzzle_api::attempt))
         .merge(bot_api::token_routes())
         .route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Api), limited));
     Router::new()

@@ -45,6 +45,7 @@ mod notices;
 mod online;
 mod players;
 mod presence;
+mod puzzle_api;
 mod recovery;
 mod session;
 mod token;

@@ -79,7 +79,7 @@ fn rating(gateway: &Gateway) -> Result<RatingClient<Channel>, ServiceError> {
 }
 
 /// The player whose token the request carries (`Authorization: Bearer`).
-fn bearer_player(gateway: &Gateway, headers: &HeaderMap) -> Result<PlayerId, ServiceError> {
+pub(crate) fn bearer_player(gateway: &Gateway, headers: &HeaderMap) -> Result<PlayerId, ServiceError> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

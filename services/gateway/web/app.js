@@ -45,6 +45,7 @@ import { initChat } from './js/features/chat.js';
 import { initWatch, startTv, stopTv, tvFollow } from './js/features/watch.js';
 import { bindRecovery } from './js/features/recovery.js';
 import { analysable, initAnalysisBoard, openAnalysisLink, openGameAnalysis } from './js/features/analysis-board.js';
+import { initPuzzles, showPuzzles } from './js/features/puzzles.js';
 
 const board = new Board(document.getElementById('board-wrap'), {
   onMove: (uci) => offerMove(uci, (move) => session.playMove(move), () => board.cancelPending()),
@@ -224,6 +225,7 @@ function start() {
   });
   bindHome();
   bindRecovery();
+  initPuzzles();
   bindGame(board);
   initAnalysisBoard({ home: () => session.goHome() });
   // A finished game on the analysis board, at the position on screen.
@@ -257,6 +259,7 @@ function start() {
     onAnalysis: (route) => { stopLobby(); stopTv(); openAnalysisLink(route); },
     onTournament: (id) => { stopLobby(); showTournament(id); },
     onSwiss: (id) => { stopLobby(); showSwiss(id); },
+    onPuzzles: (id) => { stopLobby(); stopTv(); showPuzzles(id); },
   });
   setInterval(() => {
     renderClocks();

@@ -25,6 +25,8 @@ pub mod consumer;
 mod export;
 pub mod judgement;
 mod metrics;
+mod puzzle_service;
+pub mod puzzles;
 mod recovery;
 pub mod rerate;
 mod service;
@@ -59,6 +61,10 @@ pub async fn run(
     let addr = grpc_listener.local_addr().map_err(ServeError::Listener)?;
     let metrics_addr = metrics_listener.local_addr().map_err(ServeError::Listener)?;
     let archive = Archive::connect(&config.settings.database_url).await?;
+    let seeded = archive.seed_puzzles(&fogblast_puzzles::starter_set()).await?;
+    if seeded > 0 {
+        info!(puzzles = seeded, "starter puzzles added");
+    }
     let metrics = Arc::new(metrics::Metrics::new()?);
     let (stop_tx, stop) = watch::channel(false);
     let consumer_config = ConsumerConfig {

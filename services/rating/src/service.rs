@@ -11,6 +11,10 @@ use fogblast_proto::rating::{
     PlayerGamesRequest, Profile, ProfileRequest, RecoveryIdentity, RedeemRecoveryRequest, RevokeRecoveryRequest,
     RevokeRecoveryResponse, SetRecoveryRequest,
 };
+use fogblast_proto::rating::{
+    DailyPuzzleRequest, NextPuzzleRequest, PuzzleAttemptRequest, PuzzleAttemptResult, PuzzleRating,
+    PuzzleRatingRequest, PuzzleRecord, PuzzleRequest,
+};
 use tonic::{Request, Response, Status};
 
 use std::sync::Arc;
@@ -22,6 +26,7 @@ use crate::archive::{Archive, ArchiveError};
 use crate::consumer::now_ms;
 use crate::export;
 use crate::judgement::judge;
+use crate::puzzle_service;
 use crate::recovery::is_code_hash;
 
 /// The longest display name kept with a recovery code, in characters.
@@ -251,5 +256,28 @@ impl Rating for RatingService {
         let player = PlayerId::parse(&request.into_inner().player_id).map_err(|e| bad(e.to_string()))?;
         let revoked = self.archive.revoke_recovery(player.as_str()).await.map_err(unavailable)?;
         Ok(Response::new(RevokeRecoveryResponse { revoked }))
+    }
+
+    async fn get_puzzle(&self, request: Request<PuzzleRequest>) -> Result<Response<PuzzleRecord>, Status> {
+        puzzle_service::get(&self.archive, request.into_inner()).await.map(Response::new)
+    }
+
+    async fn get_daily_puzzle(&self, request: Request<DailyPuzzleRequest>) -> Result<Response<PuzzleRecord>, Status> {
+        puzzle_service::daily(&self.archive, request.into_inner()).await.map(Response::new)
+    }
+
+    async fn next_puzzle(&self, request: Request<NextPuzzleRequest>) -> Result<Response<PuzzleRecord>, Status> {
+        puzzle_service::next(&self.archive, request.into_inner()).await.map(Response::new)
+    }
+
+    async fn record_puzzle_attempt(
+        &self,
+        request: Request<PuzzleAttemptRequest>,
+    ) -> Result<Response<PuzzleAttemptResult>, Status> {
+        puzzle_service::record_attempt(&self.archive, request.into_inner()).await.map(Response::new)
+    }
+
+    async fn get_puzzle_rating(&self, request: Request<PuzzleRatingRequest>) -> Result<Response<PuzzleRating>, Status> {
+        puzzle_service::standing(&self.archive, request.into_inner()).await.map(Response::new)
     }
 }

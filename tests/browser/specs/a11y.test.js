@@ -264,3 +264,19 @@ test('axe-core finds nothing serious on the analysis board', { timeout: 120_000 
     assert.deepEqual(found, []);
   });
 });
+
+test('axe-core finds nothing serious on the Puzzles screen', { timeout: 60_000 }, async () => {
+  const p = await Player.open(browser, 'axe-puzzles', server.url, '/#puzzles', { viewport: { width: 1280, height: 900 } });
+  players.push(p);
+  await withShots('a11y-puzzles', () => [p], server, async () => {
+    const loaded = () => p.page.waitForFunction(() => document.querySelector('[data-testid="puzzle-screen"]').dataset.puzzle);
+    await loaded();
+    const found = [...await axeFindings(p, 'puzzles')];
+    await p.el('puzzle-variant').selectOption('fog');
+    await p.page.waitForFunction(() => document.querySelector('[data-testid="puzzle-screen"]').dataset.variant === 'fog');
+    await p.page.setViewportSize({ width: 390, height: 844 });
+    found.push(...await axeFindings(p, 'a fog puzzle at 390x844'));
+    assert.deepEqual(found, []);
+    assert.deepEqual(p.errors, []);
+  });
+});

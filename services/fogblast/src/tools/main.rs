@@ -26,6 +26,7 @@ mod loadtest;
 mod matchmaker_bench;
 mod node_net;
 mod partitions;
+mod puzzles;
 mod rating_bench;
 mod selfplay;
 mod server_bin;
@@ -46,6 +47,8 @@ enum Command {
     EngineBench(engine_bench::EngineBenchArgs),
     /// Compare the browser engine (WebAssembly, under Node.js) with the native one: nodes per second on the same searches.
     WasmBench(wasm_bench::WasmBenchArgs),
+    /// Cut puzzles from self-play (and archived) games, each checked for a unique solution, as JSON lines.
+    Puzzles(puzzles::PuzzlesArgs),
     /// Play a match between two computer levels.
     Selfplay(selfplay::SelfplayArgs),
     /// Measure one pairing wave over many waiting seekers on Redis; checks nobody was paired twice or left out.
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::EngineBench(args) => engine_bench::run(&args),
         Command::WasmBench(args) => wasm_bench::run(&args),
         Command::Selfplay(args) => selfplay::run(&args),
+        Command::Puzzles(args) => puzzles::run(&args),
         Command::GameBench(args) => game_bench::run(&args),
         Command::RatingBench(args) => rating_bench::run(&args),
         Command::AnalysisBench(args) => analysis_bench::run(&args),

@@ -11,6 +11,7 @@ export function showScreen(which) {
   $('tournament-page').hidden = which !== 'tournament';
   $('swiss-page').hidden = which !== 'swiss';
   $('analysis-board').hidden = which !== 'analysis';
+  $('puzzles').hidden = which !== 'puzzles';
   document.body.dataset.screen = which;
   placeNotice(which);
 }

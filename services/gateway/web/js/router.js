@@ -2,13 +2,15 @@
 // game with that join code, `/#game=ID` shows a game, `/#player=ID` a
 // player's page, `/#tournament=ID` an arena's page, `/#swiss=ID` a Swiss's,
 // `/#tv` TV (the best game being played, then the next), `/#analysis/VARIANT/FEN`
-// the analysis board (js/analysis-board.js). `routeOf` is pure, so
+// the analysis board (js/analysis-board.js), `/#puzzles` the next puzzle and
+// `/#puzzle=ID` one puzzle. `routeOf` is pure, so
 // node tests check it; `startRouter` follows the address bar.
 
 import { analysisInHash } from './analysis-board.js';
 
 /**
  * Where a location leads: `{to: 'analysis', variant, fen}`, `{to: 'join', code}`, `{to: 'player', id}`, `{to: 'tv'}`,
+ * `{to: 'puzzles', id}`,
  * `{to: 'game', id, hotseat}` or `{to: 'home'}`. `saved` is the stored game in progress (`{id, hotseat,
  * active}`): a reload from its screen comes back to it.
  */
@@ -24,6 +26,8 @@ export function routeOf({ pathname, hash }, saved) {
   if (tournament) return { to: 'tournament', id: tournament };
   const swiss = swissInHash(hash);
   if (swiss) return { to: 'swiss', id: swiss };
+  const puzzle = puzzleInHash(hash);
+  if (puzzle) return { to: 'puzzles', id: puzzle.id };
   const id = gameInHash(hash);
   if (id) return { to: 'game', id, hotseat: !!(saved && saved.id === id && saved.hotseat) };
   if (saved && saved.active) return { to: 'game', id: saved.id, hotseat: !!saved.hotseat };
@@ -53,6 +57,14 @@ export function swissInHash(hash) {
   return new URLSearchParams((hash || '').replace(/^#/, '')).get('swiss') || null;
 }
 
+/** `#puzzles` (the next puzzle) or `#puzzle=ID`: `{id}` (null for the next), else null. */
+export function puzzleInHash(hash) {
+  const bare = (hash || '').replace(/^#/, '');
+  if (bare === 'puzzles') return { id: null };
+  const id = new URLSearchParams(bare).get('puzzle');
+  return id ? { id } : null;
+}
+
 export const swissUrl = (id) => `/#swiss=${encodeURIComponent(id)}`;
 export const tournamentUrl = (id) => `/#tournament=${encodeURIComponent(id)}`;
 export const gameUrl = (id) => `/#game=${encodeURIComponent(id)}`;
@@ -72,7 +84,7 @@ export function showHomeUrl() {
  * Routes the current location once, then follows hash changes: another
  * game id opens it, no id leaves the game on screen (`current()`) for home.
  */
-export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss, onTv, onAnalysis }) {
+export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, onPlayer, onTournament, onSwiss, onTv, onAnalysis, onPuzzles }) {
   const route = routeOf(location, saved);
   if (route.to === 'join') onJoin(route.code);
   else if (route.to === 'analysis') onAnalysis(route);
@@ -81,6 +93,7 @@ export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, o
   else if (route.to === 'player') onPlayer(route.id);
   else if (route.to === 'tournament') onTournament(route.id);
   else if (route.to === 'swiss') onSwiss(route.id);
+  else if (route.to === 'puzzles') onPuzzles(route.id);
   else onHome();
   window.addEventListener('hashchange', () => {
     if (isTvHash(location.hash)) {
@@ -109,6 +122,12 @@ export function startRouter({ saved, current, onJoin, onGame, onHome, onLeave, o
     if (swiss) {
       if (current()) onLeave();
       onSwiss(swiss);
+      return;
+    }
+    const puzzle = puzzleInHash(location.hash);
+    if (puzzle) {
+      if (current()) onLeave();
+      onPuzzles(puzzle.id);
       return;
     }
     const id = gameInHash(location.hash);
