@@ -88,6 +88,17 @@ async fn linked(replica: &RedisServer) {
     }
 }
 
+/// A primary, and its replica linked to it through a proxy that can stop
+/// delivering the replication stream.
+async fn primary_and_replica() -> (RedisServer, AnswerDropper, RedisServer) {
+    let primary = RedisServer::start(None);
+    primary.connection().await;
+    let link = AnswerDropper::start(&format!("127.0.0.1:{}", primary.port)).await;
+    let replica = RedisServer::start(Some(link.addr().port()));
+    linked(&replica).await;
+    (primary, link, replica)
+}
+
 /// Games of two players each, made on the shard.
 async fn games(client: &mut GameClient<Channel>, n: usize) -> Vec<String> {
     let mut games = Vec::new();
@@ -137,11 +148,7 @@ async fn one_move(client: &mut GameClient<Channel>, game: &str, i: usize, rng: &
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_move_survives_a_failover_to_the_replica() {
-    let primary = RedisServer::start(None);
-    primary.connection().await;
-    let link = AnswerDropper::start(&format!("127.0.0.1:{}", primary.port)).await;
-    let replica = RedisServer::start(Some(link.addr().port()));
-    linked(&replica).await;
+    let (primary, link, replica) = primary_and_replica().await;
 
     let prefix = "failover:";
     let durability = Durability::Replicated { replicas: 1, timeout: Duration::from_millis(200) };
@@ -218,11 +225,7 @@ async fn every_acknowledged_move_survives_a_failover_to_the_replica() {
 /// after the failover is new.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_epoch_is_handed_out_twice_across_a_failover() {
-    let primary = RedisServer::start(None);
-    primary.connection().await;
-    let link = AnswerDropper::start(&format!("127.0.0.1:{}", primary.port)).await;
-    let replica = RedisServer::start(Some(link.addr().port()));
-    linked(&replica).await;
+    let (primary, link, replica) = primary_and_replica().await;
 
     let prefix = "failover-epochs:";
     let durability = Durability::Replicated { replicas: 1, timeout: Duration::from_millis(200) };
