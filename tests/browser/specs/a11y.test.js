@@ -258,7 +258,13 @@ test('axe-core finds nothing serious on the analysis board', { timeout: 120_000 
     await dee.el('analysis-board-fen').fill('not a fen');
     await dee.el('analysis-board-fen-load').click();
     await dee.el('analysis-board-fen-error').waitFor();
+    // The engine's line written out, so the check covers it.
+    await dee.page.waitForFunction(() => document.querySelector('[data-testid="analysis-board-line"]').textContent.trim() !== '', null, { timeout: 30_000 });
     found.push(...await axeFindings(dee, 'analysis board with a line and a FEN error'));
+    // And with the engine off: no score, no line.
+    await dee.el('analysis-board-engine').uncheck();
+    await dee.page.waitForFunction(() => document.querySelector('[data-testid="analysis-board-line"]').textContent.trim() === '');
+    found.push(...await axeFindings(dee, 'analysis board with the engine off'));
     await dee.page.setViewportSize({ width: 390, height: 844 });
     found.push(...await axeFindings(dee, 'analysis board at 390x844'));
     assert.deepEqual(found, []);
