@@ -303,6 +303,41 @@ impl fogblast_proto::rating::rating_server::Rating for OneRating {
     ) -> Result<tonic::Response<fogblast_proto::rating::RevokeRecoveryResponse>, tonic::Status> {
         Err(tonic::Status::unimplemented("not here"))
     }
+
+    async fn get_puzzle(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::PuzzleRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::PuzzleRecord>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
+
+    async fn get_daily_puzzle(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::DailyPuzzleRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::PuzzleRecord>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
+
+    async fn next_puzzle(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::NextPuzzleRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::PuzzleRecord>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
+
+    async fn record_puzzle_attempt(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::PuzzleAttemptRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::PuzzleAttemptResult>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
+
+    async fn get_puzzle_rating(
+        &self,
+        _: tonic::Request<fogblast_proto::rating::PuzzleRatingRequest>,
+    ) -> Result<tonic::Response<fogblast_proto::rating::PuzzleRating>, tonic::Status> {
+        Err(tonic::Status::unimplemented("not here"))
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
