@@ -51,19 +51,25 @@ impl From<FogView> for Setup {
     }
 }
 
+/// `board` as FEN with `*` on the squares not in `visible`, as a view
+/// writes it.
+pub fn fogged_board_fen(board: &Board, visible: Bitboard) -> String {
+    let mut out = String::with_capacity(72);
+    crate::fen::write_placement(&mut out, |sq| {
+        if visible.contains(sq) {
+            board.piece_at(sq).map(|p| p.char())
+        } else {
+            Some('*')
+        }
+    });
+    out
+}
+
 impl FogView {
     /// The board as FEN with `*` on fogged squares, e.g.
     /// `********/********/8/...`.
     pub fn board_fen(&self) -> String {
-        let mut out = String::with_capacity(72);
-        crate::fen::write_placement(&mut out, |sq| {
-            if self.visible.contains(sq) {
-                self.board.piece_at(sq).map(|p| p.char())
-            } else {
-                Some('*')
-            }
-        });
-        out
+        fogged_board_fen(&self.board, self.visible)
     }
 
     /// Board, turn, own castling rights, en passant and fullmove number,

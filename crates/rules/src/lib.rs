@@ -36,7 +36,7 @@ pub use board::Board;
 pub use chess960::{chess960_back_rank, Chess960Error};
 pub use color::{ByColor, Color};
 pub use fen::{Fen, FenError, ParsePositionError, STARTING_FEN};
-pub use fog::FogView;
+pub use fog::{fogged_board_fen, FogView};
 pub use game::{Game, GameError};
 pub use moves::{CastlingMode, CastlingSide, Move, MoveList, ParseUciError, Uci};
 pub use outcome::{DrawReason, Outcome, WinReason};

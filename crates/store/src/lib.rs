@@ -72,7 +72,8 @@ pub struct Commit {
     /// When the game next needs attention (store time, unix ms); `None`
     /// takes it off the deadline set.
     pub due_at_ms: Option<u64>,
-    /// The game has just finished: put it in the outbox of games to publish.
+    /// Put the game in the outbox: it has just finished (its end is to be
+    /// published), or a rematch was agreed (it is to be made).
     pub finished: bool,
     /// Let the game's keys expire this long after the commit (finished
     /// games), or, while the game waits in the outbox, this long after it

@@ -90,9 +90,13 @@ pub async fn publish(shard: &Arc<Shard>, game: &GameId) -> Result<(), PublishErr
         .publish_durable(&subject(&live), game.as_str(), Vec::new(), Bytes::from(event.encode_to_vec()))
         .await?;
     shard.store.mark_published(game).await?;
-    shard.metrics.games_published.inc();
-    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    shard.metrics.publish_delay_seconds.observe(now_ms.saturating_sub(event.ended_at_ms) as f64 / 1000.0);
+    // A game back in the outbox for its rematch is published again and
+    // dropped by the stream: counted once, when the stream first took it.
+    if !ack.duplicate {
+        shard.metrics.games_published.inc();
+        let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        shard.metrics.publish_delay_seconds.observe(now_ms.saturating_sub(event.ended_at_ms) as f64 / 1000.0);
+    }
     info!(game = %game, result = %event.result, duplicate = ack.duplicate, "finished game published");
     Ok(())
 }

@@ -16,10 +16,8 @@ use axum::Json;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::{GetStateRequest, Status};
 use fogblast_proto::ids::GameId;
-use fogblast_proto::rating::rating_client::RatingClient;
 use fogblast_proto::rating::{AnalysisRequest, AnalysisState, GameAnalysis, GameRequest, MoveClass};
 use serde::Serialize;
-use tonic::transport::Channel;
 
 use crate::deadline::within;
 use crate::http::{client_ip, error_response};
@@ -166,13 +164,6 @@ fn parse(id: &str) -> Result<GameId, ServiceError> {
     GameId::parse(id).map_err(|e| ServiceError::new(ErrorCode::BadRequest, e.to_string()))
 }
 
-fn rating(gateway: &Gateway) -> Result<RatingClient<Channel>, ServiceError> {
-    gateway
-        .rating
-        .clone()
-        .ok_or_else(|| ServiceError::new(ErrorCode::Unavailable, "the game archive is not configured on this gateway"))
-}
-
 /// `POST /api/games/{id}/analysis`: 202 while queued, 200 once done.
 pub async fn request(
     State(gateway): State<Arc<Gateway>>,
@@ -186,7 +177,7 @@ pub async fn request(
         let just_ended = refuse_unfinished(&gateway, &game).await?;
         let request = AnalysisRequest { game_id: game.to_string(), requester };
         let timeout = gateway.config.settings.rating_timeout();
-        match within(timeout, RATING, rating(&gateway)?.request_analysis(request)).await {
+        match within(timeout, RATING, gateway.rating_for("analysis needs")?.request_analysis(request)).await {
             Err(error) if error.code == ErrorCode::NotFound && just_ended => Err(ServiceError::new(
                 ErrorCode::Conflict,
                 format!("game {game} has just ended and is not archived yet: ask again in a moment"),
@@ -213,7 +204,7 @@ pub async fn get(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) ->
         let game = parse(&id)?;
         let request = GameRequest { game_id: game.to_string() };
         let timeout = gateway.config.settings.rating_timeout();
-        match within(timeout, RATING, rating(&gateway)?.get_analysis(request)).await {
+        match within(timeout, RATING, gateway.rating_for("analysis needs")?.get_analysis(request)).await {
             Ok(analysis) => Ok(Json(view(analysis)).into_response()),
             Err(error) if error.code == ErrorCode::NotFound => {
                 if game_exists(&gateway, &game).await? {

@@ -5,36 +5,23 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::events::FinishedPlayer;
 use fogblast_proto::game::{EndReason, Level};
-use fogblast_proto::rating::rating_client::RatingClient;
 use fogblast_proto::rating::{
     ArchivedGame, GameRequest, LeaderboardRequest, PlayerGamesRequest, ProfileRequest, RatingChange,
 };
 use fogblast_protocol::convert::level;
-use fogblast_protocol::{Player, ServerFrame, TimeControl, Variant};
+use fogblast_protocol::{Player, TimeControl, Variant};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tonic::transport::Channel;
 
 use crate::deadline::within;
+use crate::http::error_response;
 use crate::Gateway;
-
-fn error_response(error: &ServiceError) -> Response {
-    let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(ServerFrame::error(error.code, error.message.clone(), None))).into_response()
-}
-
-fn client(gateway: &Gateway) -> Result<RatingClient<Channel>, ServiceError> {
-    gateway
-        .rating
-        .clone()
-        .ok_or_else(|| ServiceError::new(ErrorCode::Unavailable, "the game archive is not configured on this gateway"))
-}
 
 const RATING: &str = "rating service";
 
@@ -97,7 +84,7 @@ pub async fn profile(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>
         let profile = within(
             gateway.config.settings.rating_timeout(),
             RATING,
-            client(&gateway)?.get_profile(ProfileRequest { player_id: id }),
+            gateway.rating_for("the game archive needs")?.get_profile(ProfileRequest { player_id: id }),
         )
         .await?;
         let ratings: Vec<Value> = profile
@@ -138,9 +125,12 @@ pub async fn player_games(
             page_size: page.page_size.unwrap_or(0),
             page_token: page.page_token.unwrap_or_default(),
         };
-        let games =
-            within(gateway.config.settings.rating_timeout(), RATING, client(&gateway)?.list_player_games(request))
-                .await?;
+        let games = within(
+            gateway.config.settings.rating_timeout(),
+            RATING,
+            gateway.rating_for("the game archive needs")?.list_player_games(request),
+        )
+        .await?;
         let next = Some(games.next_page_token).filter(|t| !t.is_empty());
         Ok::<_, ServiceError>(
             json!({ "games": games.games.iter().map(archived_value).collect::<Vec<_>>(), "next_page_token": next }),
@@ -166,7 +156,7 @@ pub async fn leaderboard(
             variant: fogblast_proto::game::Variant::from(variant) as i32,
             limit: limit.limit.unwrap_or(0),
         };
-        let board = within(gateway.config.settings.rating_timeout(), RATING, client(&gateway)?.get_leaderboard(request)).await?;
+        let board = within(gateway.config.settings.rating_timeout(), RATING, gateway.rating_for("the game archive needs")?.get_leaderboard(request)).await?;
         let entries: Vec<Value> = board
             .entries
             .iter()
@@ -189,13 +179,23 @@ pub async fn archived_game(gateway: &Gateway, id: &str) -> Result<Value, Service
 /// A finished game as the archive keeps it.
 pub async fn archived_record(gateway: &Gateway, id: &str) -> Result<ArchivedGame, ServiceError> {
     let timeout = gateway.config.settings.rating_timeout();
-    within(timeout, RATING, client(gateway)?.get_game(GameRequest { game_id: id.to_owned() })).await
+    within(
+        timeout,
+        RATING,
+        gateway.rating_for("the game archive needs")?.get_game(GameRequest { game_id: id.to_owned() }),
+    )
+    .await
 }
 
 /// An archived game's PGN.
 pub async fn pgn_text(gateway: &Gateway, id: &str) -> Result<String, ServiceError> {
     let timeout = gateway.config.settings.rating_timeout();
-    let pgn = within(timeout, RATING, client(gateway)?.export_pgn(GameRequest { game_id: id.to_owned() })).await?;
+    let pgn = within(
+        timeout,
+        RATING,
+        gateway.rating_for("the game archive needs")?.export_pgn(GameRequest { game_id: id.to_owned() }),
+    )
+    .await?;
     Ok(pgn.pgn)
 }
 

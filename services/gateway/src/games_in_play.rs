@@ -236,10 +236,6 @@ pub struct ListQuery {
     nb: Option<usize>,
 }
 
-fn error_response(error: &ServiceError) -> Response {
-    crate::http::error_response(error)
-}
-
 /// `GET /api/tv/games`: the games being played, best first.
 pub async fn list(State(gateway): State<Arc<Gateway>>, Query(query): Query<ListQuery>) -> Response {
     let variant = match query.variant.as_deref().map(str::parse::<Variant>) {
@@ -247,7 +243,7 @@ pub async fn list(State(gateway): State<Arc<Gateway>>, Query(query): Query<ListQ
         Some(Ok(variant)) => Some(variant),
         Some(Err(_)) => {
             let error = ServiceError::new(ErrorCode::BadRequest, "variant: standard, atomic or fog");
-            return error_response(&error);
+            return crate::http::error_response(&error);
         }
     };
     let nb = query.nb.unwrap_or(20).clamp(1, MOST_LISTED);
@@ -264,7 +260,7 @@ pub async fn list(State(gateway): State<Arc<Gateway>>, Query(query): Query<ListQ
                 .collect();
             Json(json!({ "games": listed })).into_response()
         }
-        Err(error) => error_response(&error),
+        Err(error) => crate::http::error_response(&error),
     }
 }
 
@@ -291,7 +287,7 @@ fn channels_of(watched: &Watched) -> Vec<&'static str> {
 pub async fn channels(State(gateway): State<Arc<Gateway>>) -> Response {
     let games = match gateway.games_in_play.current(&gateway).await {
         Ok(games) => games,
-        Err(error) => return error_response(&error),
+        Err(error) => return crate::http::error_response(&error),
     };
     let mut channels = Map::new();
     for watched in games.iter() {

@@ -159,6 +159,14 @@ pub(crate) fn error_response(error: &ServiceError) -> Response {
     (status, Json(ServerFrame::error(error.code, error.message.clone(), None))).into_response()
 }
 
+/// A JSON body, or the error as its status and an error frame.
+pub(crate) fn json_or_error(result: Result<serde_json::Value, ServiceError>) -> Response {
+    match result {
+        Ok(body) => Json(body).into_response(),
+        Err(error) => error_response(&error),
+    }
+}
+
 /// A spectator's view: in fog of war, no pieces and no moves until the end.
 async fn game(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
     let game = match GameId::parse(&id) {

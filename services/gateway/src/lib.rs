@@ -103,6 +103,17 @@ pub struct Gateway {
 }
 
 impl Gateway {
+    /// The rating service's client, or `unavailable` saying that `what`
+    /// needs it.
+    pub(crate) fn rating_for(
+        &self,
+        what: &str,
+    ) -> Result<fogblast_proto::rating::rating_client::RatingClient<tonic::transport::Channel>, ServiceError> {
+        self.rating.clone().ok_or_else(|| {
+            ServiceError::new(ErrorCode::Unavailable, format!("{what} the rating service, which this gateway lacks"))
+        })
+    }
+
     /// Whether `ip` may create another game now (the per-address budget).
     fn may_create_game(&self, ip: std::net::IpAddr) -> Result<(), ServiceError> {
         if self.limits.create_game(ip) {

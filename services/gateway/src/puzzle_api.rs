@@ -14,10 +14,9 @@ use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Json;
 use fogblast_proto::error::{ErrorCode, ServiceError};
-use fogblast_proto::rating::rating_client::RatingClient;
 use fogblast_proto::rating::{
     DailyPuzzleRequest, NextPuzzleRequest, PuzzleAttemptRequest, PuzzleRating, PuzzleRatingRequest, PuzzleRecord,
     PuzzleRequest,
@@ -25,29 +24,15 @@ use fogblast_proto::rating::{
 use fogblast_puzzles::{Attempt, Puzzle};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tonic::transport::Channel;
 
 use crate::deadline::within;
-use crate::http::error_response;
+use crate::http::json_or_error;
 use crate::recovery::bearer_player;
 use crate::Gateway;
 
 const RATING: &str = "rating service";
 /// The longest attempt read: a puzzle line is at most five plies.
 const MAX_ATTEMPT_MOVES: usize = 16;
-
-fn rating(gateway: &Gateway) -> Result<RatingClient<Channel>, ServiceError> {
-    gateway.rating.clone().ok_or_else(|| {
-        ServiceError::new(ErrorCode::Unavailable, "puzzles need the rating service, which this gateway lacks")
-    })
-}
-
-fn answer(result: Result<Value, ServiceError>) -> Response {
-    match result {
-        Ok(body) => Json(body).into_response(),
-        Err(error) => error_response(&error),
-    }
-}
 
 fn bad(message: impl Into<String>) -> ServiceError {
     ServiceError::new(ErrorCode::BadRequest, message)
@@ -99,40 +84,11 @@ fn line_positions(record: &PuzzleRecord) -> (Vec<String>, Vec<Vec<String>>) {
         pos.play_unchecked(m);
         positions.push(match &view {
             // The fog stays where it was: the solver sees no more for moving.
-            Some(view) => fog_fen(&pos, view.visible),
+            Some(view) => fogblast_rules::fogged_board_fen(pos.board(), view.visible),
             None => pos.fen(),
         });
     }
     (positions, legal)
-}
-
-/// A fog position written as a view: `*` on the squares not in `visible`.
-fn fog_fen(pos: &fogblast_rules::Position, visible: fogblast_rules::Bitboard) -> String {
-    let mut board = String::new();
-    for rank in (0..8u8).rev() {
-        let mut empty = 0;
-        for file in 0..8u8 {
-            let square = fogblast_rules::Square::new(rank * 8 + file).expect("a square");
-            let piece = visible.contains(square).then(|| pos.board().piece_at(square));
-            match piece {
-                Some(None) => empty += 1,
-                other => {
-                    if empty > 0 {
-                        board.push(char::from(b'0' + empty));
-                        empty = 0;
-                    }
-                    board.push(other.map_or('*', |p| p.map_or('*', |p| p.char())));
-                }
-            }
-        }
-        if empty > 0 {
-            board.push(char::from(b'0' + empty));
-        }
-        if rank > 0 {
-            board.push('/');
-        }
-    }
-    board
 }
 
 /// A puzzle in lichess's shape: `game` (the variant as lichess's perf, and
@@ -185,22 +141,25 @@ pub async fn daily(State(gateway): State<Arc<Gateway>>) -> Response {
         let seconds = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let day = i64::try_from(seconds / 86_400).unwrap_or(0);
         let timeout = gateway.config.settings.rating_timeout();
-        let record = within(timeout, RATING, rating(&gateway)?.get_daily_puzzle(DailyPuzzleRequest { day })).await?;
+        let record =
+            within(timeout, RATING, gateway.rating_for("puzzles need")?.get_daily_puzzle(DailyPuzzleRequest { day }))
+                .await?;
         Ok(puzzle_json(&record))
     }
     .await;
-    answer(result)
+    json_or_error(result)
 }
 
 /// `GET /api/puzzle/{id}`.
 pub async fn get(State(gateway): State<Arc<Gateway>>, Path(id): Path<String>) -> Response {
     let result = async {
         let timeout = gateway.config.settings.rating_timeout();
-        let record = within(timeout, RATING, rating(&gateway)?.get_puzzle(PuzzleRequest { id })).await?;
+        let record =
+            within(timeout, RATING, gateway.rating_for("puzzles need")?.get_puzzle(PuzzleRequest { id })).await?;
         Ok(puzzle_json(&record))
     }
     .await;
-    answer(result)
+    json_or_error(result)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -217,11 +176,11 @@ pub async fn next(State(gateway): State<Arc<Gateway>>, headers: HeaderMap, Query
         let variant = query.variant.unwrap_or_default();
         let request = NextPuzzleRequest { player_id: player.to_string(), variant };
         let timeout = gateway.config.settings.rating_timeout();
-        let record = within(timeout, RATING, rating(&gateway)?.next_puzzle(request)).await?;
+        let record = within(timeout, RATING, gateway.rating_for("puzzles need")?.next_puzzle(request)).await?;
         Ok(puzzle_json(&record))
     }
     .await;
-    answer(result)
+    json_or_error(result)
 }
 
 /// `GET /api/puzzle/rating`: the token's player's puzzle rating.
@@ -230,11 +189,11 @@ pub async fn player_rating(State(gateway): State<Arc<Gateway>>, headers: HeaderM
         let player = bearer_player(&gateway, &headers)?;
         let timeout = gateway.config.settings.rating_timeout();
         let request = PuzzleRatingRequest { player_id: player.to_string() };
-        let standing = within(timeout, RATING, rating(&gateway)?.get_puzzle_rating(request)).await?;
+        let standing = within(timeout, RATING, gateway.rating_for("puzzles need")?.get_puzzle_rating(request)).await?;
         Ok(rating_json(&standing))
     }
     .await;
-    answer(result)
+    json_or_error(result)
 }
 
 #[derive(Debug, Deserialize)]
@@ -269,7 +228,7 @@ pub async fn attempt(
             return Err(bad(format!("an attempt has at most {MAX_ATTEMPT_MOVES} moves")));
         }
         let timeout = gateway.config.settings.rating_timeout();
-        let mut client = rating(&gateway)?;
+        let mut client = gateway.rating_for("puzzles need")?;
         let record = within(timeout, RATING, client.get_puzzle(PuzzleRequest { id: id.clone() })).await?;
         let verdict = puzzle_of(&record).check_attempt(&body.moves).map_err(|error| bad(error.to_string()))?;
         let solved = verdict == Attempt::Solved;
@@ -289,5 +248,5 @@ pub async fn attempt(
         }))
     }
     .await;
-    answer(result)
+    json_or_error(result)
 }

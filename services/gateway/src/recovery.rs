@@ -17,20 +17,18 @@ use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Json;
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::ids::PlayerId;
-use fogblast_proto::rating::rating_client::RatingClient;
 use fogblast_proto::rating::{RedeemRecoveryRequest, RevokeRecoveryRequest, SetRecoveryRequest};
 use rand::Rng;
 use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use tonic::transport::Channel;
 
 use crate::deadline::within;
-use crate::http::{client_ip, error_response};
+use crate::http::{client_ip, error_response, json_or_error};
 use crate::Gateway;
 
 /// Crockford's base 32.
@@ -72,12 +70,6 @@ pub fn code_hash(code: &str) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn rating(gateway: &Gateway) -> Result<RatingClient<Channel>, ServiceError> {
-    gateway.rating.clone().ok_or_else(|| {
-        ServiceError::new(ErrorCode::Unavailable, "recovery codes need the rating service, which this gateway lacks")
-    })
-}
-
 /// The player whose token the request carries (`Authorization: Bearer`).
 pub(crate) fn bearer_player(gateway: &Gateway, headers: &HeaderMap) -> Result<PlayerId, ServiceError> {
     let token = headers
@@ -90,13 +82,6 @@ pub(crate) fn bearer_player(gateway: &Gateway, headers: &HeaderMap) -> Result<Pl
         .verify(token.trim())
         .map(|verified| verified.player)
         .ok_or_else(|| ServiceError::new(ErrorCode::Unauthorized, "that token is not valid here"))
-}
-
-fn answer(result: Result<serde_json::Value, ServiceError>) -> Response {
-    match result {
-        Ok(body) => Json(body).into_response(),
-        Err(error) => error_response(&error),
-    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -118,11 +103,11 @@ pub async fn issue(State(gateway): State<Arc<Gateway>>, headers: HeaderMap, body
             code_hash: code_hash(&normalized(&code).expect("a fresh code reads")),
         };
         let timeout = gateway.config.settings.rating_timeout();
-        within(timeout, RATING, rating(&gateway)?.set_recovery(request)).await?;
+        within(timeout, RATING, gateway.rating_for("recovery codes need")?.set_recovery(request)).await?;
         Ok(json!({ "code": code, "player": player.as_str(), "name": name }))
     }
     .await;
-    answer(result)
+    json_or_error(result)
 }
 
 /// `DELETE /api/recovery`: the token's player's code stops working.
@@ -131,11 +116,12 @@ pub async fn revoke(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> 
         let player = bearer_player(&gateway, &headers)?;
         let request = RevokeRecoveryRequest { player_id: player.to_string() };
         let timeout = gateway.config.settings.rating_timeout();
-        let revoked = within(timeout, RATING, rating(&gateway)?.revoke_recovery(request)).await?;
+        let revoked =
+            within(timeout, RATING, gateway.rating_for("recovery codes need")?.revoke_recovery(request)).await?;
         Ok(json!({ "revoked": revoked.revoked }))
     }
     .await;
-    answer(result)
+    json_or_error(result)
 }
 
 #[derive(Debug, Deserialize)]
@@ -169,13 +155,14 @@ pub async fn redeem(
         })?;
         let request = RedeemRecoveryRequest { code_hash: code_hash(&code) };
         let timeout = gateway.config.settings.rating_timeout();
-        let identity = within(timeout, RATING, rating(&gateway)?.redeem_recovery(request)).await?;
+        let identity =
+            within(timeout, RATING, gateway.rating_for("recovery codes need")?.redeem_recovery(request)).await?;
         let player = PlayerId::parse(&identity.player_id)
             .map_err(|e| ServiceError::new(ErrorCode::Internal, format!("a recovery code names no player: {e}")))?;
         Ok(json!({ "token": gateway.signer.sign(&player), "player": player.as_str(), "name": identity.name }))
     }
     .await;
-    answer(result)
+    json_or_error(result)
 }
 
 #[cfg(test)]

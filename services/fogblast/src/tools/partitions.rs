@@ -270,9 +270,8 @@ async fn run_schedules(
         }
         let records = std::mem::take(&mut *shared.records());
         println!("schedule {}: {}", schedule.name(), figures(&records));
-        let (verdicts_of_schedule, lost_seen_ms) = judge(cluster, &records).await?;
+        let (verdicts_of_schedule, lost_seen_ms, commits) = judge(cluster, &records).await?;
         let fault = (started, started + Duration::from_secs_f64(healed_s));
-        let commits = logged_commits(&cluster.log_dir)?;
         println!("schedule {}: {}", schedule.name(), stalls(&records, &commits, fault, schedule.cut_shards()));
         if !lost_seen_ms.is_empty() {
             let offsets: Vec<String> =
@@ -461,8 +460,11 @@ fn history_of(records: &Records) -> History {
 
 /// Waits for every game of the bots in the archive, reads the final state
 /// and judges it; also returns when (wall ms) each acknowledged move the
-/// archive lacks was first shown played.
-async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<(Vec<Verdict>, Vec<u64>)> {
+/// archive lacks was first shown played, and the commits the shards logged.
+async fn judge(
+    cluster: &PartitionCluster,
+    records: &Records,
+) -> anyhow::Result<(Vec<Verdict>, Vec<u64>, Vec<history::CommitLine>)> {
     let wanted: Vec<String> = records.games.keys().cloned().collect();
     let deadline = Instant::now() + Duration::from_secs(90);
     let db = loop {
@@ -502,7 +504,7 @@ async fn judge(cluster: &PartitionCluster, records: &Records) -> anyhow::Result<
         .filter_map(|(key, _)| records.seen.get(key).copied())
         .collect();
     lost_seen_ms.sort_unstable();
-    Ok((history::check(&history, &state), lost_seen_ms))
+    Ok((history::check(&history, &state), lost_seen_ms, state.commits))
 }
 
 /// The commits every shard process logged (`shard-N.S.log` in `log_dir`).
