@@ -24,7 +24,7 @@ use fogblast_protocol::{ClientFrame, Create, GameCommand, Hello, Id, Level, Oppo
 use futures::{SinkExt, StreamExt};
 use tokio::time::Instant;
 
-use crate::conn::{Close, Conn};
+use crate::conn::{Close, Conn, Outbox};
 use crate::feeds::Seat;
 use crate::frames;
 use crate::lanes::{Lane, Lanes, Order};
@@ -37,6 +37,9 @@ const FOLLOW_ATTEMPTS: usize = 3;
 
 /// How often the gateway pings a client to measure its lag.
 const PING_EVERY: Duration = Duration::from_secs(5);
+
+/// The most queued frames written to a socket with one flush.
+const WRITE_BATCH: usize = 64;
 
 pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     let (conn, mut outbox, mut closed) = Conn::from_ip(ip);
@@ -59,7 +62,7 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
         tokio::select! {
             frame = outbox.recv() => {
                 let Some(frame) = frame else { break None };
-                match write(&mut sink, Message::Text(frame), write_timeout).await {
+                match write_queued(&mut sink, frame, &mut outbox, write_timeout).await {
                     Written::Yes => {}
                     Written::Gone => break None,
                     Written::TooSlow => break Some(Close::TOO_SLOW),
@@ -187,6 +190,29 @@ where
     S: futures::Sink<Message> + Unpin,
 {
     match tokio::time::timeout(limit, sink.send(message)).await {
+        Ok(Ok(())) => Written::Yes,
+        Ok(Err(_)) => Written::Gone,
+        Err(_) => Written::TooSlow,
+    }
+}
+
+/// Writes `first` and the frames queued behind it (at most
+/// [`WRITE_BATCH`] in all) with one flush, so a burst of frames (a move,
+/// its clock, an opponent's answer) costs the socket one write instead of
+/// one each. The whole batch has `limit`.
+async fn write_queued<S>(sink: &mut S, first: Utf8Bytes, outbox: &mut Outbox, limit: Duration) -> Written
+where
+    S: futures::Sink<Message> + Unpin,
+{
+    let batch = async {
+        sink.feed(Message::Text(first)).await?;
+        for _ in 1..WRITE_BATCH {
+            let Ok(frame) = outbox.try_recv() else { break };
+            sink.feed(Message::Text(frame)).await?;
+        }
+        sink.flush().await
+    };
+    match tokio::time::timeout(limit, batch).await {
         Ok(Ok(())) => Written::Yes,
         Ok(Err(_)) => Written::Gone,
         Err(_) => Written::TooSlow,
@@ -640,6 +666,61 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sink that records what it was given and how often it was flushed.
+    #[derive(Default)]
+    struct Recording {
+        messages: Vec<String>,
+        flushes: usize,
+    }
+
+    impl futures::Sink<Message> for Recording {
+        type Error = std::convert::Infallible;
+        fn poll_ready(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Self::Error>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn start_send(mut self: std::pin::Pin<&mut Self>, message: Message) -> Result<(), Self::Error> {
+            if let Message::Text(text) = message {
+                self.messages.push(text.to_string());
+            }
+            Ok(())
+        }
+        fn poll_flush(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Self::Error>> {
+            self.flushes += 1;
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_close(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), Self::Error>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn frames_queued_together_go_out_in_order_with_one_flush_per_batch() {
+        let (conn, mut outbox, _closed) = Conn::new();
+        let frames: Vec<String> = (0..WRITE_BATCH + 6).map(|i| format!("{{\"n\":{i}}}")).collect();
+        for frame in &frames {
+            assert!(conn.send(Utf8Bytes::from(frame.as_str())));
+        }
+        let mut sink = Recording::default();
+        let limit = Duration::from_secs(5);
+        let first = outbox.recv().await.unwrap();
+        assert!(matches!(write_queued(&mut sink, first, &mut outbox, limit).await, Written::Yes));
+        assert_eq!((sink.messages.len(), sink.flushes), (WRITE_BATCH, 1), "a full batch, one flush");
+        let first = outbox.recv().await.unwrap();
+        assert!(matches!(write_queued(&mut sink, first, &mut outbox, limit).await, Written::Yes));
+        assert_eq!(sink.flushes, 2);
+        assert_eq!(sink.messages, frames, "every frame once, in order");
+        assert!(outbox.try_recv().is_err());
+    }
 
     #[tokio::test]
     async fn only_the_answer_to_the_last_ping_measures_lag() {
