@@ -7,7 +7,7 @@ use prost::Message;
 use tonic::{Code, Status};
 
 pub use crate::game::ErrorCode;
-use crate::game::ErrorDetail;
+use crate::game::{ErrorDetail, Refusal};
 
 impl ErrorCode {
     /// The code as the WebSocket protocol spells it.
@@ -164,7 +164,27 @@ impl ServiceError {
         Status::with_details(self.code.grpc_code(), self.message, detail.encode_to_vec().into())
     }
 
-    /// Reads a status back, whether or not it carries a detail.
+    /// The same refusal as [`ServiceError::into_status`], as a message of
+    /// its own, for answers on a stream.
+    pub fn into_refusal(self) -> Refusal {
+        Refusal {
+            detail: Some(ErrorDetail { code: self.code as i32, owner: self.owner.unwrap_or_default() }),
+            message: self.message,
+        }
+    }
+
+    /// Reads a refusal back, as [`ServiceError::from_status`] reads a status.
+    pub fn from_refusal(refusal: Refusal) -> ServiceError {
+        let detail = refusal.detail.unwrap_or_default();
+        let code = ErrorCode::try_from(detail.code).unwrap_or(ErrorCode::Internal);
+        let owner = Some(detail.owner).filter(|owner| !owner.is_empty());
+        if is_failure(code) {
+            ServiceError { code, message: failure_message(code).to_owned(), owner, detail: Some(refusal.message) }
+        } else {
+            ServiceError { code, message: refusal.message, owner, detail: None }
+        }
+    }
+
     /// The refusal a status carries. A failure inside (unavailable,
     /// internal) keeps the status's text as its detail only: that text
     /// names shards, stores and their errors, which no client should read.
@@ -217,6 +237,18 @@ mod tests {
 
         let refusal = ServiceError::new(ErrorCode::IllegalMove, "e2e5 is not a legal move here");
         assert_eq!(ServiceError::from_status(&refusal.clone().into_status()), refusal);
+    }
+
+    #[test]
+    fn a_refusal_on_a_stream_reads_back_as_its_status_would() {
+        for error in [
+            ServiceError::not_owner(Some("http://10.0.0.7:50052".to_owned())),
+            ServiceError::new(ErrorCode::IllegalMove, "e2e5 is not a legal move here"),
+            ServiceError::new(ErrorCode::Unavailable, "the game store is unavailable: os error 111"),
+        ] {
+            let by_status = ServiceError::from_status(&error.clone().into_status());
+            assert_eq!(ServiceError::from_refusal(error.into_refusal()), by_status);
+        }
     }
 
     /// A failure inside says so to a client, and keeps the addresses and

@@ -5,8 +5,9 @@
 //! Every command carries a request id (the caller's, or one given here)
 //! that stays the same across its retries, so the shard applies it once
 //! whichever attempts were lost; a create carries the id of the game it
-//! makes, and goes to that game's owner. Every call carries the caller's
-//! trace context.
+//! makes, and goes to that game's owner. Commands go over the one stream
+//! this router keeps to each shard (`command_stream`). Every call carries
+//! the caller's trace context.
 
 use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::command::Action;
@@ -24,6 +25,7 @@ use tokio::time::Instant;
 use tonic::transport::Channel;
 use tonic::Streaming;
 
+use crate::command_stream::StreamError;
 use crate::{Retry, Router};
 
 /// The game a call names, to route it to the game's owner.
@@ -65,7 +67,7 @@ impl Router {
         .await
     }
 
-    /// Sends a command to its game's owner. A move's attempts tell the
+    /// Sends a command to its game's owner, on the stream to that shard. A move's attempts tell the
     /// shard how long it has been on its way (`waited_ms`: what the caller
     /// set, plus the time spent here), so retries across a failover are not
     /// charged to the mover's clock. A presence report says the same thing
@@ -81,14 +83,21 @@ impl Router {
             }
         };
         let started = Instant::now();
-        self.call_with(Some(&game), retry, move |mut client: GameClient<Channel>| {
+        let budget = self.attempt_timeout;
+        self.attempts(Some(&game), retry, move |addr, client| {
             let mut request = request.clone();
             if let Some(Action::Move(m)) = &mut request.action {
                 let here = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
                 m.waited_ms = m.waited_ms.saturating_add(here);
             }
-            let request = fogblast_telemetry::traced(request);
-            async move { client.execute(request).await }
+            let stream = self.command_stream(addr, client.clone());
+            async move {
+                match stream.call(request.clone(), budget).await {
+                    Ok(result) => Ok(result),
+                    Err(StreamError::Refused(error)) => Err(error),
+                    Err(StreamError::Unsupported) => unary_command(client, request).await,
+                }
+            }
         })
         .await
     }
@@ -147,6 +156,12 @@ impl Router {
         })
         .await
     }
+}
+
+/// A command as a call of its own, for a shard without the command stream.
+async fn unary_command(mut client: GameClient<Channel>, request: Command) -> Result<CommandResult, ServiceError> {
+    let answer = client.execute(fogblast_telemetry::traced(request)).await;
+    answer.map(tonic::Response::into_inner).map_err(|s| ServiceError::from_status(&s))
 }
 
 /// A game's events as a watcher reads them.

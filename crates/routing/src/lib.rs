@@ -6,11 +6,14 @@
 //! retried until the route timeout, so players see a pause rather than an
 //! error. [`games`] has one typed method per call of the game service.
 
+mod command_stream;
 pub mod games;
 pub mod membership;
 pub mod placement;
 
 pub use membership::{Member, Membership, StoreError};
+
+use command_stream::CommandStream;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -66,6 +69,9 @@ pub struct Router {
     membership: Arc<dyn Membership>,
     members: RwLock<Arc<Vec<Member>>>,
     clients: Mutex<HashMap<String, GameClient<Channel>>>,
+    /// One command stream per shard address, opened on first use and
+    /// opened again after it ends.
+    streams: Mutex<HashMap<String, CommandStream>>,
     timeout: Duration,
     attempt_timeout: Duration,
     /// When membership was last read, for [`REFRESH_DEBOUNCE`].
@@ -79,6 +85,7 @@ impl Router {
             membership,
             members: RwLock::default(),
             clients: Mutex::default(),
+            streams: Mutex::default(),
             timeout,
             attempt_timeout: ATTEMPT_TIMEOUT.min(timeout),
             refreshed: Mutex::default(),
@@ -158,6 +165,19 @@ impl Router {
         Ok(client)
     }
 
+    /// The command stream to `addr`: the open one, or a new one.
+    fn command_stream(&self, addr: &str, client: GameClient<Channel>) -> CommandStream {
+        let mut streams = self.streams.lock().expect("streams lock");
+        match streams.get(addr) {
+            Some(stream) if stream.is_open() || stream.is_unsupported() => stream.clone(),
+            _ => {
+                let stream = CommandStream::open(client, addr);
+                streams.insert(addr.to_owned(), stream.clone());
+                stream
+            }
+        }
+    }
+
     /// The address of the shard that owns `game` by this router's view of
     /// membership, which callers holding a stream to it compare over time.
     pub fn owner_addr(&self, game: &GameId) -> Option<String> {
@@ -181,6 +201,21 @@ impl Router {
         F: FnMut(GameClient<Channel>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
+        self.attempts(game, retry, |_, client| {
+            let answer = call(client);
+            async move { answer.await.map(tonic::Response::into_inner).map_err(|s| ServiceError::from_status(&s)) }
+        })
+        .await
+    }
+
+    /// Runs `call` on the owner of `game` (`None`: any shard), at the
+    /// shard's address with its client, until it is answered, its failure
+    /// is final, or the route timeout passes.
+    async fn attempts<T, F, Fut>(&self, game: Option<&GameId>, retry: Retry, mut call: F) -> Result<T, ServiceError>
+    where
+        F: FnMut(&str, GameClient<Channel>) -> Fut,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
         let deadline = Instant::now() + self.timeout;
         let mut redirect: Option<String> = None;
         // The last address that did not answer: a redirect naming it is
@@ -196,10 +231,8 @@ impl Router {
                 Some(addr) => match self.client(addr) {
                     Ok(client) => {
                         let budget = deadline.saturating_duration_since(Instant::now()).min(self.attempt_timeout);
-                        match tokio::time::timeout(budget, call(client)).await {
-                            Ok(answer) => {
-                                answer.map(tonic::Response::into_inner).map_err(|s| ServiceError::from_status(&s))
-                            }
+                        match tokio::time::timeout(budget, call(addr, client)).await {
+                            Ok(answer) => answer,
                             Err(_) => Err(ServiceError::failure(
                                 ErrorCode::Unavailable,
                                 "the game service did not answer in time",

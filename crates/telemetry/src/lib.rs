@@ -317,6 +317,27 @@ fn server_span(path: &str, headers: &http::HeaderMap) -> Span {
     span
 }
 
+// ---- calls on a long-lived stream -------------------------------------------
+
+/// The current span's trace context, for one call among many on a stream
+/// (whose own headers were sent once, when it opened). Empty when tracing
+/// is off.
+pub fn call_context() -> std::collections::HashMap<String, String> {
+    let mut context = std::collections::HashMap::new();
+    if enabled() {
+        propagator().inject_context(&Span::current().context(), &mut context);
+    }
+    context
+}
+
+/// Makes `span` continue the trace of a call whose context
+/// [`call_context`] wrote.
+pub fn follow_call(span: &Span, context: &std::collections::HashMap<String, String>) {
+    if enabled() && context.contains_key(TRACEPARENT) {
+        span.set_parent(propagator().extract(context));
+    }
+}
+
 // ---- event bus headers ----------------------------------------------------
 
 struct HeadersInjector<'a>(&'a mut Vec<(String, String)>);

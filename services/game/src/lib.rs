@@ -27,6 +27,7 @@ use tracing::{info, warn};
 
 pub mod audience;
 pub mod clock;
+mod command_stream;
 pub mod commands;
 mod computer;
 mod config;

@@ -2,6 +2,7 @@
 //! into a command, the answer or refusal into the contract's types. Every
 //! refusal is a status carrying an `ErrorDetail`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,13 +10,14 @@ use fogblast_proto::error::{ErrorCode, ServiceError};
 use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_server::Game;
 use fogblast_proto::game::{
-    self as proto, CommandResult, CreateGameRequest, CreateGameResponse, GameState, GamesInPlay, GetStateRequest,
-    JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest, ListSeatsRequest, ListSeatsResponse, OfferAction,
-    WatchRequest,
+    self as proto, CommandCall, CommandResult, CreateGameRequest, CreateGameResponse, GameState, GamesInPlay,
+    GetStateRequest, JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest, ListSeatsRequest, ListSeatsResponse,
+    OfferAction, WatchRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId, MAX_ID_LEN};
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response, Status, Streaming};
 
+use crate::command_stream::{self, AnswerStream};
 use crate::commands::Command;
 use crate::create;
 use crate::shard::Shard;
@@ -40,13 +42,65 @@ impl GameService {
         rpc: &str,
         call: impl std::future::Future<Output = Result<T, ServiceError>>,
     ) -> Result<Response<T>, Status> {
+        self.measured(rpc, call).await.map(Response::new).map_err(ServiceError::into_status)
+    }
+
+    /// Runs `call`, recording its latency and outcome under `rpc`.
+    async fn measured<T>(
+        &self,
+        rpc: &str,
+        call: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ServiceError> {
         let started = Instant::now();
         let result = call.await;
         let outcome = result.as_ref().map_or_else(|e| e.code.as_ws_code(), |_| "ok");
         let metrics = &self.shard.metrics;
         metrics.commands.with_label_values(&[rpc, outcome]).inc();
         metrics.command_seconds.with_label_values(&[rpc]).observe(started.elapsed().as_secs_f64());
-        result.map(Response::new).map_err(ServiceError::into_status)
+        result
+    }
+
+    /// Runs one command, from a unary call or a stream: checks its
+    /// arguments, executes it, and records it under its action's name, in a
+    /// span that continues `trace` (the stream's calls) or the current one.
+    pub(crate) async fn command(
+        &self,
+        request: proto::Command,
+        trace: Option<&HashMap<String, String>>,
+    ) -> Result<CommandResult, ServiceError> {
+        let kind = request.action.as_ref().map_or("unknown", action_kind);
+        // A move's span names its ply; the move itself stays out: in fog of
+        // war it is hidden from the opponent.
+        let span = match &request.action {
+            Some(Action::Move(m)) => tracing::info_span!("game.command", kind, game = %request.game_id, ply = m.ply),
+            _ => tracing::info_span!("game.command", kind, game = %request.game_id),
+        };
+        if let Some(trace) = trace {
+            fogblast_telemetry::follow_call(&span, trace);
+        }
+        let call = self.measured(kind, async {
+            let game = game_id(&request.game_id)?;
+            let player = player_id(&request.player_id)?;
+            let action = request.action.ok_or_else(|| bad("a command names its action"))?;
+            // Saying the same presence twice changes nothing: not recorded.
+            let request_id = if matches!(action, Action::Presence(_)) { "" } else { request.request_id.as_str() };
+            let rematch = matches!(action, Action::Rematch(_));
+            let command = command_of(player, action, &game)?;
+            let done = self.shard.execute(&game, command, checked_request_id(request_id)?).await?;
+            let new_game_id = if rematch { done.live.record.rematch_game_id.clone() } else { String::new() };
+            Ok(CommandResult { version: done.version, new_game_id })
+        });
+        tracing::Instrument::instrument(call, span).await
+    }
+}
+
+impl command_stream::Commands for GameService {
+    async fn run(
+        &self,
+        command: proto::Command,
+        trace: HashMap<String, String>,
+    ) -> Result<CommandResult, ServiceError> {
+        self.command(command, Some(&trace)).await
     }
 }
 
@@ -152,27 +206,13 @@ impl Game for GameService {
     }
 
     async fn execute(&self, request: Request<proto::Command>) -> Result<Response<CommandResult>, Status> {
-        let request = request.into_inner();
-        let kind = request.action.as_ref().map_or("unknown", action_kind);
-        // A move's span names its ply; the move itself stays out: in fog of
-        // war it is hidden from the opponent.
-        let span = match &request.action {
-            Some(Action::Move(m)) => tracing::info_span!("game.command", kind, game = %request.game_id, ply = m.ply),
-            _ => tracing::info_span!("game.command", kind, game = %request.game_id),
-        };
-        let call = self.timed(kind, async {
-            let game = game_id(&request.game_id)?;
-            let player = player_id(&request.player_id)?;
-            let action = request.action.ok_or_else(|| bad("a command names its action"))?;
-            // Saying the same presence twice changes nothing: not recorded.
-            let request_id = if matches!(action, Action::Presence(_)) { "" } else { request.request_id.as_str() };
-            let rematch = matches!(action, Action::Rematch(_));
-            let command = command_of(player, action, &game)?;
-            let done = self.shard.execute(&game, command, checked_request_id(request_id)?).await?;
-            let new_game_id = if rematch { done.live.record.rematch_game_id.clone() } else { String::new() };
-            Ok(CommandResult { version: done.version, new_game_id })
-        });
-        tracing::Instrument::instrument(call, span).await
+        self.command(request.into_inner(), None).await.map(Response::new).map_err(ServiceError::into_status)
+    }
+
+    type ExecuteStreamStream = AnswerStream;
+
+    async fn execute_stream(&self, calls: Request<Streaming<CommandCall>>) -> Result<Response<AnswerStream>, Status> {
+        Ok(Response::new(command_stream::serve(self.clone(), calls.into_inner())))
     }
 
     async fn get_state(&self, request: Request<GetStateRequest>) -> Result<Response<GameState>, Status> {

@@ -551,8 +551,9 @@ mod tests {
 
     use fogblast_proto::game::game_server::{Game, GameServer};
     use fogblast_proto::game::{
-        CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent, GamesInPlay, GetStateRequest,
-        JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest, ListSeatsRequest, ListSeatsResponse, WatchEvent,
+        CommandAnswer, CommandCall, CommandResult, CreateGameRequest, CreateGameResponse, EncodedWatchEvent,
+        GamesInPlay, GetStateRequest, JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest, ListSeatsRequest,
+        ListSeatsResponse, WatchEvent,
     };
     use fogblast_proto::ids::ShardId;
     use fogblast_routing::Membership;
@@ -587,6 +588,13 @@ mod tests {
             no()
         }
         async fn execute(&self, _: Request<Command>) -> Result<Response<CommandResult>, Status> {
+            no()
+        }
+        type ExecuteStreamStream = futures::stream::Pending<Result<CommandAnswer, Status>>;
+        async fn execute_stream(
+            &self,
+            _: Request<tonic::Streaming<CommandCall>>,
+        ) -> Result<Response<Self::ExecuteStreamStream>, Status> {
             no()
         }
         async fn get_state(&self, _: Request<GetStateRequest>) -> Result<Response<GameState>, Status> {
