@@ -16,6 +16,7 @@
 
 pub mod atomic;
 pub mod fog;
+pub mod selfplay;
 pub mod view;
 
 use fogblast_rules::{CastlingMode, Color, Move, Position, Uci, Variant};
