@@ -48,11 +48,21 @@ async fn puzzles_are_served_judged_and_rated_once() {
     let fog_id = fog["puzzle"]["id"].as_str().unwrap().to_owned();
     let atomic_line = strings(&atomic["puzzle"]["solution"]);
 
-    // Refused, changing nothing: the other puzzle's answer, another
-    // puzzle's id in the body, a body that is no attempt, no token.
+    // Refused, changing nothing: an atomic puzzle's answer (one whose first
+    // move cannot be played in the fog puzzle's view), another puzzle's id
+    // in the body, a body that is no attempt, no token.
+    let fog_view = fogblast_puzzles::view::parse_view(fog["puzzle"]["fen"].as_str().unwrap()).unwrap();
+    let foreign_line = fogblast_puzzles::starter_set()
+        .into_iter()
+        .find(|p| {
+            p.variant == "atomic"
+                && fogblast_puzzles::parse_move(&fog_view.position, &p.solution[0], Some(fog_view.visible)).is_none()
+        })
+        .expect("an atomic answer that is no move in the fog view")
+        .solution;
     let attempt = format!("/api/puzzle/{fog_id}/attempt");
     let (status, error) =
-        send(&http, Method::POST, &attempt, &token, Some(json!({ "puzzle": fog_id, "moves": atomic_line }))).await;
+        send(&http, Method::POST, &attempt, &token, Some(json!({ "puzzle": fog_id, "moves": foreign_line }))).await;
     assert_eq!((status, error["code"].as_str()), (400, Some("bad_request")), "{error}");
     let (status, error) =
         send(&http, Method::POST, &attempt, &token, Some(json!({ "puzzle": atomic_id, "moves": atomic_line }))).await;

@@ -218,7 +218,7 @@ pub enum DeepFailure {
 pub fn verify_in_game(game: &[Move], solution: Move, check: &DeepCheck) -> Result<DeepFinding, DeepFailure> {
     use fogblast_engine::fog::{Belief, FogObservation};
     let mut pos = fogblast_rules::Position::new(Variant::Fog);
-    let solver = if game.len() % 2 == 0 { fogblast_rules::Color::White } else { fogblast_rules::Color::Black };
+    let solver = if game.len().is_multiple_of(2) { fogblast_rules::Color::White } else { fogblast_rules::Color::Black };
     let mut observation = FogObservation::new(solver);
     for &m in game {
         observation.observe_move(&mut pos, m);
