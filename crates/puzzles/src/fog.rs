@@ -20,7 +20,11 @@
 //! solution must be the best move by [`MARGIN`] over every other, and
 //! either take the king (`kingCapture`), win at least a minor piece whatever
 //! the fog holds (`safeCapture`), or save a piece a visible enemy attacks
-//! (`escape`).
+//! (`trade`, `escape`).
+//!
+//! [`verify_in_game`] then checks the move deeper, against the game the
+//! view was cut from: in positions the fog engine's belief holds
+//! consistent with all the solver saw, the engine must find it best.
 
 use fogblast_rules::attacks::{knight_attacks, queen_attacks};
 use fogblast_rules::{Bitboard, Move, Role, Variant};
