@@ -264,10 +264,10 @@ fn selfplay_game(variant: Variant, seed: u64) -> Source {
 /// A seeded atomic game made for the connected-kings defence, which games
 /// from the start rarely reach (the kings stay apart): a position with the
 /// kings two squares apart (one step from connecting), two to four other
-/// pieces a side, and the side to move facing a capture that would blow up
-/// its king; then up to twelve plies of noisy engine play from it. Every
-/// position of it is tried, and only puzzles whose solution connects the
-/// kings are kept.
+/// pieces a side (no more of one kind than a side starts with), and the
+/// side to move facing a capture that would blow up its king; then up to
+/// twelve plies of noisy engine play from it. Every position of it is
+/// tried, and only puzzles whose solution connects the kings are kept.
 fn kings_near_game(seed: u64) -> Source {
     let mut rng = StdRng::seed_from_u64(seed);
     let start = loop {
@@ -306,7 +306,14 @@ fn kings_near_position(rng: &mut StdRng) -> Option<Position> {
             let square = Square::new(rng.random_range(0..64))?;
             let role = ROLES[rng.random_range(0..ROLES.len())];
             let back_rank = square.index() < 8 || square.index() >= 56;
-            if board.piece_at(square).is_some() || (role == Role::Pawn && back_rank) {
+            // No more of a piece than a side starts with (pawns aside).
+            let most = match role {
+                Role::Queen => 1,
+                Role::Pawn => 8,
+                _ => 2,
+            };
+            let have = board.by_piece(role.of(color)).count();
+            if board.piece_at(square).is_some() || (role == Role::Pawn && back_rank) || have >= most {
                 return None;
             }
             board.set_piece_at(square, role.of(color));
@@ -354,6 +361,7 @@ fn archived_games(url: &str) -> anyhow::Result<Vec<Source>> {
 mod tests {
     use super::*;
     use fogblast_rules::attacks::king_attacks;
+    use fogblast_rules::Role;
 
     fn args(connected_kings: usize) -> PuzzlesArgs {
         PuzzlesArgs {
@@ -383,6 +391,11 @@ mod tests {
             assert!(!king_attacks(white).contains(black), "seed {seed}: {}", start.fen());
             assert!((king_attacks(white) & king_attacks(black)).any(), "seed {seed}: {}", start.fen());
             assert!(threatened_king(&start), "seed {seed}: {}", start.fen());
+            for color in [fogblast_rules::Color::White, fogblast_rules::Color::Black] {
+                for (role, most) in [(Role::Queen, 1), (Role::Rook, 2), (Role::Bishop, 2), (Role::Knight, 2)] {
+                    assert!(start.board().by_piece(role.of(color)).count() <= most, "seed {seed}: {}", start.fen());
+                }
+            }
         }
     }
 
