@@ -5,9 +5,12 @@
 //! games too. At every position it asks `fogblast-puzzles` whether the
 //! side to move has a unique solution: in atomic chess a winning line the
 //! engine confirms move by move, in fog of war a move that wins or is safe
-//! whatever the fog hides. Each puzzle found is checked again from its
-//! stored form, given themes and a starting rating, and written as one
-//! JSON line. The starter set in `crates/puzzles/data/starter.jsonl` is
+//! whatever the fog hides, then checked deeper against the positions its
+//! game allows (`fog::verify_in_game`). With `--connected-kings`, a pass of
+//! its own plays from seeded positions with the kings two squares apart to
+//! find the connected-kings defence. Each puzzle found is checked again
+//! from its stored form, given themes and a starting rating, and written as
+//! one JSON line. The starter set in `crates/puzzles/data/starter.jsonl` is
 //! this command's output (docs/puzzles.md).
 
 use std::collections::HashSet;
