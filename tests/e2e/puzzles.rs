@@ -48,11 +48,21 @@ async fn puzzles_are_served_judged_and_rated_once() {
     let fog_id = fog["puzzle"]["id"].as_str().unwrap().to_owned();
     let atomic_line = strings(&atomic["puzzle"]["solution"]);
 
-    // Refused, changing nothing: the other puzzle's answer, another
-    // puzzle's id in the body, a body that is no attempt, no token.
+    // Refused, changing nothing: an atomic puzzle's answer (one whose first
+    // move cannot be played in the fog puzzle's view), another puzzle's id
+    // in the body, a body that is no attempt, no token.
+    let fog_view = fogblast_puzzles::view::parse_view(fog["puzzle"]["fen"].as_str().unwrap()).unwrap();
+    let foreign_line = fogblast_puzzles::starter_set()
+        .into_iter()
+        .find(|p| {
+            p.variant == "atomic"
+                && fogblast_puzzles::parse_move(&fog_view.position, &p.solution[0], Some(fog_view.visible)).is_none()
+        })
+        .expect("an atomic answer that is no move in the fog view")
+        .solution;
     let attempt = format!("/api/puzzle/{fog_id}/attempt");
     let (status, error) =
-        send(&http, Method::POST, &attempt, &token, Some(json!({ "puzzle": fog_id, "moves": atomic_line }))).await;
+        send(&http, Method::POST, &attempt, &token, Some(json!({ "puzzle": fog_id, "moves": foreign_line }))).await;
     assert_eq!((status, error["code"].as_str()), (400, Some("bad_request")), "{error}");
     let (status, error) =
         send(&http, Method::POST, &attempt, &token, Some(json!({ "puzzle": atomic_id, "moves": atomic_line }))).await;
@@ -113,4 +123,91 @@ fn other_move(view: &str, solution: &str) -> String {
         .map(fogblast_puzzles::uci)
         .find(|m| m != solution)
         .expect("a fog puzzle has another move")
+}
+
+/// A finished game for the archive: a seeded self-play game
+/// ([`fogblast_puzzles::selfplay`]) under a game id of its own.
+fn archived_selfplay(id: &str, variant: fogblast_rules::Variant, seed: u64) -> fogblast_proto::events::GameFinished {
+    use fogblast_proto::events::{FinishedPlayer, GameFinished};
+    use fogblast_proto::game::{EndReason, Variant};
+    let player = |id: &str| FinishedPlayer { id: id.to_owned(), name: id.to_owned(), ..Default::default() };
+    let moves = fogblast_puzzles::selfplay::selfplay_game(variant, seed);
+    GameFinished {
+        game_id: id.to_owned(),
+        variant: if variant == fogblast_rules::Variant::Fog { Variant::Fog } else { Variant::Atomic } as i32,
+        initial_fen: fogblast_rules::Position::new(variant).fen(),
+        white: Some(player("alice")),
+        black: Some(player("bob")),
+        result: "1/2-1/2".to_owned(),
+        reason: EndReason::Agreement as i32,
+        moves: moves.into_iter().map(fogblast_puzzles::uci).collect(),
+        created_at_ms: 1_700_000_000_000,
+        started_at_ms: 1_700_000_000_000,
+        ended_at_ms: 1_700_000_060_000,
+        ..Default::default()
+    }
+}
+
+/// `fogblast-tools puzzles --database-url` against a real archive: finished
+/// atomic and fog games archived in a Postgres database of the test's own,
+/// the generator run on it with no self-play, and every puzzle it writes
+/// cut from an archived game and verified afresh (the atomic line by the
+/// engine, the fog move from its view and against the game it came from).
+#[tokio::test]
+async fn the_generator_cuts_verified_puzzles_from_an_archive() {
+    use fogblast_puzzles::{atomic, fog, selfplay};
+    use fogblast_rules::Variant;
+    let database = fogblast_testkit::ScratchDatabase::create("puzzle_archive").await;
+    let archive = fogblast_rating::Archive::connect(&database.url).await.expect("the archive opens");
+    // Games the starter set shows have puzzles in them.
+    let starter = fogblast_puzzles::starter_set();
+    let seed_of = |variant: &str| {
+        let puzzle = starter.iter().find(|p| p.variant == variant && p.source.starts_with("selfplay")).unwrap();
+        selfplay::parse_source(&puzzle.source).unwrap().1
+    };
+    let games = [("g-atomic", Variant::Atomic, seed_of("atomic")), ("g-fog", Variant::Fog, seed_of("fog"))];
+    let mut archived = std::collections::HashMap::new();
+    for (id, variant, seed) in games {
+        let game = archived_selfplay(id, variant, seed);
+        archive.apply(&game, 1_700_000_100_000).await.expect("the game is archived");
+        archived.insert(format!("game {id}"), game.moves);
+    }
+
+    let out = std::env::temp_dir().join(format!("fogblast-puzzles-{}.jsonl", rand::random::<u32>()));
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_fogblast-tools"))
+        .args(["puzzles", "--atomic", "2", "--fog", "2", "--max-games", "0", "--database-url", &database.url])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("fogblast-tools runs");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let text = std::fs::read_to_string(&out).expect("the puzzles are written");
+    let _ = std::fs::remove_file(&out);
+    let puzzles = fogblast_puzzles::read_jsonl(&text).expect("JSON lines");
+
+    for variant in ["atomic", "fog"] {
+        assert!(puzzles.iter().any(|p| p.variant == variant), "no {variant} puzzle in {text}");
+    }
+    for puzzle in &puzzles {
+        let (game, ply) = puzzle.source.rsplit_once(" ply ").expect("a source with a ply");
+        let moves = archived.get(game).unwrap_or_else(|| panic!("{} is not an archived game", puzzle.source));
+        let ply: usize = ply.parse().unwrap();
+        let mut pos = fogblast_rules::Position::new(puzzle.variant().unwrap());
+        let mut played = Vec::new();
+        for text in &moves[..ply] {
+            let m = fogblast_puzzles::parse_move(&pos, text, None).unwrap();
+            pos.play_unchecked(m);
+            played.push(m);
+        }
+        if puzzle.variant == "atomic" {
+            assert_eq!(pos.fen(), puzzle.fen, "{}", puzzle.source);
+            assert_eq!(atomic::verify(puzzle, &atomic::Check::STANDARD), Ok(()), "{}", puzzle.source);
+        } else {
+            assert_eq!(pos.fog_view(pos.turn()).fen(), puzzle.fen, "{}", puzzle.source);
+            assert!(fog::verify(puzzle).is_ok(), "{}", puzzle.source);
+            let solution = fogblast_puzzles::parse_move(&pos, &puzzle.solution[0], None).unwrap();
+            let deeper = fog::verify_in_game(&played, solution, &fog::DeepCheck::STANDARD);
+            assert!(deeper.is_ok(), "{}: {deeper:?}", puzzle.source);
+        }
+    }
 }

@@ -20,7 +20,11 @@
 //! solution must be the best move by [`MARGIN`] over every other, and
 //! either take the king (`kingCapture`), win at least a minor piece whatever
 //! the fog holds (`safeCapture`), or save a piece a visible enemy attacks
-//! (`escape`).
+//! (`trade`, `escape`).
+//!
+//! [`verify_in_game`] then checks the move deeper, against the game the
+//! view was cut from: in positions the fog engine's belief holds
+//! consistent with all the solver saw, the engine must find it best.
 
 use fogblast_rules::attacks::{knight_attacks, queen_attacks};
 use fogblast_rules::{Bitboard, Move, Role, Variant};
@@ -170,6 +174,105 @@ pub fn verify(puzzle: &Puzzle) -> Result<FogSolution, FogNotUnique> {
     Ok(found)
 }
 
+/// How deep [`verify_in_game`] looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeepCheck {
+    /// Most positions the fog engine's belief keeps.
+    pub belief_cap: usize,
+    /// Positions of the belief searched (spread evenly over it).
+    pub samples: usize,
+    /// Search depth in plies in each (captures followed further).
+    pub depth: u32,
+    /// Centipawns the solution must beat every other move by in each.
+    pub margin: i32,
+}
+
+impl DeepCheck {
+    /// What the starter set is made and verified with.
+    pub const STANDARD: DeepCheck = DeepCheck { belief_cap: 256, samples: 16, depth: 3, margin: 100 };
+}
+
+/// What the deeper check found: the positions searched and the solution's
+/// smallest lead over the best other move among them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeepFinding {
+    pub positions: usize,
+    pub least_lead: i32,
+}
+
+/// Why a fog puzzle fails the deeper check.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeepFailure {
+    #[error("the fog engine's belief has no position: {0}")]
+    Belief(String),
+    #[error("in a position the solver could be in ({fen}) the engine prefers {best}")]
+    NotBest { fen: String, best: String },
+    #[error("in a position the solver could be in ({fen}) the solution leads the next move by only {lead}")]
+    Narrow { fen: String, lead: i32 },
+}
+
+/// Checks a fog puzzle's move deeper than [`worst_case_score`], against the
+/// game it was cut from: the fog engine's belief
+/// ([`fogblast_engine::fog::Belief`]) gathers the positions consistent with
+/// everything the solver saw from the start of `game` (the moves before the
+/// puzzle), and in each of up to [`DeepCheck::samples`] of them the engine,
+/// searching `depth` plies with the true position in hand, must find
+/// `solution` best by at least [`DeepCheck::margin`]. A move that wins
+/// material but walks into a fork the fog hides fails here.
+pub fn verify_in_game(game: &[Move], solution: Move, check: &DeepCheck) -> Result<DeepFinding, DeepFailure> {
+    use fogblast_engine::fog::{Belief, FogObservation};
+    let mut pos = fogblast_rules::Position::new(Variant::Fog);
+    let solver = if game.len().is_multiple_of(2) { fogblast_rules::Color::White } else { fogblast_rules::Color::Black };
+    let mut observation = FogObservation::new(solver);
+    for &m in game {
+        observation.observe_move(&mut pos, m);
+    }
+    let belief =
+        Belief::track(&observation, check.belief_cap, 1).map_err(|error| DeepFailure::Belief(error.to_string()))?;
+    let particles = belief.particles();
+    if particles.is_empty() {
+        return Err(DeepFailure::Belief("no candidates".to_owned()));
+    }
+    let step = particles.len().div_ceil(check.samples.max(1));
+    let mut searcher = fogblast_engine::Searcher::new(4);
+    let mut least_lead = i32::MAX;
+    let mut positions = 0;
+    // The true position is one of them whatever the sample keeps.
+    for candidate in std::iter::once(&pos).chain(particles.iter().step_by(step)) {
+        let lead = solution_lead(&mut searcher, candidate, solution, check)?;
+        least_lead = least_lead.min(lead);
+        positions += 1;
+    }
+    Ok(DeepFinding { positions, least_lead })
+}
+
+/// How far `solution` leads the best other move at `pos`, if it is best.
+fn solution_lead(
+    searcher: &mut fogblast_engine::Searcher,
+    pos: &fogblast_rules::Position,
+    solution: Move,
+    check: &DeepCheck,
+) -> Result<i32, DeepFailure> {
+    let search = |searcher: &mut fogblast_engine::Searcher, excluded: Vec<Move>| {
+        let limits =
+            fogblast_engine::Limits { depth: Some(check.depth), root_excluded: excluded, ..Default::default() };
+        searcher.search(pos, &[], &limits, &std::sync::atomic::AtomicBool::new(false), &mut |_| {})
+    };
+    let first = search(searcher, Vec::new());
+    if first.best != Some(solution) {
+        let best = first.best.map(uci).unwrap_or_default();
+        return Err(DeepFailure::NotBest { fen: pos.fen(), best });
+    }
+    if pos.legal_moves().len() == 1 {
+        return Ok(KING);
+    }
+    let lead = first.score - search(searcher, vec![solution]).score;
+    if lead < check.margin {
+        return Err(DeepFailure::Narrow { fen: pos.fen(), lead });
+    }
+    Ok(lead)
+}
+
 /// The themes of a fog puzzle.
 pub fn themes(found: &FogSolution) -> Vec<String> {
     vec![found.kind.to_owned(), "fog".to_owned(), "oneMove".to_owned()]
@@ -233,6 +336,42 @@ mod tests {
         assert_eq!(visible_threat(&view), 0);
         let m = crate::parse_move(&view.position, "a3b1", Some(view.visible)).unwrap();
         assert_eq!(worst_case_score(&view, m), 0, "b1 is seen and out of every fogged square's reach");
+    }
+
+    /// The position of seeded self-play game `seed` after `plies`.
+    fn selfplay_position(seed: u64, plies: usize) -> (Vec<Move>, Position) {
+        let game = crate::selfplay::selfplay_game(Variant::Fog, seed)[..plies].to_vec();
+        let mut pos = Position::new(Variant::Fog);
+        for &m in &game {
+            pos.play_unchecked(m);
+        }
+        (game, pos)
+    }
+
+    #[test]
+    fn a_move_safe_one_reply_deep_can_lose_deeper() {
+        // Self-play game 1000017 after ten plies: one reply deep, the
+        // knight's retreat h3g1 is the only move that saves it from the
+        // pawn on g4; searched in the positions the game allows, h3f4 does
+        // as well or better.
+        let (game, pos) = selfplay_position(1_000_017, 10);
+        let view = parse_view(&pos.fog_view(pos.turn()).fen()).unwrap();
+        let shallow = unique_move(&view).expect("a unique move one reply deep");
+        assert_eq!(uci(shallow.best), "h3g1");
+        let m = crate::parse_move(&pos, "h3g1", None).unwrap();
+        let deeper = verify_in_game(&game, m, &DeepCheck::STANDARD);
+        assert!(matches!(deeper, Err(DeepFailure::NotBest { .. } | DeepFailure::Narrow { .. })), "{deeper:?}");
+    }
+
+    #[test]
+    fn a_visible_king_taken_holds_deeper() {
+        let starter = crate::starter_set();
+        let puzzle = starter.iter().find(|p| p.themes[0] == "kingCapture").expect("a king capture in the set");
+        let (_, seed, ply) = crate::selfplay::parse_source(&puzzle.source).unwrap();
+        let (game, pos) = selfplay_position(seed, ply);
+        let m = crate::parse_move(&pos, &puzzle.solution[0], None).unwrap();
+        let found = verify_in_game(&game, m, &DeepCheck::STANDARD).unwrap();
+        assert!(found.positions > 1 && found.least_lead >= DeepCheck::STANDARD.margin, "{found:?}");
     }
 
     #[test]

@@ -9,13 +9,17 @@
 //! * **Fog** puzzles show only what the solver sees ([`view`]). [`fog`]
 //!   scores every move against the worst the fog could hide, so the
 //!   solution is the move that wins (or is safe) whatever stands on the
-//!   fogged squares, and every other move does clearly worse.
+//!   fogged squares, and every other move does clearly worse; then, against
+//!   the game it came from, it must be the engine's clear best in every
+//!   position the fog engine's belief allows ([`fog::verify_in_game`]).
+//! * [`selfplay`] plays the seeded games puzzles are cut from.
 //!
 //! [`Puzzle::check_attempt`] is what a server needs to judge an answer.
 //! The starter set ([`starter_set`]) was made by `fogblast-tools puzzles`.
 
 pub mod atomic;
 pub mod fog;
+pub mod selfplay;
 pub mod view;
 
 use fogblast_rules::{CastlingMode, Color, Move, Position, Uci, Variant};

@@ -25,6 +25,8 @@ after(async () => {
 
 const START = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
 const AFTER_E4_D5 = 'rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2';
+const AFTER_E4 = 'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1';
+const AFTER_E4_E5 = 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2';
 const GRID = T('analysis-board-grid');
 
 const square = (p, name) => p.page.locator(`${GRID} .square[data-square="${name}"]`);
@@ -37,6 +39,8 @@ async function play(p, uci) {
 }
 
 const moveTexts = (p) => p.page.locator(`${T('analysis-board-moves')} .move`).allTextContents();
+const mainTexts = (p) => p.page.locator(`${T('analysis-board-moves')} .move.main`).allTextContents();
+const moveButton = (p, san) => p.page.locator(`${T('analysis-board-moves')} .move`, { hasText: new RegExp(`^${san}$`) });
 const fenBox = (p) => p.el('analysis-board-fen').inputValue();
 const hashFen = (p) => p.page.evaluate(() => decodeURIComponent(location.hash).split('/').slice(2).join('/').replace(/_/g, ' '));
 
@@ -91,9 +95,11 @@ test('the analysis board from home: moves, engine, stepping, blast, flip, link, 
     await p.el('analysis-board-next').click();
     await p.page.waitForFunction((sel) => document.querySelector(sel).textContent === '2 / 2', T('analysis-board-ply'));
     await p.page.keyboard.press('ArrowLeft');
-    // Another move there replaces the line's e5.
+    // Another move there opens a variation: e5 stays on the mainline.
     await play(p, 'd7d5');
-    assert.deepEqual(await moveTexts(p), ['e4', 'd5']);
+    assert.deepEqual(await moveTexts(p), ['e4', 'e5', 'd5']);
+    assert.deepEqual(await mainTexts(p), ['e4', 'e5']);
+    assert.equal(await p.el('analysis-board-ply').textContent(), '2 / 2');
     await waitFen(p, AFTER_E4_D5);
     assert.equal(await hashFen(p), AFTER_E4_D5);
     await engineSpeaks(p);
@@ -106,7 +112,20 @@ test('the analysis board from home: moves, engine, stepping, blast, flip, link, 
     // No piece but pawns stands next to d5: the capture square alone is marked.
     assert.deepEqual(blast, ['d5'], `the blast of exd5: ${blast}`);
     await square(p, 'd5').click();
-    assert.deepEqual(await moveTexts(p), ['e4', 'd5', 'exd5']);
+    assert.deepEqual(await moveTexts(p), ['e4', 'e5', 'd5', 'exd5']);
+    assert.equal(await p.el('analysis-board-ply').textContent(), '3 / 3');
+    await p.shot('analysis-board-variation');
+    // Any move of the tree is a click away: the mainline's e5, then back.
+    await moveButton(p, 'e5').click();
+    await waitFen(p, AFTER_E4_E5);
+    assert.equal(await p.el('analysis-board-ply').textContent(), '2 / 2');
+    await moveButton(p, 'exd5').click();
+    await p.page.waitForFunction((sel) => document.querySelector(sel).textContent === '3 / 3', T('analysis-board-ply'));
+    // Deleting the variation takes the board back to where it branched.
+    await p.el('analysis-board-variation').locator('.variation-delete').click();
+    await waitFen(p, AFTER_E4);
+    assert.deepEqual(await moveTexts(p), ['e4', 'e5']);
+    assert.equal(await p.el('analysis-board-variation').count(), 0);
 
     // The engine off: no arrow, no score; on again: both back.
     await p.el('analysis-board-engine').uncheck();
@@ -197,11 +216,12 @@ test('a finished game opens on the analysis board at the position on screen', { 
     await waitFen(p, START);
     assert.equal(await p.el('analysis-board-game-line').isVisible(), false, 'still on the game\'s moves');
     await play(p, 'e2e4');
-    assert.deepEqual(await moveTexts(p), ['e4']);
+    assert.deepEqual(await moveTexts(p), [...texts.slice(0, 1), 'e4', ...texts.slice(1)], 'a variation beside the game\'s first move');
+    assert.equal(await p.el('analysis-board-ply').textContent(), '1 / 1');
     // The game's own moves come back, at the ply where the line left them.
     await p.el('analysis-board-game-line').click();
     await p.page.waitForFunction((sel) => document.querySelector(sel).textContent === '0 / 2', T('analysis-board-ply'));
-    assert.deepEqual(await moveTexts(p), texts);
+    assert.deepEqual(await mainTexts(p), texts);
     assert.equal(await p.el('analysis-board-game-line').isVisible(), false);
     // The browser's back button leaves the board for home.
     await p.page.goBack();

@@ -91,7 +91,7 @@ test('an atomic and a fog puzzle are solved and rated in the page', { timeout: 1
     assert.match(second.change, /^\+\d+$/);
 
     // A wrong move fails: the rating drops, and the board shows the solution's move.
-    const other = STARTER.find((p) => p.variant === 'fog' && p.id !== fog.id && p.themes[0] === 'escape');
+    const other = STARTER.find((p) => p.variant === 'fog' && p.id !== fog.id && p.themes[0] === 'trade');
     const served = await (await fetch(`${server.url}/api/puzzle/${other.id}`)).json();
     const to = other.solution[0].slice(2, 4);
     // A wrong move that touches not the solution's square, so only the solution marks it.

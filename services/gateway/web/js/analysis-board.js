@@ -1,7 +1,8 @@
 // The analysis board's logic, apart from the page so node tests it: the
-// variants it explores, its link (`/#analysis/<variant>/<fen>`), the line
-// being explored (a move played off the line replaces what followed), the
-// FEN box's messages, and the local engine's score as the page writes it.
+// variants it explores, its link (`/#analysis/<variant>/<fen>`), the tree
+// of variations explored (a move played off the line opens a variation;
+// the mainline stays), the FEN box's messages, and the local engine's
+// score as the page writes it.
 
 import { START_FEN } from './chess.js';
 import { REASONS } from './text.js';
@@ -68,56 +69,143 @@ export function fenMessage(text, error) {
 }
 
 /**
- * The line explored: `start` (a FEN) and the plies played from it, each
- * `{uci, san, fen, exploded, check}`, and `at`, how many of them are on the
- * board. Pure values: every change returns a new line.
+ * The moves explored, as a tree of variations: `start` (a FEN), `root` (a
+ * node without a ply) and `path`, the child indices from the root to the
+ * node on the board. A node is `{ply, children}`, a ply `{uci, san, fen,
+ * exploded, check}`. A node's first child continues its line; the others
+ * are variations. The mainline is the root's first children all the way
+ * (a finished game's own moves). Pure values: every change returns a new
+ * tree.
  */
-export function newLine(start, plies = [], at = plies.length) {
-  return { start, plies, at: Math.max(0, Math.min(at, plies.length)) };
+export function newTree(start, plies = [], at = plies.length) {
+  let node = { ply: null, children: [] };
+  const root = node;
+  for (const ply of plies) {
+    const child = { ply, children: [] };
+    node.children.push(child);
+    node = child;
+  }
+  const depth = Math.max(0, Math.min(at, plies.length));
+  return { start, root, path: new Array(depth).fill(0) };
+}
+
+/** The node at `path` (the board's by default), or null when there is none. */
+export function nodeAt(tree, path = tree.path) {
+  let node = tree.root;
+  for (const i of path) {
+    node = node.children[i];
+    if (!node) return null;
+  }
+  return node;
 }
 
 /** The FEN on the board. */
-export const fenAt = (line) => (line.at ? line.plies[line.at - 1].fen : line.start);
+export const fenAt = (tree) => (tree.path.length ? nodeAt(tree).ply.fen : tree.start);
 
-/**
- * Plays `ply` where the board stands: the line's own next move only steps
- * forward (what follows is kept); any other move replaces the rest.
- */
-export function playOn(line, ply) {
-  const next = line.plies[line.at];
-  if (next && next.uci === ply.uci) return { ...line, at: line.at + 1 };
-  return newLine(line.start, [...line.plies.slice(0, line.at), ply], line.at + 1);
-}
-
-/** Steps `delta` plies (or to `'start'` / `'end'`), never past either end. */
-export function stepLine(line, delta) {
-  if (delta === 'start') return { ...line, at: 0 };
-  if (delta === 'end') return { ...line, at: line.plies.length };
-  return { ...line, at: Math.max(0, Math.min(line.plies.length, line.at + delta)) };
-}
-
-/** How many plies two lines from one start share before they part. */
-export function sharedPlies(a, b) {
-  if (!a || !b || a.start !== b.start) return 0;
-  let n = 0;
-  while (n < a.plies.length && n < b.plies.length && a.plies[n].uci === b.plies[n].uci) n += 1;
-  return n;
+/** `tree` with the node at `path` replaced by `change(node)`, copying only the nodes on the way. */
+function replaceAt(tree, path, change) {
+  const rebuild = (node, depth) => {
+    if (depth === path.length) return change(node);
+    const children = node.children.slice();
+    children[path[depth]] = rebuild(children[path[depth]], depth + 1);
+    return { ...node, children };
+  };
+  return { ...tree, root: rebuild(tree.root, 0) };
 }
 
 /**
- * Back to `game`'s own line from `line` played off it: where they part
- * (or at the same ply, while `line` still follows the game).
+ * Plays `ply` where the board stands: a move already explored from here
+ * is stepped into (nothing is lost); any other opens a variation beside
+ * them (or continues the line when nothing follows).
  */
-export function backToGame(game, line) {
-  const shared = sharedPlies(game, line);
-  return { ...game, at: line.at <= shared ? line.at : shared };
+export function playOn(tree, ply) {
+  const here = nodeAt(tree);
+  const known = here.children.findIndex((child) => child.ply.uci === ply.uci);
+  if (known >= 0) return { ...tree, path: [...tree.path, known] };
+  const grown = replaceAt(tree, tree.path, (node) => ({ ...node, children: [...node.children, { ply, children: [] }] }));
+  return { ...grown, path: [...tree.path, here.children.length] };
 }
 
-/** Whether `line` has left `game`'s own moves. */
-export const leftGame = (game, line) => !!game && sharedPlies(game, line) < line.plies.length;
+/** The path from `path` to the end of its line (first children all the way). */
+function lineEnd(tree, path) {
+  const end = [...path];
+  for (let node = nodeAt(tree, end); node && node.children.length; node = node.children[0]) end.push(0);
+  return end;
+}
+
+/**
+ * Steps `delta` plies along the line on the board (forward: into the
+ * first child), or to `'start'` / `'end'`, never past either end.
+ */
+export function stepLine(tree, delta) {
+  if (delta === 'start') return { ...tree, path: [] };
+  if (delta === 'end') return { ...tree, path: lineEnd(tree, tree.path) };
+  let path = tree.path;
+  for (let n = 0; n < Math.abs(delta); n++) {
+    if (delta < 0) path = path.slice(0, -1);
+    else if (nodeAt(tree, path).children.length) path = [...path, 0];
+  }
+  return { ...tree, path };
+}
+
+/** The board at `path`, when the tree has a node there; else unchanged. */
+export const goTo = (tree, path) => (nodeAt(tree, path) ? { ...tree, path: [...path] } : tree);
+
+/** The line through the board, to its end: `[{ply, path}]`, the board at `tree.path.length` of them. */
+export function currentLine(tree) {
+  const end = lineEnd(tree, tree.path);
+  return end.map((_, i) => {
+    const path = end.slice(0, i + 1);
+    return { ply: nodeAt(tree, path).ply, path };
+  });
+}
+
+/** Whether `path` runs along the mainline. */
+export const onMainline = (path) => path.every((i) => i === 0);
+
+/**
+ * Deletes the variation that starts at `path` (a node off the mainline)
+ * and everything after it; a board inside it goes back to where it
+ * branched. The mainline cannot be deleted: unchanged then.
+ */
+export function deleteVariation(tree, path) {
+  if (!path.length || onMainline(path) || !nodeAt(tree, path)) return tree;
+  const parent = path.slice(0, -1);
+  const index = path[path.length - 1];
+  const pruned = replaceAt(tree, parent, (node) => ({ ...node, children: node.children.filter((_, i) => i !== index) }));
+  const inside = tree.path.length >= path.length && path.every((p, i) => tree.path[i] === p);
+  let cursor = tree.path;
+  if (inside) cursor = parent;
+  else if (tree.path.length >= path.length && parent.every((p, i) => tree.path[i] === p) && tree.path[parent.length] > index) {
+    cursor = [...tree.path];
+    cursor[parent.length] -= 1;
+  }
+  return { ...pruned, path: cursor };
+}
+
+/** Back to the mainline from a variation: where the board's path left it. */
+export function backToMainline(tree) {
+  const shared = tree.path.findIndex((i) => i !== 0);
+  return shared < 0 ? tree : { ...tree, path: tree.path.slice(0, shared) };
+}
+
+/** Whether the board is off the mainline. */
+export const leftMainline = (tree) => !onMainline(tree.path);
+
+/** The mainline's plies. */
+export const mainline = (tree) => lineEnd(tree, []).map((_, i) => nodeAt(tree, new Array(i + 1).fill(0)).ply);
 
 /** The UCI moves from the start to the board. */
-export const movesTo = (line) => line.plies.slice(0, line.at).map((p) => p.uci);
+export const movesTo = (tree) => tree.path.map((_, i) => nodeAt(tree, tree.path.slice(0, i + 1)).ply.uci);
+
+/** The FEN before the node at `path`: its parent's, or the start. */
+export const fenBefore = (tree, path) => (path.length > 1 ? nodeAt(tree, path.slice(0, -1)).ply.fen : tree.start);
+
+/** A path as the page writes it in `data-path`: `0.0.1`. */
+export const pathText = (path) => path.join('.');
+
+/** A `data-path` read back. */
+export const pathOfText = (text) => (text ? text.split('.').map(Number) : []);
 
 /** The side to move in a FEN: 'w' or 'b'. */
 export const turnOfFen = (fen) => ((fen || '').trim().split(/\s+/)[1] === 'b' ? 'b' : 'w');

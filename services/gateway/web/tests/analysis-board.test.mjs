@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import './rules-module.mjs';
 import { explore } from '../js/rules.js';
 import {
-  analysisHash, analysisInHash, analysisVariantOf, backToGame, barPercent, fenAt, leftGame, sharedPlies, fenMessage, lineOfSearch, movesTo, newLine,
-  numberedLine, outcomeText, playOn, scoreText, stepLine, whiteScore,
+  analysisHash, analysisInHash, analysisVariantOf, backToMainline, barPercent, currentLine, deleteVariation, fenAt, fenMessage, goTo, leftMainline,
+  lineOfSearch, mainline, movesTo, newTree, nodeAt, numberedLine, outcomeText, pathOfText, pathText, playOn, scoreText, stepLine, whiteScore,
 } from '../js/analysis-board.js';
 import { routeOf } from '../js/router.js';
 
@@ -44,29 +44,70 @@ test('a game opens in its analysis variant', () => {
 
 const ply = (uci) => ({ uci, san: uci, fen: `after ${uci}` });
 
-test('a move off the line replaces what followed; the line\'s own move steps forward', () => {
-  let line = newLine(START);
-  assert.equal(fenAt(line), START);
-  for (const uci of ['e2e4', 'e7e5', 'g1f3']) line = playOn(line, ply(uci));
-  assert.deepEqual(movesTo(line), ['e2e4', 'e7e5', 'g1f3']);
-  line = stepLine(line, -2);
-  assert.equal(fenAt(line), 'after e2e4');
+const ucis = (plies) => plies.map((p) => (p.ply || p).uci);
+
+test('a move off the line opens a variation; the line\'s own move steps forward; the mainline stays', () => {
+  let tree = newTree(START);
+  assert.equal(fenAt(tree), START);
+  for (const uci of ['e2e4', 'e7e5', 'g1f3']) tree = playOn(tree, ply(uci));
+  assert.deepEqual(movesTo(tree), ['e2e4', 'e7e5', 'g1f3']);
+  tree = stepLine(tree, -2);
+  assert.equal(fenAt(tree), 'after e2e4');
   // Playing the line's next move keeps the rest.
-  const same = playOn(line, ply('e7e5'));
-  assert.equal(same.at, 2);
-  assert.equal(same.plies.length, 3);
-  // Another move replaces it.
-  const other = playOn(line, ply('c7c5'));
-  assert.deepEqual(other.plies.map((p) => p.uci), ['e2e4', 'c7c5']);
-  assert.equal(other.at, 2);
+  const same = playOn(tree, ply('e7e5'));
+  assert.deepEqual(same.path, [0, 0]);
+  assert.deepEqual(ucis(currentLine(same)), ['e2e4', 'e7e5', 'g1f3']);
+  // Another move opens a variation beside it; nothing is deleted.
+  const other = playOn(tree, ply('c7c5'));
+  assert.deepEqual(other.path, [0, 1]);
   assert.equal(fenAt(other), 'after c7c5');
-  // Stepping stops at both ends.
-  assert.equal(stepLine(other, -5).at, 0);
-  assert.equal(stepLine(other, 5).at, 2);
-  assert.equal(stepLine(other, 'start').at, 0);
-  assert.equal(stepLine(stepLine(other, 'start'), 'end').at, 2);
-  // The line it came from is unchanged.
-  assert.deepEqual(line.plies.map((p) => p.uci), ['e2e4', 'e7e5', 'g1f3']);
+  assert.deepEqual(ucis(currentLine(other)), ['e2e4', 'c7c5']);
+  assert.deepEqual(ucis(mainline(other)), ['e2e4', 'e7e5', 'g1f3'], 'the mainline stays');
+  assert.equal(leftMainline(other), true);
+  // Its own moves continue it; playing c7c5 again steps into it.
+  const deeper = playOn(other, ply('g1f3'));
+  assert.deepEqual(deeper.path, [0, 1, 0]);
+  assert.deepEqual(playOn(stepLine(deeper, -2), ply('c7c5')).path, [0, 1]);
+  // Stepping follows the line on the board and stops at both ends.
+  assert.deepEqual(stepLine(deeper, -5).path, []);
+  assert.deepEqual(stepLine(stepLine(deeper, -1), 5).path, [0, 1, 0]);
+  assert.deepEqual(stepLine(stepLine(deeper, 'start'), 'end').path, [0, 0, 0], 'from the start, the mainline');
+  assert.deepEqual(stepLine(stepLine(deeper, -1), 'end').path, [0, 1, 0], 'from a variation, its own end');
+  // The tree it came from is unchanged.
+  assert.deepEqual(ucis(mainline(tree)), ['e2e4', 'e7e5', 'g1f3']);
+  assert.equal(nodeAt(tree, [0]).children.length, 1);
+});
+
+test('any node can be gone to, and a variation deleted without touching the mainline', () => {
+  let tree = newTree(START);
+  for (const uci of ['e2e4', 'e7e5', 'g1f3']) tree = playOn(tree, ply(uci));
+  tree = playOn(stepLine(tree, 'start'), ply('d2d4'));
+  tree = playOn(tree, ply('d7d5'));
+  tree = playOn(stepLine(tree, -1), ply('g8f6'));
+  // e4 (mainline) and d4 at the root; d5 and Nf6 after d4.
+  assert.deepEqual(tree.path, [1, 1]);
+  assert.deepEqual(ucis(currentLine(goTo(tree, [1, 0]))), ['d2d4', 'd7d5']);
+  assert.equal(fenAt(goTo(tree, [0, 0, 0])), 'after g1f3');
+  assert.deepEqual(goTo(tree, [0, 5]).path, [1, 1], 'no such node: unchanged');
+  assert.equal(pathText([0, 1, 0]), '0.1.0');
+  assert.deepEqual(pathOfText('0.1.0'), [0, 1, 0]);
+  assert.deepEqual(pathOfText(''), []);
+  // Deleting the board's own variation takes it back to where it branched.
+  const noNf6 = deleteVariation(tree, [1, 1]);
+  assert.deepEqual(noNf6.path, [1]);
+  assert.deepEqual(nodeAt(noNf6, [1]).children.map((c) => c.ply.uci), ['d7d5']);
+  // Deleting an earlier sibling keeps the board on its node.
+  const noD5 = deleteVariation(tree, [1, 0]);
+  assert.deepEqual(noD5.path, [1, 0]);
+  assert.equal(fenAt(noD5), 'after g8f6');
+  // Deleting d4 takes both of its replies; the mainline is untouched.
+  const noD4 = deleteVariation(tree, [1]);
+  assert.deepEqual(noD4.path, []);
+  assert.equal(noD4.root.children.length, 1);
+  assert.deepEqual(ucis(mainline(noD4)), ['e2e4', 'e7e5', 'g1f3']);
+  // The mainline itself cannot be deleted.
+  assert.equal(deleteVariation(tree, [0, 0]), tree);
+  assert.equal(deleteVariation(tree, []), tree);
 });
 
 test('a line is numbered as a score sheet from its FEN', () => {
@@ -133,24 +174,22 @@ test("the engine's line is its search's, cut short, or its best move alone", () 
   assert.deepEqual(lineOfSearch({ uci: null, pv: [] }, 6), []);
 });
 
-test("a game's own line comes back from where a line played off it parted", () => {
-  let game = newLine(START);
-  for (const uci of ['e2e4', 'e7e5', 'g1f3', 'b8c6']) game = playOn(game, ply(uci));
-  game = stepLine(game, 'end');
-  assert.equal(leftGame(game, game), false);
-  // Two back, then another move: the line has left the game at ply 2.
-  let line = playOn(stepLine(game, -2), ply('f1c4'));
-  assert.equal(sharedPlies(game, line), 2);
-  assert.equal(leftGame(game, line), true);
-  line = playOn(line, ply('g8f6'));
-  const back = backToGame(game, line);
-  assert.deepEqual(back.plies.map((p) => p.uci), ['e2e4', 'e7e5', 'g1f3', 'b8c6']);
-  assert.equal(back.at, 2, 'at the ply where the lines parted');
-  // Only stepping back along the game's moves has not left it.
-  assert.equal(leftGame(game, stepLine(game, -3)), false);
-  assert.equal(backToGame(game, stepLine(game, -3)).at, 1);
-  assert.equal(leftGame(null, line), false);
-  assert.equal(sharedPlies(game, newLine(AFTER_E4, line.plies)), 0, 'another start shares nothing');
+test("a game's own moves are the mainline, and the board comes back to it where a variation left", () => {
+  const game = newTree(START, ['e2e4', 'e7e5', 'g1f3', 'b8c6'].map(ply));
+  assert.deepEqual(game.path, [0, 0, 0, 0], 'at the end by default');
+  assert.deepEqual(newTree(START, ['e2e4', 'e7e5'].map(ply), 1).path, [0]);
+  assert.equal(leftMainline(game), false);
+  // Two back, then another move, then its reply: off the game at ply 2.
+  let tree = playOn(stepLine(game, -2), ply('f1c4'));
+  tree = playOn(tree, ply('g8f6'));
+  assert.equal(leftMainline(tree), true);
+  const back = backToMainline(tree);
+  assert.deepEqual(back.path, [0, 0], 'at the ply where the variation left');
+  assert.deepEqual(ucis(mainline(back)), ['e2e4', 'e7e5', 'g1f3', 'b8c6']);
+  assert.equal(nodeAt(back, [0, 0]).children.length, 2, 'the variation is kept');
+  // Stepping back along the game's moves has not left it.
+  assert.equal(leftMainline(stepLine(game, -3)), false);
+  assert.equal(backToMainline(stepLine(game, -3)).path.length, 1);
 });
 
 test('a finished position says who won and how, from the rules module', () => {

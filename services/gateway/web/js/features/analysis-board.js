@@ -3,7 +3,9 @@
 // page's own engine (the WebAssembly module offline play uses) in a Web
 // Worker of its own. The engine deepens its search one ply at a time and
 // shows its score on a bar and as a number, its best line as arrows and as
-// moves; playing a move off the line replaces the rest of it. The address
+// moves; playing a move off the line opens a variation beside it (the
+// mainline stays), any move of the tree can be clicked, and a variation
+// deleted. The address
 // bar follows the position, so a reload or a shared link opens it again.
 // The logic is js/analysis-board.js's; this file is the screen.
 
@@ -13,8 +15,9 @@ import { blastOf, explore, whyRefused } from '../rules.js';
 import { parseFen, rankOf, sq } from '../chess.js';
 import { refusalText } from '../text.js';
 import {
-  ANALYSIS_VARIANTS, analysisHash, analysisVariantOf, barPercent, backToGame, fenAt, fenMessage, firstMoveOf, leftGame, lineOfSearch, newLine, numberedLine,
-  outcomeText, playOn, scoreText, stepLine, turnOfFen, whiteScore,
+  ANALYSIS_VARIANTS, analysisHash, analysisVariantOf, backToMainline, barPercent, currentLine, deleteVariation, fenAt, fenBefore, fenMessage,
+  firstMoveOf, goTo, leftMainline, lineOfSearch, nodeAt, newTree, numberedLine, outcomeText, pathOfText, pathText, playOn, scoreText, stepLine,
+  turnOfFen, whiteScore,
 } from '../analysis-board.js';
 
 /** The deepest search asked for; the engine stops sooner once one depth takes this long. */
@@ -27,9 +30,10 @@ const LINE_PLIES = 5;
 
 let board = null;
 let variant = 'atomic';
+/** The tree of variations explored (js/analysis-board.js). */
 let line = null;
-/** A finished game's own line, while the board explores that game; null otherwise. */
-let gameLine = null;
+/** Whether the tree's mainline is a finished game's own moves. */
+let fromGame = false;
 /** The rules module's answer for the position on the board. */
 let here = null;
 let flipped = false;
@@ -124,13 +128,22 @@ export function initAnalysisBoard({ home }) {
     load(variant, $('analysis-board-fen').value, [], 0, { fromBox: true });
   });
   $('analysis-board-moves').addEventListener('click', (e) => {
-    const el = e.target.closest('[data-ply]');
-    if (el) goTo(Number(el.dataset.ply));
+    const remove = e.target.closest('[data-delete]');
+    if (remove) {
+      line = deleteVariation(line, pathOfText(remove.dataset.delete));
+      position();
+      return;
+    }
+    const el = e.target.closest('[data-path]');
+    if (el) {
+      line = goTo(line, pathOfText(el.dataset.path));
+      position();
+    }
   });
   $('analysis-board-copy').addEventListener('click', () => copyLink());
   $('analysis-board-game-line').addEventListener('click', () => {
-    if (!gameLine) return;
-    line = backToGame(gameLine, line);
+    if (!fromGame) return;
+    line = backToMainline(line);
     position();
   });
   document.addEventListener('keydown', pageKey);
@@ -165,7 +178,7 @@ export function openGameAnalysis(model, at) {
   // A step of its own in the history, so the back button leaves the board.
   history.pushState(null, '', `/${analysisHash(chosen, model.initialFen)}`);
   if (load(chosen, model.initialFen, model.moves, at ?? model.moves.length)) {
-    gameLine = line;
+    fromGame = true;
     render();
   }
 }
@@ -202,8 +215,8 @@ function load(chosen, fen, moves, at, { fromBox = false, keepError = false } = {
     before = after.fen;
   }
   variant = chosen;
-  line = newLine(start.fen, plies, at);
-  gameLine = null;
+  line = newTree(start.fen, plies, at);
+  fromGame = false;
   if (!keepError) showFenError('');
   cursorKeys = false;
   position();
@@ -233,11 +246,6 @@ function play(uci) {
 
 function step(delta) {
   line = stepLine(line, delta);
-  position();
-}
-
-function goTo(at) {
-  line = { ...line, at: Math.max(0, Math.min(at, line.plies.length)) };
   position();
 }
 
@@ -331,7 +339,7 @@ function render() {
   const fen = fenAt(line);
   const { board: cells } = parseFen(fen);
   const turn = turnOfFen(fen);
-  const last = line.at ? line.plies[line.at - 1] : null;
+  const last = line.path.length ? nodeAt(line).ply : null;
   const over = here.error ? null : here.outcome;
   board.setLook('2d', document.body.dataset.theme || 'felt');
   board.setOrientation(flipped ? 'black' : 'white');
@@ -349,12 +357,14 @@ function render() {
   if (document.activeElement !== fenBox) fenBox.value = fen;
   $('analysis-board-link').href = `/${analysisHash(variant, fen)}`;
   $('analysis-board-link').textContent = `${location.origin}/${analysisHash(variant, fen)}`;
-  $('analysis-board-start').disabled = line.at === 0;
-  $('analysis-board-prev').disabled = line.at === 0;
-  $('analysis-board-next').disabled = line.at === line.plies.length;
-  $('analysis-board-end').disabled = line.at === line.plies.length;
-  $('analysis-board-ply').textContent = `${line.at} / ${line.plies.length}`;
-  $('analysis-board-game-line').hidden = !leftGame(gameLine, line);
+  const at = line.path.length;
+  const length = currentLine(line).length;
+  $('analysis-board-start').disabled = at === 0;
+  $('analysis-board-prev').disabled = at === 0;
+  $('analysis-board-next').disabled = at === length;
+  $('analysis-board-end').disabled = at === length;
+  $('analysis-board-ply').textContent = `${at} / ${length}`;
+  $('analysis-board-game-line').hidden = !(fromGame && leftMainline(line));
 }
 
 function renderEngine(over) {
@@ -383,13 +393,77 @@ function renderEngine(over) {
   board.annotations.setEngineLine(engineOn && v ? v.best.slice(0, 2) : []);
 }
 
+/** A move of the tree as a button: `data-path` goes there on a click. */
+function moveButton(path, { main }) {
+  const node = nodeAt(line, path);
+  const move = document.createElement('button');
+  move.type = 'button';
+  const current = pathText(path) === pathText(line.path);
+  move.className = `move ${main ? 'main' : 'variation-move'}${current ? ' current' : ''}`;
+  move.dataset.path = pathText(path);
+  move.textContent = node.ply.san;
+  if (current) move.setAttribute('aria-current', 'step');
+  return move;
+}
+
+/** The move number before a move of a variation: `3.` for white, `3...` for black when asked. */
+function moveNumber(path, always) {
+  const { number, black } = firstMoveOf(fenBefore(line, path));
+  if (!black) return `${number}.`;
+  return always ? `${number}...` : '';
+}
+
+/**
+ * The variation starting at `path` written inline, lichess's way: its moves
+ * numbered, the variations inside it in parentheses after the move they
+ * answer.
+ */
+function appendVariation(el, path) {
+  const add = (p, always) => {
+    const no = moveNumber(p, always);
+    if (no) el.append(`${no} `);
+    el.append(moveButton(p, { main: false }), ' ');
+  };
+  add(path, true);
+  let at = path;
+  for (let node = nodeAt(line, at); node.children.length; node = node.children[0]) {
+    const next = [...at, 0];
+    add(next, false);
+    node.children.slice(1).forEach((_, k) => {
+      el.append('( ');
+      appendVariation(el, [...at, k + 1]);
+      el.append(') ');
+    });
+    at = next;
+  }
+}
+
+/** A variation's row under the mainline move it stands beside, with its delete button. */
+function variationRow(path) {
+  const row = document.createElement('li');
+  row.className = 'variation';
+  row.dataset.testid = 'analysis-board-variation';
+  appendVariation(row, path);
+  const remove = document.createElement('button');
+  remove.type = 'button';
+  remove.className = 'variation-delete';
+  remove.dataset.delete = pathText(path);
+  remove.textContent = '×';
+  remove.title = 'Delete this variation';
+  remove.setAttribute('aria-label', `Delete the variation ${nodeAt(line, path).ply.san}`);
+  row.append(remove);
+  return row;
+}
+
+/** The mainline in numbered rows, each variation in a row of its own after the move it stands beside. */
 function renderMoves() {
   const list = $('analysis-board-moves');
   list.textContent = '';
   const { number, black } = firstMoveOf(line.start);
   let row = null;
-  line.plies.forEach((p, i) => {
-    const ply = i + (black ? 1 : 0);
+  let parent = line.root;
+  for (let path = [0]; parent.children.length; path = [...path, 0]) {
+    const ply = path.length - 1 + (black ? 1 : 0);
     if (!row || ply % 2 === 0) {
       row = document.createElement('li');
       row.className = 'move-row';
@@ -400,14 +474,12 @@ function renderMoves() {
       if (ply % 2 === 1) row.append(document.createElement('span'));
       list.append(row);
     }
-    const move = document.createElement('button');
-    move.type = 'button';
-    move.className = `move${i + 1 === line.at ? ' current' : ''}`;
-    move.dataset.ply = String(i + 1);
-    move.textContent = p.san;
-    if (i + 1 === line.at) move.setAttribute('aria-current', 'step');
-    row.append(move);
-  });
+    row.append(moveButton(path, { main: true }));
+    const siblings = parent.children.length;
+    for (let k = 1; k < siblings; k++) list.append(variationRow([...path.slice(0, -1), k]));
+    if (siblings > 1) row = null;
+    parent = parent.children[0];
+  }
   const current = list.querySelector('.current');
   if (current) current.scrollIntoView?.({ block: 'nearest' });
 }
