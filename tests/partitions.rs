@@ -69,13 +69,14 @@ fn verdicts_per_schedule(stdout: &str) -> Vec<(String, Vec<String>)> {
 }
 
 /// The checker's properties, each judged under every schedule.
-const PROPERTIES: [&str; 6] = [
+const PROPERTIES: [&str; 7] = [
     "every acknowledged move is in its game",
     "no move doubled or foreign",
     "each finished game archived and rated exactly once",
     "the public stream has each game's events in order without gaps",
     "fog never leaked to a client",
     "fencing held",
+    "no clock charged a mover",
 ];
 
 #[test]

@@ -41,6 +41,10 @@ pub enum Schedule {
     ShardFromGateways,
     /// One NATS server cut off from its two peers and from every client.
     NatsServer,
+    /// The NATS server leading the public events' stream (moved to data3
+    /// by stepping leaders down) cut off with the matchmaker beside it:
+    /// the stream elects a new leader among the other two while moves go on.
+    NatsLeader,
     /// Packets from shard-1 to the Redis primary dropped, the reverse flowing.
     OneWay,
     /// gate0's link down and up every second.
@@ -60,10 +64,11 @@ pub enum Schedule {
 }
 
 impl Schedule {
-    const ALL: [Schedule; 10] = [
+    const ALL: [Schedule; 11] = [
         Schedule::IsolateShard,
         Schedule::ShardFromGateways,
         Schedule::NatsServer,
+        Schedule::NatsLeader,
         Schedule::OneWay,
         Schedule::Flapping,
         Schedule::GatewayFromShard,
@@ -81,7 +86,7 @@ impl Schedule {
                 &["shard-0"]
             }
             Schedule::OneWay | Schedule::ClockAhead | Schedule::ClockBehind => &["shard-1"],
-            Schedule::NatsServer | Schedule::Flapping | Schedule::RedisFailover => &[],
+            Schedule::NatsServer | Schedule::NatsLeader | Schedule::Flapping | Schedule::RedisFailover => &[],
         }
     }
 
@@ -90,6 +95,7 @@ impl Schedule {
             Schedule::IsolateShard => "isolate-shard",
             Schedule::ShardFromGateways => "shard-from-gateways",
             Schedule::NatsServer => "nats-server",
+            Schedule::NatsLeader => "nats-leader",
             Schedule::OneWay => "one-way",
             Schedule::Flapping => "flapping",
             Schedule::GatewayFromShard => "gateway-from-shard",
@@ -390,6 +396,12 @@ async fn apply_fault(
             debug_assert_eq!(cut, MATCHMAKER_NODE);
             cluster.net.isolate(cut)?;
         }
+        Schedule::NatsLeader => {
+            let public = fogblast_bus::public_stream(cluster::STREAM);
+            cluster.lead_stream_from(&public, DATA[2]).await?;
+            println!("    {public}'s leader is on {}; cutting it off", cluster::NODES[DATA[2]]);
+            cluster.net.isolate(DATA[2])?;
+        }
         Schedule::GatewayFromShard => cluster.net.cut_between(Endpoint::Node(GATEWAYS[0]), shard(0))?,
         Schedule::TwoFaults => {
             cluster.net.isolate(SHARDS[0])?;
@@ -493,6 +505,7 @@ async fn judge(
         fog_frames: records.fog.len(),
         fog_leaks: fog_line.failures,
         commits: logged_commits(&cluster.log_dir)?,
+        charges: charges(records, &db),
     };
     let history = history_of(records);
     let [invoked, ok, fail, unknown] = history.counts();
@@ -505,6 +518,34 @@ async fn judge(
         .collect();
     lost_seen_ms.sort_unstable();
     Ok((history::check(&history, &state), lost_seen_ms, state.commits))
+}
+
+/// What each move from the third of every timed game between two bots
+/// cost its mover, with the bots' send times around it.
+fn charges(records: &Records, db: &verdict::Database) -> Vec<history::Charge> {
+    let mut charges = Vec::new();
+    for (id, info) in &records.games {
+        let Some(game) = db.games.get(id) else { continue };
+        if info.clock.is_none() || info.bot_seats != [true, true] || game.clocks.len() != game.moves.len() {
+            continue;
+        }
+        let increment = game.increment_ms.unwrap_or(0) as i64;
+        for ply in 2..game.moves.len() {
+            let (Some(sent), Some(before)) =
+                (records.sent.get(&(id.clone(), ply)), records.sent.get(&(id.clone(), ply - 1)))
+            else {
+                continue;
+            };
+            charges.push(history::Charge {
+                game: id.clone(),
+                ply,
+                charged_ms: game.clocks[ply - 2] as i64 - game.clocks[ply] as i64 + increment,
+                turn_began_ms: before.first_ms,
+                last_sent_ms: sent.last_ms,
+            });
+        }
+    }
+    charges
 }
 
 /// The commits every shard process logged (`shard-N.S.log` in `log_dir`).

@@ -105,6 +105,8 @@ pub struct Sent {
     pub tried: Vec<String>,
     /// Wall time of the first send, ms since the epoch.
     pub first_ms: u64,
+    /// Wall time of the latest send, a resend of the same move included.
+    pub last_ms: u64,
 }
 
 /// A frame of a fog-of-war game in progress, as one receiver got it.
@@ -729,14 +731,19 @@ impl Bot {
             Some(pending) if pending.ply == ply && pending.uci == uci => {
                 pending.id = id;
                 pending.last = now;
+                if let Some(sent) = self.shared.records().sent.get_mut(&(game.id.clone(), ply)) {
+                    sent.last_ms = wall_ms();
+                }
             }
             _ => {
                 let mut records = self.shared.records();
                 records.moves_sent += 1;
                 let sent = records.sent.entry((game.id.clone(), ply)).or_default();
+                let at = wall_ms();
                 if sent.tried.is_empty() {
-                    sent.first_ms = wall_ms();
+                    sent.first_ms = at;
                 }
+                sent.last_ms = at;
                 sent.tried.push(uci.clone());
                 drop(records);
                 game.pending = Some(Pending { ply, uci, id, first: now, last: now });

@@ -300,6 +300,33 @@ impl PartitionCluster {
         }
     }
 
+    /// Moves the leadership of JetStream stream `stream` to the NATS
+    /// server on `node`, asking its leader to step down until the election
+    /// lands there.
+    pub async fn lead_stream_from(&self, stream: &str, node: usize) -> anyhow::Result<()> {
+        let wanted = format!("nats{}", node + 1);
+        let client = async_nats::connect(fogblast_bus::nats_servers(&self.nats_url())?).await?;
+        let jetstream = async_nats::jetstream::new(client.clone());
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let mut found = jetstream.get_stream(stream).await.with_context(|| format!("stream {stream}"))?;
+            let leader = found.info().await?.cluster.as_ref().and_then(|c| c.leader.clone());
+            if leader.as_deref() == Some(wanted.as_str()) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("{stream}'s leader stayed on {leader:?}, not {wanted}, within {READY_TIMEOUT:?}");
+            }
+            if leader.is_some() {
+                let subject = format!("$JS.API.STREAM.LEADER.STEPDOWN.{stream}");
+                // The answer only says the request was taken; the new
+                // leader shows in the stream's info.
+                let _ = tokio::time::timeout(Duration::from_secs(2), client.request(subject, Vec::new().into())).await;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
     /// Waits until process `i` answers `/readyz` (a data server: until it runs).
     pub async fn wait_ready(&mut self, i: usize) -> anyhow::Result<()> {
         let deadline = Instant::now() + READY_TIMEOUT;

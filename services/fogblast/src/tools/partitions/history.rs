@@ -107,7 +107,27 @@ pub struct FinalState {
     pub fog_leaks: Vec<String>,
     /// Every commit the shards logged, of the clients' games and others.
     pub commits: Vec<CommitLine>,
+    /// What each move of a timed game between bots cost its mover's clock.
+    pub charges: Vec<Charge>,
 }
+
+/// One move's charge on its mover's clock (from the archived clocks), with
+/// the bots' own times around it: the opponent's first send of the ply
+/// before (the mover's clock cannot have started earlier) and the mover's
+/// last send of this one (from then on the move was inside the cluster,
+/// whose time is not the mover's, docs/game-service.md "Clocks").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Charge {
+    pub game: String,
+    pub ply: usize,
+    pub charged_ms: i64,
+    pub turn_began_ms: u64,
+    pub last_sent_ms: u64,
+}
+
+/// How far a charge may exceed the bots' bound: the socket's way from the
+/// bot to its gateway, and the wall clocks' reading, both on one machine.
+pub const CLOCK_TOLERANCE_MS: i64 = 250;
 
 /// One commit a shard logged once the store acknowledged it: versions
 /// `from + 1 ..= to` of `game` (none when `from == to`) at `epoch`.
@@ -180,6 +200,7 @@ pub const ARCHIVED_AND_RATED_ONCE: &str = "each finished game archived and rated
 pub const PUBLIC_STREAM_WHOLE: &str = "the public stream has each game's events in order without gaps";
 pub const FOG_KEPT: &str = "fog never leaked to a client";
 pub const FENCING_HELD: &str = "no game version written twice, no epoch going back (fencing held)";
+pub const CLOCKS_FAIR: &str = "no clock charged a mover for its move's time inside the cluster";
 
 /// Judges the history against the final state, property by property.
 pub fn check(history: &History, state: &FinalState) -> Vec<Verdict> {
@@ -190,7 +211,29 @@ pub fn check(history: &History, state: &FinalState) -> Vec<Verdict> {
         public_stream_whole(state),
         fog_kept(state),
         fencing_held(state),
+        clocks_fair(state),
     ]
+}
+
+fn clocks_fair(state: &FinalState) -> Verdict {
+    let mut verdict = Verdict::new(CLOCKS_FAIR);
+    let mut worst = i64::MIN;
+    for charge in &state.charges {
+        let allowed = charge.last_sent_ms as i64 - charge.turn_began_ms as i64;
+        let excess = charge.charged_ms - allowed;
+        worst = worst.max(excess);
+        if excess > CLOCK_TOLERANCE_MS {
+            verdict.failures.push(format!(
+                "game {} ply {}: charged {} ms, {excess} ms more than from the opponent's send to the mover's last",
+                charge.game, charge.ply, charge.charged_ms
+            ));
+        }
+    }
+    verdict.checked = match state.charges.len() {
+        0 => "no timed game between bots".to_owned(),
+        n => format!("{n} charged moves; the most beyond the bound {worst} ms (tolerance {CLOCK_TOLERANCE_MS} ms)"),
+    };
+    verdict
 }
 
 fn acknowledged_kept(history: &History, state: &FinalState) -> Verdict {
@@ -377,6 +420,13 @@ mod tests {
             public_events: [("g1".to_owned(), vec![1, 2, 3])].into(),
             fog_frames: 0,
             fog_leaks: Vec::new(),
+            charges: vec![Charge {
+                game: "g1".into(),
+                ply: 2,
+                charged_ms: 1_900,
+                turn_began_ms: 10_000,
+                last_sent_ms: 12_000,
+            }],
             commits: [(0, 2), (2, 3), (3, 4), (4, 5)]
                 .into_iter()
                 .map(|(from, to)| CommitLine { shard: "shard-0".into(), game: "g1".into(), from, to, epoch: 3 })
@@ -512,6 +562,14 @@ mod tests {
         state.fog_frames = 10;
         state.fog_leaks.push("game g1 ply 4: black saw a piece on e5 it cannot see".into());
         assert_eq!(failed(&check(&history, &state)), [FOG_KEPT]);
+    }
+
+    #[test]
+    fn a_mover_charged_for_time_inside_the_cluster_fails_the_check() {
+        let (history, mut state) = clean_run();
+        // Sent at 12 s, applied after 3 s of a partition, and charged for it.
+        state.charges[0].charged_ms = 2_000 + 3_000;
+        assert_eq!(failed(&check(&history, &state)), [CLOCKS_FAIR]);
     }
 
     #[test]
