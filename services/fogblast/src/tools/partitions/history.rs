@@ -443,7 +443,7 @@ mod tests {
     fn a_clean_run_passes_every_property() {
         let (history, state) = clean_run();
         let verdicts = check(&history, &state);
-        assert_eq!(verdicts.len(), 6);
+        assert_eq!(verdicts.len(), 7);
         assert!(failed(&verdicts).is_empty(), "{verdicts:#?}");
         assert_eq!(history.counts(), [0, 3, 0, 0]);
     }
