@@ -4,7 +4,8 @@
 //! gRPC, as an OpenTelemetry Collector would receive them).
 //!
 //! One move against the computer must make one trace: the gateway's span
-//! for the `move` frame, the shard's `Execute` call, the shard's turn of
+//! for the `move` frame, the shard's command (a call on the gateway's
+//! command stream, carrying the trace context itself), the shard's turn of
 //! the computer and the engine's `BestMove` call, each the parent of the
 //! next. And a finished game's trace goes on over NATS: the rating
 //! service's consumption is a child of the shard's publication.
@@ -182,7 +183,6 @@ async fn one_move_is_one_trace_from_gateway_to_engine_and_a_finished_game_contin
             "fogblast-engine:fogblast.engine.v1.Engine/BestMove",
             "fogblast-game:game.think",
             "fogblast-game:game.command",
-            "fogblast-game:fogblast.game.v1.Game/Execute",
             "fogblast-gateway:gateway.move",
         ],
         "the spans of one move, child to parent"
