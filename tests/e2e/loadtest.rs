@@ -75,3 +75,34 @@ fn a_small_arena_load_test_checks_every_game_and_score_against_the_archive() {
     );
     assert!(stdout.contains("the arena checks out"), "{stdout}");
 }
+
+/// `fogblast-tools relay-server`, the yardstick the load test is measured
+/// against: the same bots play through it with no error, every move
+/// acknowledged to its mover and relayed to the opponent once.
+#[test]
+fn the_bare_relay_serves_the_load_tests_bots_without_an_error() {
+    use std::io::{BufRead, BufReader};
+
+    let mut relay = Command::new(TOOLS)
+        .args(["relay-server", "--listen=127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the relay starts");
+    let mut first = String::new();
+    BufReader::new(relay.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let url = first.trim().strip_prefix("relay listening on ").expect("the relay names its address").to_owned();
+    let output = Command::new(TOOLS)
+        .args(["loadtest", "--gateways", &url, "--pairs=10", "--think-ms=0", "--duration-s=2", "--no-verify"])
+        .args(["--report-every-s=0", "--moves-per-game=30"])
+        .output()
+        .expect("fogblast-tools loadtest runs");
+    let _ = relay.kill();
+    let _ = relay.wait();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "loadtest failed:\n{stdout}\n{stderr}");
+    assert!(stdout.lines().any(|l| l == "errors: none"), "{stdout}");
+    let played = stdout.lines().find(|l| l.starts_with("not verified against the server")).expect("a games line");
+    let games: u64 = played.rsplit(": ").next().and_then(|t| t.split_whitespace().next()?.parse().ok()).unwrap_or(0);
+    assert!(games >= 10, "{played}");
+}

@@ -28,6 +28,7 @@ mod node_net;
 mod partitions;
 mod puzzles;
 mod rating_bench;
+mod relay_server;
 mod selfplay;
 mod server_bin;
 mod wasm_bench;
@@ -65,6 +66,8 @@ enum Command {
     GameBench(game_bench::GameBenchArgs),
     /// Drive gateways with pairs of bots playing random moves: connections, moves/s, relay latency; verifies every game.
     Loadtest(loadtest::LoadtestArgs),
+    /// Serve the load test's bots with the least a server must do (relay each checked move, nothing kept): the yardstick for `loadtest`.
+    RelayServer(relay_server::RelayServerArgs),
     /// Run a whole cluster under bots while killing, restarting and pausing its processes; judges every game and fails if any promise broke.
     Chaos(chaos::ChaosArgs),
     /// Run the cluster on separate network nodes (namespaces, as root) under bots while schedules cut the network; judges each schedule's history.
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Command::ArenaBench(args) => arena_bench::run(&args),
         Command::ArenaLoadtest(args) => arena_loadtest::run(&args),
         Command::Loadtest(args) => loadtest::run(&args),
+        Command::RelayServer(args) => relay_server::run(&args),
         Command::Chaos(args) => chaos::run(&args),
         Command::Partitions(args) => partitions::run(&args),
     };
