@@ -4,49 +4,16 @@
 //! deadline, so a frozen shard costs a call one attempt rather than the
 //! whole route timeout, and a call finds the shard membership names next.
 
-use std::sync::{Arc, Mutex};
+mod support;
+
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use fogblast_proto::error::ErrorCode;
 use fogblast_proto::game::GetStateRequest;
-use fogblast_proto::ids::ShardId;
-use fogblast_routing::{Member, Membership, Router, StoreError};
+use fogblast_routing::Router;
+use support::Members;
 use tokio::net::TcpListener;
-
-/// Membership a test sets by hand.
-#[derive(Debug, Default)]
-struct Members(Mutex<Vec<Member>>);
-
-impl Members {
-    fn set(&self, addrs: &[&str]) {
-        *self.0.lock().unwrap() = addrs
-            .iter()
-            .enumerate()
-            .map(|(i, addr)| Member {
-                shard: ShardId::parse(&format!("shard-{i}")).unwrap(),
-                addr: (*addr).to_owned(),
-                epoch: 1,
-            })
-            .collect();
-    }
-}
-
-#[async_trait]
-impl Membership for Members {
-    async fn register(&self, _: &ShardId, _: &str, _: Duration) -> Result<u64, StoreError> {
-        unreachable!("routers never register")
-    }
-    async fn renew(&self, _: &ShardId, _: u64, _: Duration) -> Result<bool, StoreError> {
-        unreachable!("routers never renew")
-    }
-    async fn deregister(&self, _: &ShardId, _: u64) -> Result<(), StoreError> {
-        unreachable!("routers never deregister")
-    }
-    async fn members(&self) -> Result<Vec<Member>, StoreError> {
-        Ok(self.0.lock().unwrap().clone())
-    }
-}
 
 /// A shard frozen with SIGSTOP, as its callers see it: the kernel completes
 /// connections to its port, nobody ever answers on them.

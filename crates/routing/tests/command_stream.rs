@@ -3,12 +3,13 @@
 //! answer; a stream that breaks is opened again and its waiting commands
 //! retried; a shard without the stream gets its commands as unary calls.
 
+mod support;
+
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use fogblast_proto::game::command::Action;
 use fogblast_proto::game::command_answer::Outcome;
 use fogblast_proto::game::game_server::{Game, GameServer};
@@ -17,30 +18,10 @@ use fogblast_proto::game::{
     GameState, GamesInPlay, GetStateRequest, JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest,
     ListSeatsRequest, ListSeatsResponse, Resign, WatchEvent, WatchRequest,
 };
-use fogblast_proto::ids::ShardId;
-use fogblast_routing::{Member, Membership, Router, StoreError};
+use fogblast_routing::Router;
 use futures::{Stream, StreamExt};
+use support::Members;
 use tonic::{Request, Response, Status, Streaming};
-
-/// One shard, as membership names it.
-#[derive(Debug)]
-struct OneShard(String);
-
-#[async_trait]
-impl Membership for OneShard {
-    async fn register(&self, _: &ShardId, _: &str, _: Duration) -> Result<u64, StoreError> {
-        unreachable!("routers never register")
-    }
-    async fn renew(&self, _: &ShardId, _: u64, _: Duration) -> Result<bool, StoreError> {
-        unreachable!("routers never renew")
-    }
-    async fn deregister(&self, _: &ShardId, _: u64) -> Result<(), StoreError> {
-        unreachable!("routers never deregister")
-    }
-    async fn members(&self) -> Result<Vec<Member>, StoreError> {
-        Ok(vec![Member { shard: ShardId::parse("only").unwrap(), addr: self.0.clone(), epoch: 1 }])
-    }
-}
 
 /// How the stand-in treats its command streams.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -151,7 +132,9 @@ impl StandIn {
                 .add_service(GameServer::new(self.clone()))
                 .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
         );
-        Router::new(Arc::new(OneShard(addr)), Duration::from_secs(10)).await
+        let members = Members::default();
+        members.set(&[&addr]);
+        Router::new(Arc::new(members), Duration::from_secs(10)).await
     }
 }
 
