@@ -450,7 +450,10 @@ impl Shard {
             // only as the decision says.
             let start = match slot.cached.take() {
                 Some(cached) => Start::Held(cached),
-                None => Start::Read(self.load(game).await?.ok_or_else(|| not_found(game))?),
+                None => {
+                    self.note_public_reread(game);
+                    Start::Read(self.load(game).await?.ok_or_else(|| not_found(game))?)
+                }
             };
             let now = self.store.now_ms().await.map_err(unavailable)?;
             let proposal = match decide(start, command.clone(), request_id, now, &self.config.settings.timeouts) {

@@ -176,3 +176,65 @@ async fn a_shard_taking_a_game_over_publishes_what_the_previous_owner_did_not() 
     assert_eq!(kinds, ["created", "started", "move", "move", "move", "move"]);
     second.stop().await;
 }
+
+/// A game that goes from a shard to another and back: the shard that gets
+/// it back once held its queue of public events, but must still publish
+/// what the owner in between committed and did not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_getting_a_game_back_publishes_what_the_owner_in_between_did_not() {
+    use fogblast_proto::ids::{GameId, ShardId};
+    use fogblast_store::{placement, Member};
+
+    let backend = Backend::distributed("public-back");
+    let first = ShardProcess::start(&backend, "publishing", test_config()).await;
+    let router = Router::new(&backend).await;
+    // A game the second shard will own once it is up.
+    let member = |id: &str| Member { shard: ShardId::parse(id).unwrap(), addr: id.to_owned(), epoch: 1 };
+    let both = [member("publishing"), member("silent")];
+    let game = std::iter::repeat_with(|| GameId::random(&mut rand::rng()))
+        .find(|game| placement::owner(game, &both).is_some_and(|owner| owner.addr == "silent"))
+        .unwrap();
+    let created = router
+        .create(fogblast_proto::game::CreateGameRequest {
+            game_id: game.to_string(),
+            player_id: "w".into(),
+            player_name: "w".into(),
+            variant: Variant::Atomic as i32,
+            color: fogblast_proto::game::ColorChoice::ChooseWhite as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    router.join(&created.code, "b").await.unwrap();
+    let game = game.to_string();
+    router.make_move(&game, "w", "e2e4", 0).await.unwrap();
+
+    // The owner in between commits moves and publishes none of them.
+    let mut silent = test_config();
+    silent.settings.public_events = false;
+    let second = ShardProcess::start(&backend, "silent", silent).await;
+    let id = GameId::parse(&game).unwrap();
+    support::eventually(Duration::from_secs(10), || async {
+        router.owner_addr(&id).await == Some(second.addr.clone())
+    })
+    .await;
+    router.make_move(&game, "b", "e7e5", 1).await.unwrap();
+    router.make_move(&game, "w", "g1f3", 2).await.unwrap();
+    let silent_addr = second.addr.clone();
+    second.kill();
+    support::eventually(Duration::from_secs(10), || async { router.owner_addr(&id).await == Some(first.addr.clone()) })
+        .await;
+    assert_ne!(first.addr, silent_addr);
+    router.make_move(&game, "b", "b8c6", 3).await.unwrap();
+
+    let events = public_events(&backend, Encoding::Protobuf).await;
+    let moves: Vec<u64> = events[&game]
+        .iter()
+        .filter_map(|(event, _)| match &event.kind {
+            Some(Kind::Moved(moved)) => Some(u64::from(moved.ply)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, [0, 1, 2, 3], "every move once, in order");
+    first.stop().await;
+}

@@ -8,8 +8,10 @@
 //!
 //! A shard that takes a game over does not know which of the previous
 //! owner's events reached the stream, so before the first event it
-//! publishes for such a game it publishes again the last `CATCH_UP`
-//! events before it from the store's history: those the previous owner
+//! publishes for such a game (one it had no queue for, or had to read from
+//! the store again: it may be getting the game back from a shard that
+//! owned it meanwhile) it publishes again the last `CATCH_UP` events
+//! before it from the store's history: those the previous owner
 //! committed but never published reach the stream, the others are dropped
 //! as duplicates. For the same reason a command answered from an earlier
 //! commit (its first answer lost, so the commit's events may never have
@@ -67,6 +69,10 @@ struct Queue {
     running: bool,
     /// The game's finished event is queued: the queue goes once drained.
     ended: bool,
+    /// The game was read from the store since this shard last queued its
+    /// events: another shard may have owned it meanwhile, so the next
+    /// events queued are preceded by a catch-up, as for a game never seen.
+    reread: bool,
 }
 
 /// The public events waiting to be published, per game.
@@ -93,7 +99,7 @@ impl Shard {
         let public = public_events(record, events, now);
         let first_version = events[0].version;
         self.queue_public(game, |queue, known| {
-            if !known && first_version > 1 {
+            if (!known || std::mem::take(&mut queue.reread)) && first_version > 1 {
                 let from = first_version.saturating_sub(CATCH_UP).max(1);
                 queue.items.push_back(Item::CatchUp { from, before: first_version, game: Box::new(facts(record)) });
             }
@@ -123,6 +129,15 @@ impl Shard {
             queue.ended |= ended;
             queue.items.push_back(Item::CatchUp { from, before: through + 1, game: Box::new(facts(record)) });
         });
+    }
+
+    /// Notes that `game` was read from the store rather than held: the
+    /// shard may be getting it back from another owner, whose unpublished
+    /// events the next catch-up must reach.
+    pub(super) fn note_public_reread(&self, game: &GameId) {
+        if let Some(queue) = self.public.games.lock().expect("public stream lock").get_mut(game) {
+            queue.reread = true;
+        }
     }
 
     /// Adds to the game's queue with `add` (told whether the queue was
