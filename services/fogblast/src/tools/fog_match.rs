@@ -11,7 +11,7 @@
 //! counts the observations that differ from the ones it was given.
 //!
 //! Every game the engine loses is classified: its king taken by a piece it
-//! could not see before the capture (`fog`), by a piece in its sight
+//! did not see when it chose its last move (`fog`), by a piece it saw
 //! (`sight`), on time (`flag`), or on material when the game reaches the
 //! ply cap (`material`); with the number of moves it had, at its last move,
 //! that left its king out of reach of every enemy piece on the real board.
@@ -183,8 +183,8 @@ struct Table {
     game: Game,
     engine_view: FogObservation,
     engine: Color,
-    /// Each side's sight after its own latest move, and the safe moves it
-    /// had then: what a capture of its king is judged by.
+    /// Each side's sight when it chose its latest move, and the safe moves
+    /// it had then: what a capture of its king is judged by.
     last_sight: [Bitboard; 2],
     last_safe: [(usize, usize); 2],
     flagged: Option<Color>,
@@ -264,14 +264,18 @@ fn play_ply(table: &mut Table, outside: &mut Outside, m: Move) -> anyhow::Result
     let side = before.turn();
     let mut after = before;
     table.engine_view.observe_move(&mut after, m);
-    outside.ask(&outside_observation(&before, &after, m, !table.engine))?;
-    table.last_sight[side.index()] = after.visible_squares(side);
+    // A taken king ends the game: there is nothing more to tell.
+    let kings = Color::ALL.into_iter().all(|c| after.board().king_of(c).is_some());
+    if kings {
+        outside.ask(&outside_observation(&before, &after, m, !table.engine))?;
+    }
+    table.last_sight[side.index()] = before.visible_squares(side);
     table.game.play(m)?;
     Ok(())
 }
 
 /// The result and, for a king taken, whether the taker was in the loser's
-/// sight after the loser's last move.
+/// sight when the loser chose its last move.
 fn judge(table: &Table, record: &mut GameRecord) {
     let pos = table.game.position();
     record.plies = table.game.ply();
