@@ -278,11 +278,11 @@ fn leaves_king_capturable(pos: &Position, m: fogblast_rules::Move, color: Color)
     board.king_of(color).is_none_or(|king| board.attackers(king, !color, board.occupied()).any())
 }
 
-/// 1. e4 e5 2. Bc4 d6 3. Qh5 Be7 4. Qxf7+: black sees the checking queen
-/// next to its king but not the bishop on c4 that defends it (c4 was never
-/// in black's sight). Kxf7 loses the king to the bishop; Kd7 is the one
-/// move after which nothing can take it. Hard must find it even when its
-/// belief holds no bishop on c4.
+/// After 1. e4 e5 2. Bc4 d6 3. Qh5 Be7 4. Qxf7+ black sees the checking
+/// queen next to its king but not the bishop on c4 that defends it (c4 was
+/// never in black's sight). Kxf7 loses the king to the bishop; Kd7 is the
+/// one move after which nothing can take it. Hard must find it even when
+/// its belief holds no bishop on c4.
 #[test]
 fn a_checker_defended_from_the_fog_is_not_taken_with_the_king() {
     let mut game = Game::new(Position::new(Variant::Fog));

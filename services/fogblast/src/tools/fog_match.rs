@@ -63,6 +63,20 @@ pub struct FogMatchArgs {
     record: Option<std::path::PathBuf>,
 }
 
+/// The outside player reported an error of its own (misty's belief can
+/// lose every position, which it calls a soundness violation): the game is
+/// not scored, and a fresh player takes the next one.
+#[derive(Debug)]
+struct OutsideFailure(String);
+
+impl std::fmt::Display for OutsideFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the outside player failed: {} (see its stderr)", self.0)
+    }
+}
+
+impl std::error::Error for OutsideFailure {}
+
 /// The outside player's process and its pipes.
 struct Outside {
     child: Child,
@@ -92,7 +106,7 @@ impl Outside {
         }
         let reply: Value = serde_json::from_str(&line).with_context(|| format!("the player's reply {line:?}"))?;
         if let Some(err) = reply.get("error") {
-            bail!("the outside player failed: {err} (see its stderr)");
+            return Err(OutsideFailure(err.to_string()).into());
         }
         Ok(reply)
     }
@@ -393,8 +407,18 @@ pub fn run(args: &FogMatchArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut outside = Outside::spawn(args)?;
     let mut records = Vec::with_capacity(args.games);
+    let mut aborted = 0;
     for index in 0..args.games {
-        let record = play_game(args, &mut outside, index)?;
+        let record = match play_game(args, &mut outside, index) {
+            Ok(record) => record,
+            Err(err) if err.downcast_ref::<OutsideFailure>().is_some() => {
+                println!("game {index}: not scored: {err}");
+                aborted += 1;
+                outside = Outside::spawn(args)?;
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
         print_game(index, &record);
         if let Some(path) = &args.record {
             write_record(path, index, &record)?;
@@ -402,5 +426,6 @@ pub fn run(args: &FogMatchArgs) -> anyhow::Result<()> {
         records.push(record);
     }
     summarize(args, &records, started.elapsed());
+    println!("games not scored (the outside player failed): {aborted}");
     Ok(())
 }
