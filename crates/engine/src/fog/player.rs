@@ -312,7 +312,7 @@ fn danger_ranks(threats: &FogThreats, mover: &Position, root_moves: &[(Uci, Move
             let (sampled, reachable) = threats.exposes(mover, m);
             if sampled > 0 {
                 (2 << 16) | sampled.min(0xffff)
-            } else if reachable > 0 {
+            } else if reachable > 0 && m.role() == Role::King {
                 (1 << 16) | reachable.min(0xffff)
             } else {
                 0
