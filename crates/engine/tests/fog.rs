@@ -262,3 +262,100 @@ proptest! {
         }
     }
 }
+
+/// Hard with a belief that keeps a single candidate: it has lost the real
+/// position nearly at once, so what guards its king is what it can prove
+/// from its observations alone.
+fn lost_belief_settings() -> FogSettings {
+    FogSettings { belief_cap: 1, ..guarded_settings() }
+}
+
+/// Whether `color`'s king, after `m`, stands where an enemy piece on the
+/// real board can take it.
+fn leaves_king_capturable(pos: &Position, m: fogblast_rules::Move, color: Color) -> bool {
+    let (after, _) = pos.play(m).unwrap();
+    let board = after.board();
+    board.king_of(color).is_none_or(|king| board.attackers(king, !color, board.occupied()).any())
+}
+
+/// After 1. e4 e5 2. Bc4 d6 3. Qh5 Be7 4. Qxf7+ black sees the checking
+/// queen next to its king but not the bishop on c4 that defends it (c4 was
+/// never in black's sight). Kxf7 loses the king to the bishop; Kd7 is the
+/// one move after which nothing can take it. Hard must find it even when
+/// its belief holds no bishop on c4.
+#[test]
+fn a_checker_defended_from_the_fog_is_not_taken_with_the_king() {
+    let mut game = Game::new(Position::new(Variant::Fog));
+    for uci in ["e2e4", "e7e5", "f1c4", "d7d6", "d1h5", "f8e7", "h5f7"] {
+        game.play_uci(uci).unwrap();
+    }
+    let pos = *game.position();
+    let view = pos.fog_view(Color::Black);
+    assert!(!view.visible.contains(fogblast_rules::Square::C4), "c4 is in the fog");
+    let safe: Vec<String> = pos
+        .legal_moves()
+        .into_iter()
+        .filter(|&m| !leaves_king_capturable(&pos, m, Color::Black))
+        .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+        .collect();
+    assert_eq!(safe, ["e8d7"], "one safe move on the real board");
+    let obs = FogObservation::from_game(&game, Color::Black);
+    for seed in 0..16 {
+        for settings in [lost_belief_settings(), Level::Hard.fog_settings()] {
+            let limits =
+                FogLimits { settings: FogSettings { nodes_per_sample: 2_000, ..settings }, movetime: None, seed };
+            let report = best_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
+            assert_eq!(report.best.to_string(), "e8d7", "seed {seed}, belief cap {}", settings.belief_cap);
+        }
+    }
+}
+
+/// Whether, after `m`, no enemy piece could take `color`'s king wherever
+/// the fog hides it: the enemy pieces in sight, and every kind of piece on
+/// every fogged square, lines through the fog open.
+fn safe_from_any_fog(pos: &Position, m: fogblast_rules::Move, color: Color) -> bool {
+    let visible = pos.fog_view(color).visible;
+    let (after, _) = pos.play(m).unwrap();
+    let board = after.board();
+    let Some(king) = board.king_of(color) else { return false };
+    // Our pieces and the enemy pieces we saw block lines; the fog does not.
+    let in_sight = board.by_color(!color) & visible;
+    let blockers = board.by_color(color) | in_sight;
+    fogblast_rules::Role::ALL.into_iter().all(|role| {
+        let reach = fogblast_rules::attacks::attacks(role, color, king, blockers);
+        let enemies = (board.by_piece(role.of(!color)) & in_sight) | (!visible - board.by_color(color));
+        (reach & enemies).is_empty()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// With a belief that has lost the real position, Hard still never
+    /// moves its king where an enemy piece on the real board can take it
+    /// while some move is safe against any piece the fog could hide.
+    #[test]
+    fn hard_with_a_lost_belief_keeps_its_king_out_of_reach(
+        choices in prop::collection::vec(any::<u32>(), 6..70),
+        seed in any::<u64>(),
+    ) {
+        let game = random_game(&choices);
+        prop_assume!(game.outcome().is_none());
+        let pos = *game.position();
+        let color = pos.turn();
+        let obs = FogObservation::from_game(&game, color);
+        let limits = FogLimits { settings: lost_belief_settings(), movetime: None, seed };
+        let report = best_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
+        let chosen = pos.parse_uci(&report.best).unwrap();
+        prop_assume!(chosen.capture() != Some(fogblast_rules::Role::King));
+        if chosen.role() == fogblast_rules::Role::King && leaves_king_capturable(&pos, chosen, color) {
+            let safe: Vec<String> = pos
+                .legal_moves()
+                .into_iter()
+                .filter(|&m| safe_from_any_fog(&pos, m, color))
+                .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+                .collect();
+            prop_assert!(safe.is_empty(), "{} loses the king though {:?} are safe, in {}", report.best, safe, pos.fen());
+        }
+    }
+}

@@ -8,6 +8,7 @@
 mod belief;
 mod observation;
 mod player;
+mod reach;
 mod rng;
 
 pub use belief::{Belief, BeliefError};

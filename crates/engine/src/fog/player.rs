@@ -15,6 +15,7 @@ use fogblast_rules::{Bitboard, CastlingMode, Color, Move, MoveList, Position, Ro
 
 use super::belief::{moves_position, Belief, BeliefError};
 use super::observation::{FogObservation, ObservedPly, Sight};
+use super::reach::EnemyReach;
 use super::rng::Rng;
 use crate::clock::Instant;
 use crate::eval::{evaluate, piece_value};
@@ -222,8 +223,9 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
 
     let exposed = exposure(&live, &root_moves, color);
     let risk: Vec<i64> = exposed.iter().map(|&n| n * i64::from(KING_STAKE) / live.len() as i64).collect();
-    let danger: Vec<u8> = if settings.king_guard {
-        danger_ranks(sight, &live, color, &mover.unwrap_or(samples[0]), &root_moves, &exposed)
+    let danger: Vec<u32> = if settings.king_guard {
+        let threats = FogThreats::new(sight, &live, color, EnemyReach::track(obs).squares);
+        danger_ranks(&threats, &mover.unwrap_or(samples[0]), &root_moves, &exposed)
     } else {
         vec![0; root_moves.len()]
     };
@@ -291,23 +293,31 @@ fn exposure(live: &[Position], root_moves: &[(Uci, Move)], color: Color) -> Vec<
     exposed
 }
 
-/// The king guard's rank of each root move: 2 when some candidate has our
-/// king taken after it, 1 when only a piece the belief allows for
-/// somewhere in the fog could take it, 0 when safe. Only the least
-/// dangerous rank present is played.
-fn danger_ranks(
-    sight: Option<&Sight>,
-    live: &[Position],
-    color: Color,
-    mover: &Position,
-    root_moves: &[(Uci, Move)],
-    exposed: &[i64],
-) -> Vec<u8> {
-    let threats = FogThreats::new(sight, live, color);
+/// The king guard's rank of each root move, least dangerous first: 3 when
+/// some candidate has our king taken after it; 2 when no candidate does but
+/// a piece the belief allows for somewhere in the fog could take it; 1 when
+/// only a piece the enemy's reach allows for could ([`EnemyReach`]: a bound
+/// that holds the real position even when the belief's sample has lost it);
+/// 0 when safe. Within ranks 1 and 2 the fewer the placements of an enemy
+/// piece that could take the king, the less dangerous (the least likely).
+/// Only the least dangerous rank present is played.
+fn danger_ranks(threats: &FogThreats, mover: &Position, root_moves: &[(Uci, Move)], exposed: &[i64]) -> Vec<u32> {
     root_moves
         .iter()
         .zip(exposed)
-        .map(|(&(_, m), &n)| if n > 0 { 2 } else { u8::from(threats.exposes(mover, m)) })
+        .map(|(&(_, m), &n)| {
+            if n > 0 {
+                return 3 << 16;
+            }
+            let (sampled, reachable) = threats.exposes(mover, m);
+            if sampled > 0 {
+                (2 << 16) | sampled.min(0xffff)
+            } else if reachable > 0 && m.role() == Role::King {
+                (1 << 16) | reachable.min(0xffff)
+            } else {
+                0
+            }
+        })
         .collect()
 }
 
@@ -379,19 +389,22 @@ fn choose(
 }
 
 /// Every enemy piece our belief allows for: the ones in sight, and on each
-/// fogged square whatever any candidate puts there. Wider than any one
-/// candidate, so a belief that has lost the real position (sampling keeps a
-/// few hundred of many) still warns of what the fog might hide.
+/// fogged square whatever any candidate puts there; and, wider still, every
+/// piece the enemy's reach allows for. Wider than any one candidate, so a
+/// belief that has lost the real position (sampling keeps some thousands of
+/// many) still warns of what the fog might hide.
 struct FogThreats {
     /// Squares we see; what stands on them after our move is known.
     visible: Bitboard,
     /// By role, the fogged squares some candidate puts an enemy piece on.
     fogged: [Bitboard; 6],
+    /// By role, the fogged squares an enemy piece could have reached.
+    reachable: [Bitboard; 6],
     color: Color,
 }
 
 impl FogThreats {
-    fn new(sight: Option<&Sight>, live: &[Position], color: Color) -> FogThreats {
+    fn new(sight: Option<&Sight>, live: &[Position], color: Color, reach: [Bitboard; 6]) -> FogThreats {
         // Before any ply the whole start position is known.
         let visible = sight.map_or(Bitboard::FULL, Sight::visible);
         let mut fogged = [Bitboard::EMPTY; 6];
@@ -400,24 +413,31 @@ impl FogThreats {
                 fogged[role.index()] |= pos.board().by_piece(role.of(!color)) - visible;
             }
         }
-        FogThreats { visible, fogged, color }
+        let reachable = reach.map(|squares| squares - visible);
+        FogThreats { visible, fogged, reachable, color }
     }
 
-    /// Whether after `m` in `mover` (our moves, from what we see) one of
-    /// these pieces could take our king. Fogged squares count as empty, so
-    /// a line through the fog is open: the careful reading.
-    fn exposes(&self, mover: &Position, m: Move) -> bool {
+    /// After `m` in `mover` (our moves, from what we see), how many
+    /// placements of an enemy piece could take our king: among the pieces
+    /// in sight and the belief's, and among those and the reachable ones.
+    /// Fogged squares count as empty, so a line through the fog is open: the
+    /// careful reading.
+    fn exposes(&self, mover: &Position, m: Move) -> (u32, u32) {
         let mut after = *mover;
         after.play_unchecked(m);
         let board = after.board();
-        let Some(king) = board.king_of(self.color) else { return true };
+        let Some(king) = board.king_of(self.color) else { return (1, 1) };
         let occupied = board.occupied();
         let ours = board.by_color(self.color);
-        Role::ALL.into_iter().any(|role| {
+        let (mut sampled, mut reachable) = (0, 0);
+        for role in Role::ALL {
+            let reach = attacks::attacks(role, self.color, king, occupied);
             let in_sight = board.by_piece(role.of(!self.color)) & self.visible;
-            let attackers = in_sight | (self.fogged[role.index()] - ours);
-            (attacks::attacks(role, self.color, king, occupied) & attackers).any()
-        })
+            let believed = in_sight | (self.fogged[role.index()] - ours);
+            sampled += (reach & believed).count() as u32;
+            reachable += (reach & (believed | (self.reachable[role.index()] - ours))).count() as u32;
+        }
+        (sampled, reachable)
     }
 }
 

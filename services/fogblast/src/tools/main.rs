@@ -21,6 +21,7 @@ mod arena_loadtest;
 mod bench;
 mod chaos;
 mod engine_bench;
+mod fog_match;
 mod game_bench;
 mod loadtest;
 mod matchmaker_bench;
@@ -52,6 +53,8 @@ enum Command {
     Puzzles(puzzles::PuzzlesArgs),
     /// Play a match between two computer levels.
     Selfplay(selfplay::SelfplayArgs),
+    /// Play the fog-of-war computer against an outside fog player (misty) in its own process, each side told only what it sees; classifies every loss.
+    FogMatch(fog_match::FogMatchArgs),
     /// Measure one pairing wave over many waiting seekers on Redis; checks nobody was paired twice or left out.
     MatchmakerBench(matchmaker_bench::MatchmakerBenchArgs),
     /// Drive one arena of many players on Redis in real time: the first wave, game end to next game, changes told, standings read.
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
         Command::EngineBench(args) => engine_bench::run(&args),
         Command::WasmBench(args) => wasm_bench::run(&args),
         Command::Selfplay(args) => selfplay::run(&args),
+        Command::FogMatch(args) => fog_match::run(&args),
         Command::Puzzles(args) => puzzles::run(&args),
         Command::GameBench(args) => game_bench::run(&args),
         Command::RatingBench(args) => rating_bench::run(&args),
