@@ -5,7 +5,8 @@
 //! stream breaks (the shard died, its connection was dropped) every call
 //! still waiting is answered `UNAVAILABLE`, so the router retries it, and
 //! the next call opens a new stream. A shard of a release without the
-//! stream says so once, and its commands go as unary calls from then on.
+//! stream says so once: that call is answered unavailable (and retried),
+//! and the shard's commands go as unary calls from then on.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,15 +26,6 @@ use tonic::transport::Channel;
 const QUEUED_CALLS: usize = 1024;
 
 type Answer = Result<CommandResult, ServiceError>;
-
-/// Why a call on the stream got no answer from it.
-#[derive(Debug)]
-pub(crate) enum StreamError {
-    /// The shard has no `ExecuteStream`: send the command as a unary call.
-    Unsupported,
-    /// The shard's answer, a refusal included.
-    Refused(ServiceError),
-}
 
 /// The caller's handle on one shard's stream.
 #[derive(Clone, Debug)]
@@ -77,15 +69,12 @@ impl CommandStream {
 
     /// Sends `command` and waits for its answer; the shard gives up on it
     /// unapplied if it reaches it only after `budget`.
-    pub(crate) async fn call(&self, command: Command, budget: Duration) -> Result<CommandResult, StreamError> {
-        if self.is_unsupported() {
-            return Err(StreamError::Unsupported);
-        }
+    pub(crate) async fn call(&self, command: Command, budget: Duration) -> Answer {
         let call_id = self.shared.next_call.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = oneshot::channel();
         match self.shared.waiting.lock().expect("waiting lock").as_mut() {
             Some(waiting) => waiting.insert(call_id, answer),
-            None => return Err(StreamError::Refused(ended("the stream to the shard had ended"))),
+            None => return Err(ended("the stream to the shard had ended")),
         };
         // The entry goes when the call does, answered or given up.
         let _forget = Forget { shared: &self.shared, call_id };
@@ -96,13 +85,9 @@ impl CommandStream {
             trace_context: fogblast_telemetry::call_context(),
         };
         if self.shared.calls.send(call).await.is_err() {
-            return Err(StreamError::Refused(ended("the stream to the shard had ended")));
+            return Err(ended("the stream to the shard had ended"));
         }
-        match answered.await {
-            Ok(answer) => answer.map_err(StreamError::Refused),
-            Err(_) if self.is_unsupported() => Err(StreamError::Unsupported),
-            Err(_) => Err(StreamError::Refused(ended("the stream to the shard ended before the answer"))),
-        }
+        answered.await.unwrap_or_else(|_| Err(ended("the stream to the shard ended before the answer")))
     }
 }
 

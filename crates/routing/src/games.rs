@@ -25,7 +25,6 @@ use tokio::time::Instant;
 use tonic::transport::Channel;
 use tonic::Streaming;
 
-use crate::command_stream::StreamError;
 use crate::{Retry, Router};
 
 /// The game a call names, to route it to the game's owner.
@@ -92,11 +91,10 @@ impl Router {
             }
             let stream = self.command_stream(addr, client.clone());
             async move {
-                match stream.call(request.clone(), budget).await {
-                    Ok(result) => Ok(result),
-                    Err(StreamError::Refused(error)) => Err(error),
-                    Err(StreamError::Unsupported) => unary_command(client, request).await,
+                if stream.is_unsupported() {
+                    return unary_command(client, request).await;
                 }
+                stream.call(request, budget).await
             }
         })
         .await

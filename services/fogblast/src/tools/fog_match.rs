@@ -149,9 +149,9 @@ fn outside_observation(before: &Position, after: &Position, m: Move, color: Colo
 /// Material in pawns (1, 3, 3, 5, 9), `color`'s less the other side's.
 fn material_lead(pos: &Position, color: Color) -> i32 {
     let worth = |c: Color| -> i32 {
-        [(Role::Pawn, 1), (Role::Knight, 3), (Role::Bishop, 3), (Role::Rook, 5), (Role::Queen, 9)]
+        [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
             .into_iter()
-            .map(|(role, value)| value * pos.board().by_piece(role.of(c)).count() as i32)
+            .map(|role| fogblast_puzzles::fog::value(role) / 100 * pos.board().by_piece(role.of(c)).count() as i32)
             .sum()
     };
     worth(color) - worth(!color)

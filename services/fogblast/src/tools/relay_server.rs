@@ -184,7 +184,10 @@ impl Relay {
         };
         let ended = game.outcome();
         let seats = table.seats.clone();
-        let end = ended.map(|outcome| end_frame(game_id, &table.game, outcome));
+        let end = ended.map(|outcome| {
+            let reason = EndReason::from(fogblast_game_service::record::end_reason(outcome));
+            end_frame(game_id, &table.game, outcome.result_str(), reason)
+        });
         if end.is_some() {
             tables.remove(game_id);
         }
@@ -207,28 +210,20 @@ impl Relay {
             (_, fogblast_rules::Color::White) => "0-1",
             (_, fogblast_rules::Color::Black) => "1-0",
         };
-        let frame = ServerFrame::End(Box::new(EndFrame {
-            game: game_id.to_owned(),
-            v: table.game.ply() as u64 + 1,
-            result: result.to_owned(),
-            reason,
-            moves: table.game.uci_moves(CastlingMode::Standard).split_whitespace().map(str::to_owned).collect(),
-            fen: table.game.position().fen(),
-            clock: None,
-        }));
+        let frame = end_frame(game_id, &table.game, result, reason);
         for seat in table.seats.iter().flatten() {
             send(seat, &frame);
         }
     }
 }
 
-fn end_frame(game_id: &str, game: &Game, outcome: fogblast_rules::Outcome) -> ServerFrame {
-    let reason = fogblast_game_service::record::end_reason(outcome);
+/// The `end` both players get: the result, why, and the whole game.
+fn end_frame(game_id: &str, game: &Game, result: &str, reason: EndReason) -> ServerFrame {
     ServerFrame::End(Box::new(EndFrame {
         game: game_id.to_owned(),
         v: game.ply() as u64 + 1,
-        result: outcome.result_str().to_owned(),
-        reason: EndReason::from(reason),
+        result: result.to_owned(),
+        reason,
         moves: game.uci_moves(CastlingMode::Standard).split_whitespace().map(str::to_owned).collect(),
         fen: game.position().fen(),
         clock: None,
