@@ -29,6 +29,10 @@ const CLUSTER_SCHEME: &str = "redis-cluster://";
 
 /// How often a cluster connection may be made again from the seed nodes.
 const CLUSTER_REBUILD_GAP: Duration = Duration::from_millis(500);
+/// How long making it again may take: connecting to every node of the new
+/// map, the unreachable ones until their connection timeout, takes longer
+/// than one command may wait.
+const CLUSTER_REBUILD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A connection to one Redis or to a cluster; cloning shares it.
 #[derive(Clone)]
@@ -41,11 +45,14 @@ pub enum Connection {
 /// fresh map of slots, when commands run into a dead or unreachable node:
 /// after a primary dies, the client may go on sending its slots' commands
 /// to the dead address, and only a new map names the replica that took
-/// over.
+/// over. The new connection is made in the background, commands going on
+/// over the old one meanwhile: behind a network cut, connecting to the
+/// silent nodes of the map takes seconds.
 pub struct ClusterHandle {
     client: redis::cluster::ClusterClient,
     current: RwLock<ClusterConnection>,
-    last_rebuild: tokio::sync::Mutex<Option<Instant>>,
+    /// When a rebuild last began, and whether one is under way.
+    rebuild: std::sync::Mutex<(Option<Instant>, bool)>,
 }
 
 impl fmt::Debug for ClusterHandle {
@@ -59,16 +66,26 @@ impl ClusterHandle {
         self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
-    /// Makes the connection again, unless that was done a moment ago.
-    async fn rebuild(&self) {
-        let mut last = self.last_rebuild.lock().await;
-        if last.is_some_and(|at| at.elapsed() < CLUSTER_REBUILD_GAP) {
-            return;
+    /// Starts making the connection again, unless that is under way or
+    /// began a moment ago; the fresh connection replaces the current one
+    /// once it is made.
+    fn rebuild(self: &Arc<Self>) {
+        {
+            let mut state = self.rebuild.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (last, running) = &mut *state;
+            if *running || last.is_some_and(|at| at.elapsed() < CLUSTER_REBUILD_GAP) {
+                return;
+            }
+            *state = (Some(Instant::now()), true);
         }
-        *last = Some(Instant::now());
-        if let Ok(Ok(fresh)) = tokio::time::timeout(RESPONSE_TIMEOUT * 4, self.client.get_async_connection()).await {
-            *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = fresh;
-        }
+        let handle = Arc::clone(self);
+        tokio::spawn(async move {
+            let fresh = tokio::time::timeout(CLUSTER_REBUILD_TIMEOUT, handle.client.get_async_connection()).await;
+            if let Ok(Ok(fresh)) = fresh {
+                *handle.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = fresh;
+            }
+            handle.rebuild.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 = false;
+        });
     }
 }
 
@@ -98,7 +115,7 @@ impl ConnectionLike for Connection {
                 let answer = handle.connection().req_packed_command(cmd).await;
                 if let Err(error) = &answer {
                     if node_trouble(error) {
-                        handle.rebuild().await;
+                        handle.rebuild();
                     }
                 }
                 answer
@@ -118,7 +135,7 @@ impl ConnectionLike for Connection {
                 let answer = handle.connection().req_packed_commands(pipeline, offset, count).await;
                 if let Err(error) = &answer {
                     if node_trouble(error) {
-                        handle.rebuild().await;
+                        handle.rebuild();
                     }
                 }
                 answer
@@ -197,7 +214,7 @@ impl PrefixedRedis {
                     .connection_timeout(CONNECTION_TIMEOUT)
                     .build()?;
                 let current = RwLock::new(client.get_async_connection().await?);
-                Connection::Cluster(Arc::new(ClusterHandle { client, current, last_rebuild: Default::default() }))
+                Connection::Cluster(Arc::new(ClusterHandle { client, current, rebuild: Default::default() }))
             }
             None => {
                 let client = redis::Client::open(url)?;
@@ -240,6 +257,28 @@ impl PrefixedRedis {
     /// Sends `cmd` and reads its reply as `T`.
     pub async fn query<T: redis::FromRedisValue>(&self, cmd: &Cmd) -> Result<T, redis::RedisError> {
         cmd.query_async(&mut self.conn.clone()).await
+    }
+
+    /// Sends `cmd`, which names no key, to the node serving `key`: on a
+    /// cluster, the primary of `key`'s slot (a `WAIT` after a write to
+    /// `key` asks that primary alone, so a primary elsewhere that lost its
+    /// replica does not hold the write up); on a single Redis, that Redis.
+    pub async fn query_at<T: redis::FromRedisValue>(&self, key: &str, cmd: &Cmd) -> Result<T, redis::RedisError> {
+        match &self.conn {
+            Connection::Single(_) => self.query(cmd).await,
+            Connection::Cluster(handle) => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+                let route = Route::with_key(key.as_bytes(), SlotAddr::Master);
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
+                let answer = handle.connection().route_command(cmd.clone(), routing).await;
+                if let Err(error) = &answer {
+                    if node_trouble(error) {
+                        handle.rebuild();
+                    }
+                }
+                Ok(redis::from_redis_value(answer?)?)
+            }
+        }
     }
 
     /// Sends independent commands whose keys may lie in different slots and

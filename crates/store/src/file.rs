@@ -339,7 +339,7 @@ impl GameStore for FileStore {
         Ok(self.memory.apply(plan))
     }
 
-    async fn confirm_durable(&self) -> Result<(), StoreError> {
+    async fn confirm_durable(&self, _game: &GameId) -> Result<(), StoreError> {
         // The memory holds nothing the file does not: a commit is written
         // before it is taken in, and any other change is undone when its
         // write fails. A change found recorded is therefore written.
@@ -476,7 +476,7 @@ mod tests {
             EventsAfter::Events { current: 1, events: Vec::new() }
         );
         assert_eq!(store.due_games(1_001, 0, 10).await.unwrap(), vec![(game(), 1_000)]);
-        store.confirm_durable().await.unwrap();
+        store.confirm_durable(&game()).await.unwrap();
 
         // Space again: the same commit goes through, and is in the file.
         sqlx::query("PRAGMA max_page_count = 1073741823").execute(&store.db).await.unwrap();

@@ -113,10 +113,10 @@ pub trait GameStore: Membership {
     /// is set to make it; a commit applied but not yet that durable is an
     /// error (and may still become durable).
     async fn commit(&self, commit: Commit) -> Result<u64, CommitError>;
-    /// Returns once every write this store made so far is as durable as a
-    /// commit's: before a command answered from a commit made earlier (a
-    /// resend whose first answer was lost) is acknowledged.
-    async fn confirm_durable(&self) -> Result<(), StoreError> {
+    /// Returns once every write this store made so far to `game` is as
+    /// durable as a commit's: before a command answered from a commit made
+    /// earlier (a resend whose first answer was lost) is acknowledged.
+    async fn confirm_durable(&self, _game: &GameId) -> Result<(), StoreError> {
         Ok(())
     }
     /// The events after `after_version`, read atomically with the current

@@ -164,15 +164,18 @@ impl RedisStore {
         self
     }
 
-    /// Waits until what this store wrote reached the replicas its
-    /// durability asks for. Every command goes over one connection, so one
-    /// `WAIT` covers every write before it.
-    async fn replicated(&self) -> Result<(), StoreError> {
+    /// Waits until what this store wrote to `key`'s node reached the
+    /// replicas its durability asks for. Every command to a node goes over
+    /// one connection, so one `WAIT` covers every write before it; on a
+    /// cluster it asks only the primary serving `key`, so a primary that
+    /// lost its replica holds up its own slots' commits and no others.
+    async fn replicated(&self, key: &str) -> Result<(), StoreError> {
         let Durability::Replicated { replicas, timeout } = self.durability else { return Ok(()) };
         // Within the client's own 500 ms answer deadline, so a slow replica
         // is told apart from a dead connection.
         let timeout = timeout.min(MAX_WAIT);
-        let reached = uint(&self.query(redis::cmd("WAIT").arg(replicas).arg(ttl_ms(timeout))).await?)?;
+        let wait = redis::cmd("WAIT").arg(replicas).arg(ttl_ms(timeout)).clone();
+        let reached = uint(&self.redis.query_at::<Value>(key, &wait).await.map_err(redis_error)?)?;
         if reached < u64::from(replicas) {
             return Err(StoreError::new(format!(
                 "the write reached {reached} of {replicas} replicas within {} ms",
@@ -262,7 +265,7 @@ impl Membership for RedisStore {
         let epoch = uint(&self.run(&invocation).await?)?;
         // An epoch the replicas had not got could be handed out again
         // after a failover, to another shard: two owners at one epoch.
-        self.replicated().await?;
+        self.replicated(&self.members_key()).await?;
         Ok(epoch)
     }
 
@@ -317,8 +320,8 @@ impl GameStore for RedisStore {
         Ok(self.clock.record(store_ms, sent, answered))
     }
 
-    async fn confirm_durable(&self) -> Result<(), StoreError> {
-        self.replicated().await
+    async fn confirm_durable(&self, game: &GameId) -> Result<(), StoreError> {
+        self.replicated(&self.game_key(game)).await
     }
 
     async fn load(&self, game: &GameId) -> Result<Option<StoredGame>, StoreError> {
@@ -363,7 +366,7 @@ impl GameStore for RedisStore {
         let reply = self.run(&invocation).await?;
         match array(&reply)? {
             [tag] if text(tag)? == "ok" => {
-                self.replicated().await?;
+                self.replicated(&self.game_key(&commit.game)).await?;
                 Ok(version)
             }
             [tag, current] if text(tag)? == "version" => Err(CommitError::VersionConflict { current: uint(current)? }),

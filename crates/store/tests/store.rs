@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fogblast_proto::ids::GameId;
-use fogblast_store::{CommitError, EventsAfter, FileStore, GameStore, Membership, StoredGame};
+use fogblast_store::{CommitError, Durability, EventsAfter, FileStore, GameStore, Membership, RedisStore, StoredGame};
 use support::{commit, gid, numbered, pid, sid, sleep_ms, Harness};
 
 /// Everything a refused commit must leave untouched.
@@ -641,6 +641,88 @@ async fn a_redis_cluster_spreads_games_and_outlives_a_killed_primary() {
         "a replica took the dead primary's slots: {now_serving:?}"
     );
     assert_eq!(store.members().await.unwrap().len(), 1);
+}
+
+/// A primary that falls silent (frozen: its sockets open, nothing
+/// answered, as behind a network cut) is routed around once its replica
+/// takes over: the lease renewals and commits of its slots go on, rather
+/// than waiting on the silent node until it answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_silent_primary_is_routed_around_once_its_replica_takes_over() {
+    let mut cluster = fogblast_testkit::RedisCluster::start().await;
+    let harness = Harness::redis_at(&cluster.url()).await;
+    let store = harness.store();
+    let epoch = store.register(&sid("s1"), "http://s1", Duration::from_secs(60)).await.unwrap();
+    let games: Vec<GameId> = (0..30).map(|i| gid(&format!("quiet{i:03}"))).collect();
+    for game in &games {
+        store.commit(commit(game, 0, epoch, "r1", &["a"])).await.unwrap();
+    }
+    cluster.wait_replicated().await;
+    let mut silent = None;
+    for port in cluster.primaries().await {
+        if cluster.holds(port, "*members*").await {
+            silent = Some(port);
+        }
+    }
+    let silent = silent.expect("a primary holds the membership");
+    cluster.freeze(silent);
+
+    // The node timeout (2 s) and an election, then the client's way to the
+    // new primary; generous, as the machine is shared.
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        if store.renew(&sid("s1"), epoch, Duration::from_secs(60)).await.unwrap_or(false) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no lease renewal while the old primary stayed silent");
+        sleep_ms(200).await;
+    }
+    for game in &games {
+        loop {
+            match store.commit(commit(game, 1, epoch, "r2", &["b"])).await {
+                Ok(_) | Err(CommitError::VersionConflict { current: 2 }) => break,
+                Err(error) => {
+                    assert!(std::time::Instant::now() < deadline, "{game} not committed: {error}");
+                    sleep_ms(200).await;
+                }
+            }
+        }
+    }
+    assert!(!cluster.primaries().await.contains(&silent), "the silent primary was failed over");
+}
+
+/// With commits waiting for a replica on a Redis Cluster, a primary that
+/// lost its replica holds up only the commits to its own slots: the `WAIT`
+/// goes to the primary that took the write, not to every primary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_primary_without_its_replica_holds_up_only_its_own_games_commits() {
+    let mut cluster = fogblast_testkit::RedisCluster::start().await;
+    let durability = Durability::Replicated { replicas: 1, timeout: Duration::from_millis(300) };
+    let store = RedisStore::connect(&cluster.url(), "durable-slots:").await.unwrap().with_durability(durability);
+    let epoch = store.register(&sid("s1"), "http://s1", Duration::from_secs(60)).await.unwrap();
+    let games: Vec<GameId> = (0..30).map(|i| gid(&format!("slot{i:03}"))).collect();
+    for game in &games {
+        store.commit(commit(game, 0, epoch, "r1", &["a"])).await.unwrap();
+    }
+    let primaries = cluster.primaries().await;
+    let alone = primaries[0];
+    let replica = cluster.replica_of(alone).await.expect("every primary has a replica");
+    cluster.kill(replica);
+
+    let (mut held, mut through) = (0, 0);
+    for game in &games {
+        let on_alone = cluster.holds(alone, &format!("*:{game}")).await;
+        let committed = store.commit(commit(game, 1, epoch, "r2", &["b"])).await;
+        if on_alone {
+            held += 1;
+            assert!(matches!(committed, Err(CommitError::Store(_))), "{game} on the lone primary: {committed:?}");
+        } else {
+            through += 1;
+            assert_eq!(committed.unwrap(), 2, "{game} on a primary with its replica");
+            store.confirm_durable(game).await.unwrap();
+        }
+    }
+    assert!(held > 0 && through > 0, "games on both kinds of primary: {held} held, {through} through");
 }
 
 /// Commits, lease renewals and sweeps that keep arriving while a primary

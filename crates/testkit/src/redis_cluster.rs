@@ -86,20 +86,45 @@ impl RedisCluster {
     /// The ports of the nodes serving slots now, as a live node sees it: a
     /// primary suspected or known to have failed is left out.
     pub async fn primaries(&self) -> Vec<u16> {
+        let Some(nodes) = self.cluster_nodes().await else { return Vec::new() };
+        nodes
+            .lines()
+            .filter(|line| {
+                let flags = line.split(' ').nth(2).unwrap_or("");
+                flags.split(',').any(|flag| flag == "master") && !flags.contains("fail")
+            })
+            .filter_map(|line| line.split(' ').nth(1)?.split(['@', ':']).nth(1)?.parse().ok())
+            .collect()
+    }
+
+    /// The port of the replica following the primary on `port`, as a
+    /// live node sees it.
+    pub async fn replica_of(&self, primary: u16) -> Option<u16> {
+        let nodes = self.cluster_nodes().await?;
+        let field = |line: &str, n: usize| line.split(' ').nth(n).unwrap_or("").to_owned();
+        let port_of = |line: &str| field(line, 1).split(['@', ':']).nth(1)?.parse::<u16>().ok();
+        let primary_id = nodes.lines().find(|line| port_of(line) == Some(primary)).map(|line| field(line, 0))?;
+        nodes.lines().find(|line| field(line, 3) == primary_id).and_then(port_of)
+    }
+
+    /// `CLUSTER NODES` as the first node that answers sees it.
+    async fn cluster_nodes(&self) -> Option<String> {
         for port in &self.ports {
             let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else { continue };
             let Ok(mut conn) = client.get_multiplexed_async_connection().await else { continue };
-            let Ok(nodes) = redis::cmd("CLUSTER").arg("NODES").query_async::<String>(&mut conn).await else { continue };
-            return nodes
-                .lines()
-                .filter(|line| {
-                    let flags = line.split(' ').nth(2).unwrap_or("");
-                    flags.split(',').any(|flag| flag == "master") && !flags.contains("fail")
-                })
-                .filter_map(|line| line.split(' ').nth(1)?.split(['@', ':']).nth(1)?.parse().ok())
-                .collect();
+            if let Ok(nodes) = redis::cmd("CLUSTER").arg("NODES").query_async::<String>(&mut conn).await {
+                return Some(nodes);
+            }
         }
-        Vec::new()
+        None
+    }
+
+    /// Whether the node on `port` holds a key matching `pattern` (`KEYS`).
+    pub async fn holds(&self, port: u16, pattern: &str) -> bool {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).expect("a node url");
+        let mut conn = client.get_multiplexed_async_connection().await.expect("the node answers");
+        let keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query_async(&mut conn).await.expect("KEYS");
+        !keys.is_empty()
     }
 
     /// How many keys the node on `port` holds.
@@ -117,6 +142,15 @@ impl RedisCluster {
             wait_until(&format!("the replica of {port} to catch up"), || async move { replicas_caught_up(port).await })
                 .await;
         }
+    }
+
+    /// Freezes the node on `port` with SIGSTOP: its sockets stay open and
+    /// accept, but nothing is answered, as when a network cut leaves a
+    /// node silent; the others time it out and its replica takes over.
+    pub fn freeze(&mut self, port: u16) {
+        let index = self.ports.iter().position(|p| *p == port).expect("a node of this cluster");
+        let stopped = Command::new("kill").args(["-STOP", &self.nodes[index].id().to_string()]).status();
+        assert!(stopped.is_ok_and(|s| s.success()), "SIGSTOP to the node on {port}");
     }
 
     /// Kills the node on `port` with SIGKILL: it stops without a word, and

@@ -203,7 +203,7 @@ impl Shard {
     /// shown as played before it is written where a failover keeps it.
     pub async fn current(&self, game: &GameId) -> Result<(LiveGame, u64), ServiceError> {
         let cached = self.load(game).await?.ok_or_else(|| not_found(game))?;
-        self.store.confirm_durable().await.map_err(unavailable)?;
+        self.store.confirm_durable(game).await.map_err(unavailable)?;
         Ok((Arc::unwrap_or_clone(cached.live), cached.version))
     }
 
@@ -331,7 +331,7 @@ impl Shard {
         request_id: &str,
     ) -> Result<Option<CreateGameResponse>, ServiceError> {
         let Some(cached) = self.load(game).await? else { return Ok(None) };
-        self.store.confirm_durable().await.map_err(unavailable)?;
+        self.store.confirm_durable(game).await.map_err(unavailable)?;
         let made_here = recorded(&cached.live.record, request_id).is_some_and(|r| r.version == 1);
         let Some(color) = cached.live.color_of(&spec.player).filter(|_| made_here) else {
             return Err(ServiceError::new(ErrorCode::Conflict, format!("game {game} already exists")));
@@ -466,7 +466,7 @@ impl Shard {
                 Decision::Answered { keep, answer, republish } => {
                     let live = Arc::clone(&keep.live);
                     slot.cached = Some(keep);
-                    self.store.confirm_durable().await.map_err(unavailable)?;
+                    self.store.confirm_durable(game).await.map_err(unavailable)?;
                     if matches!(command, Command::Rematch { .. }) && !live.record.rematch_game_id.is_empty() {
                         // The agreement's first answer was lost, and the
                         // rematch may not be made yet.
@@ -650,7 +650,7 @@ impl Shard {
                 // its events are shown only once they are as durable as a
                 // commit's, or a failover could take back a move players
                 // saw played.
-                if shard.store.confirm_durable().await.is_err() {
+                if shard.store.confirm_durable(&game).await.is_err() {
                     continue;
                 }
                 // A rematch agreed by the commit is made before the

@@ -150,7 +150,7 @@ async fn follow(
 async fn catch_up(shard: &Arc<Shard>, game: &GameId, last: &mut u64, tx: &Sender) -> Result<bool, ServiceError> {
     let found = shard.store.events_after(game, *last).await.map_err(unavailable)?;
     // Only what is as durable as a commit is shown (see `Shard::current`).
-    shard.store.confirm_durable().await.map_err(unavailable)?;
+    shard.store.confirm_durable(game).await.map_err(unavailable)?;
     match found {
         EventsAfter::NotFound => Err(ServiceError::new(ErrorCode::NotFound, format!("no game {game}"))),
         EventsAfter::Events { events, .. } => {

@@ -112,7 +112,7 @@ impl GameStore for LosingStore {
         }
         Ok(version)
     }
-    async fn confirm_durable(&self) -> Result<(), StoreError> {
+    async fn confirm_durable(&self, _game: &GameId) -> Result<(), StoreError> {
         if self.replicas_away.load(Ordering::SeqCst) {
             return Err(StoreError::new("the write reached 0 of 1 replicas"));
         }

@@ -179,6 +179,26 @@ impl NodeNet {
         self.apply()
     }
 
+    /// Splits the network in two: the nodes of `side` reach one another
+    /// and nothing else, and the rest (the root namespace included) reach
+    /// one another and not them.
+    pub fn split_off(&mut self, side: &[usize]) -> anyhow::Result<()> {
+        for &node in side {
+            self.check(Endpoint::Node(node))?;
+        }
+        let inside = |endpoint: Endpoint| matches!(endpoint, Endpoint::Node(i) if side.contains(&i));
+        let across: Vec<(Endpoint, Endpoint)> = self
+            .endpoints()
+            .filter(|a| inside(*a))
+            .flat_map(|a| self.endpoints().filter(move |b| !inside(*b)).map(move |b| (a, b)))
+            .collect();
+        for (a, b) in across {
+            self.cuts.insert((a, b));
+            self.cuts.insert((b, a));
+        }
+        self.apply()
+    }
+
     /// Lifts every cut to and from `endpoint`.
     pub fn heal(&mut self, endpoint: Endpoint) -> anyhow::Result<()> {
         self.cuts.retain(|(from, to)| *from != endpoint && *to != endpoint);
@@ -401,6 +421,33 @@ mod tests {
         assert!(net.ruleset(0).contains("ip daddr { 10.213.9.1 } drop"), "{}", net.ruleset(0));
         assert!(net.ruleset(0).contains("ip saddr { 10.213.9.11 } drop"), "{}", net.ruleset(0));
         assert!(!net.ruleset(1).contains("drop"), "{}", net.ruleset(1));
+        std::mem::forget(net);
+    }
+
+    #[test]
+    fn a_split_cuts_every_link_across_and_none_within() {
+        let mut net = NodeNet {
+            bridge: "unused".into(),
+            subnet: [10, 213, 9],
+            nodes: (0..4)
+                .map(|i| Node {
+                    name: format!("n{i}"),
+                    namespace: String::new(),
+                    address: Ipv4Addr::new(10, 213, 9, 10 + i as u8),
+                })
+                .collect(),
+            cuts: BTreeSet::new(),
+        };
+        // Only the cut set, not the namespaces' rules: there are none here.
+        let inside = |endpoint: Endpoint| matches!(endpoint, Endpoint::Node(0 | 2));
+        let all: Vec<Endpoint> = net.endpoints().collect();
+        let _ = net.split_off(&[0, 2]);
+        for &a in &all {
+            for &b in all.iter().filter(|b| **b != a) {
+                assert_eq!(net.cuts.contains(&(a, b)), inside(a) != inside(b), "{a:?} -> {b:?}");
+            }
+        }
+        assert!(net.split_off(&[9]).is_err(), "an unknown node is refused");
         std::mem::forget(net);
     }
 

@@ -29,7 +29,7 @@ use crate::node_net::Endpoint;
 pub mod cluster;
 pub mod history;
 
-use cluster::{PartitionCluster, DATA, GATEWAYS, MATCHMAKER_NODE, REDIS_PRIMARY_NODE, SHARDS};
+use cluster::{PartitionCluster, RedisLayout, DATA, GATEWAYS, MATCHMAKER_NODE, REDIS, REDIS_PRIMARY_NODE, SHARDS};
 use history::{FinalState, History, Outcome, Verdict};
 
 /// The fault schedules, by name.
@@ -39,6 +39,9 @@ pub enum Schedule {
     IsolateShard,
     /// shard-0 cut off from both gateways, still reaching Redis and NATS.
     ShardFromGateways,
+    /// The reverse: shard-0 cut off from the Redis and NATS nodes, still
+    /// reaching the gateways.
+    ShardFromData,
     /// One NATS server cut off from its two peers and from every client.
     NatsServer,
     /// The NATS server leading the public events' stream (moved to data3
@@ -59,14 +62,22 @@ pub enum Schedule {
     ClockBehind,
     /// The Redis primary cut from its replica while it takes moves, then
     /// failed over to the replica: what was not replicated is gone unless
-    /// commits wait for the replica (`--redis-wait-replicas`).
+    /// commits wait for the replica (`--redis-wait-replicas`). One primary
+    /// and its replica (`--redis replicated`) only.
     RedisFailover,
+    /// A Redis Cluster primary and a shard (`redis1` and `shard0`) cut
+    /// off together from everything else: the minority primary takes
+    /// shard-0's writes until it times its peers out, while the majority
+    /// promotes its replica; healed, it rejoins as a replica and loses what
+    /// it took alone. `--redis cluster` only.
+    MinorityPrimary,
 }
 
 impl Schedule {
-    const ALL: [Schedule; 11] = [
+    const ALL: [Schedule; 13] = [
         Schedule::IsolateShard,
         Schedule::ShardFromGateways,
+        Schedule::ShardFromData,
         Schedule::NatsServer,
         Schedule::NatsLeader,
         Schedule::OneWay,
@@ -76,15 +87,28 @@ impl Schedule {
         Schedule::ClockAhead,
         Schedule::ClockBehind,
         Schedule::RedisFailover,
+        Schedule::MinorityPrimary,
     ];
+
+    /// The Redis layout the schedule needs, if it needs one.
+    fn needs(self) -> Option<RedisLayout> {
+        match self {
+            Schedule::RedisFailover => Some(RedisLayout::Replicated),
+            Schedule::MinorityPrimary => Some(RedisLayout::Cluster),
+            _ => None,
+        }
+    }
 
     /// The shards whose games the fault cuts off (none: it touches every
     /// game alike, or none).
     fn cut_shards(self) -> &'static [&'static str] {
         match self {
-            Schedule::IsolateShard | Schedule::ShardFromGateways | Schedule::GatewayFromShard | Schedule::TwoFaults => {
-                &["shard-0"]
-            }
+            Schedule::IsolateShard
+            | Schedule::ShardFromGateways
+            | Schedule::ShardFromData
+            | Schedule::GatewayFromShard
+            | Schedule::TwoFaults
+            | Schedule::MinorityPrimary => &["shard-0"],
             Schedule::OneWay | Schedule::ClockAhead | Schedule::ClockBehind => &["shard-1"],
             Schedule::NatsServer | Schedule::NatsLeader | Schedule::Flapping | Schedule::RedisFailover => &[],
         }
@@ -94,6 +118,7 @@ impl Schedule {
         match self {
             Schedule::IsolateShard => "isolate-shard",
             Schedule::ShardFromGateways => "shard-from-gateways",
+            Schedule::ShardFromData => "shard-from-data",
             Schedule::NatsServer => "nats-server",
             Schedule::NatsLeader => "nats-leader",
             Schedule::OneWay => "one-way",
@@ -103,15 +128,19 @@ impl Schedule {
             Schedule::ClockAhead => "clock-ahead",
             Schedule::ClockBehind => "clock-behind",
             Schedule::RedisFailover => "redis-failover",
+            Schedule::MinorityPrimary => "minority-primary",
         }
     }
 }
 
 #[derive(Debug, clap::Args)]
 pub struct PartitionsArgs {
-    /// Schedules to run, comma separated, or `all`.
+    /// Schedules to run, comma separated, or `all` (every schedule the Redis layout allows).
     #[arg(long, default_value = "all")]
     schedule: String,
+    /// How Redis is laid out over the data nodes.
+    #[arg(long, value_enum, default_value_t = RedisLayout::Cluster)]
+    redis: RedisLayout,
     /// Bots seeking quick pairings (rated, through the matchmaker), in pools of two per variant.
     #[arg(long, default_value_t = 6)]
     seekers: usize,
@@ -148,23 +177,31 @@ pub struct PartitionsArgs {
     server_bin: Option<PathBuf>,
 }
 
-/// The schedules named by `--schedule`.
-fn schedules(list: &str) -> anyhow::Result<Vec<Schedule>> {
+/// The schedules named by `--schedule`, refusing one the Redis layout
+/// cannot run.
+fn schedules(list: &str, redis: RedisLayout) -> anyhow::Result<Vec<Schedule>> {
+    let fits = |schedule: &Schedule| schedule.needs().is_none_or(|layout| layout == redis);
     if list == "all" {
-        return Ok(Schedule::ALL.to_vec());
+        return Ok(Schedule::ALL.into_iter().filter(fits).collect());
     }
-    list.split(',')
+    let named: Vec<Schedule> = list
+        .split(',')
         .map(|name| {
             Schedule::ALL.into_iter().find(|s| s.name() == name.trim()).with_context(|| {
                 let names: Vec<&str> = Schedule::ALL.iter().map(|s| s.name()).collect();
                 format!("--schedule {name:?}: one of {} or all", names.join(", "))
             })
         })
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    if let Some(misfit) = named.iter().find(|s| !fits(s)) {
+        let needs = misfit.needs().map(|layout| format!("{layout:?}").to_lowercase()).unwrap_or_default();
+        bail!("schedule {} runs with --redis {needs}", misfit.name());
+    }
+    Ok(named)
 }
 
 pub fn run(args: &PartitionsArgs) -> anyhow::Result<()> {
-    let schedules = schedules(&args.schedule)?;
+    let schedules = schedules(&args.schedule, args.redis)?;
     if let Some(reason) = crate::node_net::cannot_make_namespaces() {
         bail!("partitions cannot run here: {reason}");
     }
@@ -191,11 +228,15 @@ async fn main(args: &PartitionsArgs, schedules: &[Schedule]) -> anyhow::Result<(
         let mut cluster = PartitionCluster::plan(
             &server_bin,
             database_url,
-            (args.lease_ms, args.redis_wait_replicas),
+            (args.lease_ms, args.redis_wait_replicas, args.redis),
             log_dir.clone(),
         )?;
         println!("nodes: {}", describe_nodes(&cluster));
-        println!("starting NATS (3 servers), Redis (primary and replica), the rating service (root namespace), 2 shards, the matchmaker and 2 gateways; logs in {}", log_dir.display());
+        let redis = match args.redis {
+            RedisLayout::Cluster => "a Redis Cluster (3 primaries, 6 replicas)",
+            RedisLayout::Replicated => "Redis (primary and replica)",
+        };
+        println!("starting NATS (3 servers), {redis}, the rating service (root namespace), 2 shards, the matchmaker and 2 gateways; logs in {}", log_dir.display());
         cluster.start_all().await?;
         let interrupted = crate::signals::shutdown_signal().context("installing signal handlers")?;
         tokio::select! {
@@ -252,6 +293,7 @@ async fn run_schedules(
     let mut verdicts = Vec::new();
     for &schedule in schedules {
         println!("schedule {}: bots playing", schedule.name());
+        cluster.player_link_cuts.clear();
         let shared = start_bots(args, cluster);
         let (stop_tx, stop_rx) = watch::channel(false);
         let bots: Vec<_> = roles(args)
@@ -265,6 +307,11 @@ async fn run_schedules(
         apply_fault(args, cluster, &shared, schedule).await?;
         let healed_s = started.elapsed().as_secs_f64();
         cluster.net.heal_all()?;
+        if cluster.redis == RedisLayout::Cluster {
+            // A primary the fault failed over is made primary again, so
+            // the next schedule finds the layout it was planned on.
+            cluster.restore_redis_primaries().await?;
+        }
         println!("schedule {}: healed after {:.1} s", schedule.name(), started.elapsed().as_secs_f64());
         watch_over(cluster, &shared, Duration::from_secs(args.play_s)).await;
         let _ = stop_tx.send(true);
@@ -390,6 +437,11 @@ async fn apply_fault(
                 cluster.net.cut_between(shard(0), Endpoint::Node(gateway))?;
             }
         }
+        Schedule::ShardFromData => {
+            for data in DATA.into_iter().chain(REDIS) {
+                cluster.net.cut_between(shard(0), Endpoint::Node(data))?;
+            }
+        }
         Schedule::NatsServer => {
             // data3's NATS server; the matchmaker beside it is cut with it.
             let cut = DATA[2];
@@ -418,12 +470,17 @@ async fn apply_fault(
         Schedule::Flapping => {
             let end = Instant::now() + span;
             while Instant::now() < end {
+                let cut_at = crate::chaos::bot::wall_ms();
                 cluster.net.isolate(GATEWAYS[0])?;
                 watch_over(cluster, shared, Duration::from_secs(1)).await;
                 cluster.net.heal(Endpoint::Node(GATEWAYS[0]))?;
+                cluster.player_link_cuts.push((0, cut_at, crate::chaos::bot::wall_ms()));
                 watch_over(cluster, shared, Duration::from_secs(1)).await;
             }
             return Ok(());
+        }
+        Schedule::MinorityPrimary => {
+            cluster.net.split_off(&[REDIS_PRIMARY_NODE, SHARDS[0]])?;
         }
         Schedule::ClockAhead | Schedule::ClockBehind => {
             let skew = if schedule == Schedule::ClockAhead { 2_000 } else { -2_000 };
@@ -505,7 +562,7 @@ async fn judge(
         fog_frames: records.fog.len(),
         fog_leaks: fog_line.failures,
         commits: logged_commits(&cluster.log_dir)?,
-        charges: charges(records, &db),
+        charges: charges(records, &db, &cluster.player_link_cuts),
     };
     let history = history_of(records);
     let [invoked, ok, fail, unknown] = history.counts();
@@ -521,8 +578,10 @@ async fn judge(
 }
 
 /// What each move from the third of every timed game between two bots
-/// cost its mover, with the bots' send times around it.
-fn charges(records: &Records, db: &verdict::Database) -> Vec<history::Charge> {
+/// cost its mover, with the bots' send times around it, and whether the
+/// gateway it went to had its link to the players cut (`player_link_cuts`:
+/// gateway, from, to) between its last send and its being shown played.
+fn charges(records: &Records, db: &verdict::Database, player_link_cuts: &[(usize, u64, u64)]) -> Vec<history::Charge> {
     let mut charges = Vec::new();
     for (id, info) in &records.games {
         let Some(game) = db.games.get(id) else { continue };
@@ -536,12 +595,18 @@ fn charges(records: &Records, db: &verdict::Database) -> Vec<history::Charge> {
             else {
                 continue;
             };
+            // Not shown played: held up until the end of the run at most.
+            let shown = records.seen.get(&(id.clone(), ply)).copied().unwrap_or(u64::MAX);
+            let over_cut_client_link = player_link_cuts
+                .iter()
+                .any(|&(gateway, from, to)| gateway == sent.gateway && from <= shown && to >= sent.last_ms);
             charges.push(history::Charge {
                 game: id.clone(),
                 ply,
                 charged_ms: game.clocks[ply - 2] as i64 - game.clocks[ply] as i64 + increment,
                 turn_began_ms: before.first_ms,
                 last_sent_ms: sent.last_ms,
+                over_cut_client_link,
             });
         }
     }
@@ -643,6 +708,20 @@ async fn public_move_numbers(nats_url: &str, games: &[String]) -> anyhow::Result
 mod tests {
     use super::*;
     use crate::chaos::bot::Ack;
+
+    #[test]
+    fn a_schedule_runs_only_on_the_redis_layout_it_needs() {
+        let on_cluster = schedules("all", RedisLayout::Cluster).unwrap();
+        assert!(on_cluster.contains(&Schedule::MinorityPrimary) && !on_cluster.contains(&Schedule::RedisFailover));
+        let on_one = schedules("all", RedisLayout::Replicated).unwrap();
+        assert!(on_one.contains(&Schedule::RedisFailover) && !on_one.contains(&Schedule::MinorityPrimary));
+        assert_eq!(on_cluster.len() + 1, Schedule::ALL.len());
+        let refused = schedules("one-way,redis-failover", RedisLayout::Cluster).unwrap_err();
+        assert_eq!(refused.to_string(), "schedule redis-failover runs with --redis replicated");
+        let refused = schedules("minority-primary", RedisLayout::Replicated).unwrap_err();
+        assert_eq!(refused.to_string(), "schedule minority-primary runs with --redis cluster");
+        assert_eq!(schedules("one-way", RedisLayout::Replicated).unwrap(), [Schedule::OneWay]);
+    }
 
     #[test]
     fn moves_sent_during_the_fault_are_told_apart_by_the_shard_of_their_game() {

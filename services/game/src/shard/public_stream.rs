@@ -198,7 +198,7 @@ impl Shard {
         // than leave a gap.
         let mut wait = Duration::from_millis(100);
         let mut waited = Duration::ZERO;
-        while let Err(error) = self.store.confirm_durable().await {
+        while let Err(error) = self.store.confirm_durable(game).await {
             if waited >= DURABLE_WAIT {
                 warn!(game = %game, %error, "publishing history the replicas have not confirmed");
                 break;

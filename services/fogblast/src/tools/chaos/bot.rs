@@ -107,6 +107,8 @@ pub struct Sent {
     pub first_ms: u64,
     /// Wall time of the latest send, a resend of the same move included.
     pub last_ms: u64,
+    /// The gateway (index into the URLs) of the latest send.
+    pub gateway: usize,
 }
 
 /// A frame of a fog-of-war game in progress, as one receiver got it.
@@ -733,6 +735,7 @@ impl Bot {
                 pending.last = now;
                 if let Some(sent) = self.shared.records().sent.get_mut(&(game.id.clone(), ply)) {
                     sent.last_ms = wall_ms();
+                    sent.gateway = self.gateway;
                 }
             }
             _ => {
@@ -744,6 +747,7 @@ impl Bot {
                     sent.first_ms = at;
                 }
                 sent.last_ms = at;
+                sent.gateway = self.gateway;
                 sent.tried.push(uci.clone());
                 drop(records);
                 game.pending = Some(Pending { ply, uci, id, first: now, last: now });

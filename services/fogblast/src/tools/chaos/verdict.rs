@@ -510,8 +510,12 @@ mod tests {
             },
         );
         for (ply, uci) in moves.iter().enumerate() {
-            let sent =
-                Sent { tried: vec![(*uci).to_owned()], first_ms: 1_000 * ply as u64, last_ms: 1_000 * ply as u64 };
+            let sent = Sent {
+                tried: vec![(*uci).to_owned()],
+                first_ms: 1_000 * ply as u64,
+                last_ms: 1_000 * ply as u64,
+                gateway: 0,
+            };
             records.sent.insert((id.clone(), ply), sent);
             records.acked.insert((id.clone(), ply), (*uci).to_owned());
             records.seen.insert((id.clone(), ply), 1_000 * ply as u64 + 10);

@@ -1,9 +1,11 @@
-//! The partition run's cluster: seven network nodes (see [`NODES`]) with
+//! The partition run's cluster: ten network nodes (see [`NODES`]) with
 //! the real processes on them. A NATS JetStream cluster of three servers
-//! (`data1`-`data3`, streams at three replicas); Redis, a primary on
-//! `data1` with a replica on `data2`; the matchmaker on `data3`; one game
-//! shard on each of `shard0` and `shard1`; one gateway on each of `gate0`
-//! and `gate1`. The rating service runs in the root namespace: Postgres
+//! (`data1`-`data3`, streams at three replicas); Redis laid out as
+//! [`RedisLayout`] says: a Redis Cluster of three primaries, one on each
+//! of `redis1`-`redis3`, each with a replica on each other Redis node, or
+//! one primary on `redis1` with a replica on `redis2`; the matchmaker on `data3`;
+//! one game shard on each of `shard0` and `shard1`; one gateway on each of
+//! `gate0` and `gate1`. The rating service runs in the root namespace: Postgres
 //! listens on 127.0.0.1 only, which no namespace reaches; the nodes reach
 //! the rating service at the bridge's address. Every process listens on
 //! its node's address at a fixed port (a node has ports of its own), so a
@@ -24,16 +26,26 @@ use tokio::time::Instant;
 use crate::node_net::NodeNet;
 
 /// The nodes, by index.
-pub const NODES: [&str; 7] = ["data1", "data2", "data3", "shard0", "shard1", "gate0", "gate1"];
+pub const NODES: [&str; 10] =
+    ["data1", "data2", "data3", "redis1", "redis2", "redis3", "shard0", "shard1", "gate0", "gate1"];
+/// The NATS servers' nodes.
 pub const DATA: [usize; 3] = [0, 1, 2];
-pub const SHARDS: [usize; 2] = [3, 4];
-pub const GATEWAYS: [usize; 2] = [5, 6];
+/// The Redis servers' nodes.
+pub const REDIS: [usize; 3] = [3, 4, 5];
+pub const SHARDS: [usize; 2] = [6, 7];
+pub const GATEWAYS: [usize; 2] = [8, 9];
 pub const MATCHMAKER_NODE: usize = 2;
-pub const REDIS_PRIMARY_NODE: usize = 0;
+/// The node of the Redis primary: the only one, or the one serving the
+/// Redis Cluster's first third of slots.
+pub const REDIS_PRIMARY_NODE: usize = REDIS[0];
 
 const NATS_CLIENT_PORT: u16 = 4222;
 const NATS_ROUTE_PORT: u16 = 6222;
 const REDIS_PORT: u16 = 6379;
+/// A Redis Cluster's replicas, beside other Redis nodes' primaries.
+const REDIS_REPLICA_PORTS: [u16; 2] = [6380, 6381];
+/// How long a Redis Cluster node may be unreachable before its replica takes over.
+const REDIS_NODE_TIMEOUT_MS: u64 = 2_000;
 /// gRPC of a shard, the matchmaker or the rating service; HTTP of a gateway.
 const SERVICE_PORT: u16 = 7000;
 const METRICS_PORT: u16 = 7001;
@@ -45,6 +57,21 @@ const READY_TIMEOUT: Duration = Duration::from_secs(90);
 /// The names every Fogblast process shares.
 pub const STREAM: &str = "FOGBLAST_PARTITIONS";
 pub const REDIS_PREFIX: &str = "fogblast-partitions:";
+
+/// How Redis is laid out over the data nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RedisLayout {
+    /// A Redis Cluster: three primaries (`redis-1`..`redis-3` on
+    /// `redis1`..`redis3`), each with two replicas (`redis-1r1`,
+    /// `redis-1r2`..), one on each other Redis node, failing over by itself
+    /// when a primary is cut off. With a commit waiting for one replica, a
+    /// Redis node cut off stalls its primary's slots only until the
+    /// failover: every primary still has a replica on the other side.
+    Cluster,
+    /// One primary on `redis1` and its replica on `redis2`, failed over by
+    /// the run (as a sentinel or an operator would).
+    Replicated,
+}
 
 #[derive(Debug)]
 pub struct Process {
@@ -70,6 +97,10 @@ pub struct PartitionCluster {
     lease_ms: u64,
     /// `FOGBLAST_REDIS_WAIT_REPLICAS` of every service.
     redis_wait_replicas: u32,
+    pub redis: RedisLayout,
+    /// The schedule's cuts between a gateway and the players (the root
+    /// namespace): gateway index, from and to, wall ms.
+    pub player_link_cuts: Vec<(usize, u64, u64)>,
 }
 
 impl PartitionCluster {
@@ -77,13 +108,21 @@ impl PartitionCluster {
     pub fn plan(
         server_bin: &Path,
         database_url: String,
-        settings: (u64, u32),
+        settings: (u64, u32, RedisLayout),
         log_dir: PathBuf,
     ) -> anyhow::Result<Self> {
-        let (lease_ms, redis_wait_replicas) = settings;
+        let (lease_ms, redis_wait_replicas, redis) = settings;
         let net = NodeNet::create(&NODES)?;
-        let mut cluster =
-            PartitionCluster { net, processes: Vec::new(), log_dir, database_url, lease_ms, redis_wait_replicas };
+        let mut cluster = PartitionCluster {
+            net,
+            processes: Vec::new(),
+            log_dir,
+            database_url,
+            lease_ms,
+            redis_wait_replicas,
+            redis,
+            player_link_cuts: Vec::new(),
+        };
         cluster.plan_data()?;
         cluster.plan_services(server_bin);
         Ok(cluster)
@@ -109,7 +148,35 @@ impl PartitionCluster {
     }
 
     pub fn redis_url(&self) -> String {
-        format!("redis://{}:{REDIS_PORT}", self.address(REDIS_PRIMARY_NODE))
+        match self.redis {
+            RedisLayout::Replicated => format!("redis://{}:{REDIS_PORT}", self.address(REDIS_PRIMARY_NODE)),
+            RedisLayout::Cluster => {
+                let seeds: Vec<String> = self.redis_cluster_nodes().iter().map(|n| n.address.to_string()).collect();
+                format!("redis-cluster://{}", seeds.join(","))
+            }
+        }
+    }
+
+    /// The Redis Cluster's nine nodes: the three primaries, then their replicas.
+    fn redis_cluster_nodes(&self) -> Vec<RedisNode> {
+        let primaries = REDIS.iter().enumerate().map(|(i, &node)| RedisNode {
+            name: format!("redis-{}", i + 1),
+            node,
+            address: SocketAddr::from((self.address(node), REDIS_PORT)),
+            replica_of: None,
+        });
+        let replicas = REDIS_REPLICA_PORTS.iter().enumerate().flat_map(|(j, &port)| {
+            (0..REDIS.len()).map(move |i| {
+                let node = REDIS[(i + j + 1) % REDIS.len()];
+                RedisNode {
+                    name: format!("redis-{}r{}", i + 1, j + 1),
+                    node,
+                    address: SocketAddr::from((self.address(node), port)),
+                    replica_of: Some(i),
+                }
+            })
+        });
+        primaries.chain(replicas).collect()
     }
 
     pub fn gateway_urls(&self) -> Vec<String> {
@@ -126,8 +193,42 @@ impl PartitionCluster {
             let args = vec!["-c".into(), config.display().to_string()];
             self.add(&server.name, Some(node), "nats-server".into(), args, None);
         }
+        match self.redis {
+            RedisLayout::Replicated => self.plan_replicated_redis(),
+            RedisLayout::Cluster => self.plan_redis_cluster()?,
+        }
+        Ok(())
+    }
+
+    fn plan_redis_cluster(&mut self) -> anyhow::Result<()> {
+        for redis in self.redis_cluster_nodes() {
+            let dir = self.log_dir.join(&redis.name);
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let port = redis.address.port().to_string();
+            let mut args: Vec<String> = ["--port", &port, "--save", "", "--appendonly", "no", "--protected-mode", "no"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            args.extend(["--bind".into(), redis.address.ip().to_string(), "--dir".into(), dir.display().to_string()]);
+            args.extend([
+                "--cluster-enabled".into(),
+                "yes".into(),
+                "--cluster-config-file".into(),
+                "nodes.conf".into(),
+            ]);
+            args.extend(["--cluster-node-timeout".into(), REDIS_NODE_TIMEOUT_MS.to_string()]);
+            // A replica cut off for long still takes over: the run judges
+            // what that loses, rather than leave the slots unserved.
+            args.extend(["--cluster-replica-validity-factor".into(), "0".into()]);
+            self.add(&redis.name, Some(redis.node), "redis-server".into(), args, None);
+        }
+        Ok(())
+    }
+
+    fn plan_replicated_redis(&mut self) {
         let primary = self.address(REDIS_PRIMARY_NODE);
-        for (name, node, replica_of) in [("redis-primary", 0, None), ("redis-replica", 1, Some(primary))] {
+        for (name, node, replica_of) in [("redis-primary", REDIS[0], None), ("redis-replica", REDIS[1], Some(primary))]
+        {
             let mut args: Vec<String> = ["--port", &REDIS_PORT.to_string(), "--save", "", "--appendonly", "no"]
                 .iter()
                 .map(|s| s.to_string())
@@ -138,7 +239,6 @@ impl PartitionCluster {
             }
             self.add(name, Some(node), "redis-server".into(), args, None);
         }
-        Ok(())
     }
 
     fn plan_services(&mut self, server_bin: &Path) {
@@ -219,14 +319,101 @@ impl PartitionCluster {
 
     /// Starts the data servers, then the services in order, each ready before the next.
     pub async fn start_all(&mut self) -> anyhow::Result<()> {
+        let mut data_ready = false;
         for i in 0..self.processes.len() {
-            self.spawn(i, 0)?;
-            if self.processes[i].name == "redis-replica" {
-                // The Fogblast services connect to NATS at start: give
-                // the NATS cluster its meta leader first.
+            if self.processes[i].probe.is_some() && !data_ready {
+                // The Fogblast services connect to Redis and NATS at
+                // start: the Redis Cluster formed, the NATS cluster with
+                // its meta leader.
+                if self.redis == RedisLayout::Cluster {
+                    self.form_redis_cluster().await?;
+                }
                 self.wait_nats().await?;
+                data_ready = true;
             }
+            self.spawn(i, 0)?;
             self.wait_ready(i).await?;
+        }
+        Ok(())
+    }
+
+    /// Joins the six Redis nodes into a cluster: the slots split in three
+    /// over the primaries, every node met, each replica following its
+    /// primary; returns once every node sees every slot served and each
+    /// replica is in sync.
+    async fn form_redis_cluster(&self) -> anyhow::Result<()> {
+        let nodes = self.redis_cluster_nodes();
+        for redis in &nodes {
+            wait_for(&format!("{} to answer", redis.name), || async {
+                redis_command(redis.address, &["PING"]).await.map(drop)
+            })
+            .await?;
+        }
+        let third = 16_384 / REDIS.len() as u32;
+        for (i, redis) in nodes.iter().filter(|n| n.replica_of.is_none()).enumerate() {
+            let first = i as u32 * third;
+            let last = if i + 1 == REDIS.len() { 16_383 } else { first + third - 1 };
+            redis_command(redis.address, &["CLUSTER", "ADDSLOTSRANGE", &first.to_string(), &last.to_string()]).await?;
+        }
+        for redis in &nodes[1..] {
+            let (ip, port) = (redis.address.ip().to_string(), redis.address.port().to_string());
+            redis_command(nodes[0].address, &["CLUSTER", "MEET", &ip, &port]).await?;
+        }
+        for redis in &nodes {
+            let known = format!("cluster_known_nodes:{}", nodes.len());
+            wait_for(&format!("{} to know every node", redis.name), || async {
+                let info = redis_command(redis.address, &["CLUSTER", "INFO"]).await?;
+                if info.contains(&known) {
+                    Ok(())
+                } else {
+                    bail!("not yet")
+                }
+            })
+            .await?;
+        }
+        for redis in &nodes {
+            let Some(primary) = redis.replica_of else { continue };
+            let id = redis_command(nodes[primary].address, &["CLUSTER", "MYID"]).await?;
+            wait_for(&format!("{} to follow {}", redis.name, nodes[primary].name), || async {
+                redis_command(redis.address, &["CLUSTER", "REPLICATE", &id]).await.map(drop)
+            })
+            .await?;
+        }
+        for redis in &nodes {
+            wait_for(&format!("{} to see the cluster whole", redis.name), || async {
+                let info = redis_command(redis.address, &["CLUSTER", "INFO"]).await?;
+                let replication = redis_command(redis.address, &["INFO", "replication"]).await?;
+                let synced = redis.replica_of.is_none()
+                    || (replication.contains("master_link_status:up")
+                        && replication.contains("master_sync_in_progress:0"));
+                if info.contains("cluster_state:ok") && synced {
+                    Ok(())
+                } else {
+                    bail!("not yet")
+                }
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// After a failover of the Redis Cluster, makes each first primary
+    /// (`redis-1`..`redis-3`) the primary of its slots again, so the next
+    /// schedule finds the layout it was planned on.
+    pub async fn restore_redis_primaries(&self) -> anyhow::Result<()> {
+        for redis in self.redis_cluster_nodes().iter().filter(|n| n.replica_of.is_none()) {
+            wait_for(&format!("{} to be a primary again", redis.name), || async {
+                let replication = redis_command(redis.address, &["INFO", "replication"]).await?;
+                if replication.contains("role:master") {
+                    return Ok(());
+                }
+                if replication.contains("master_link_status:up") {
+                    // Refused while it is still catching up; asked again.
+                    let _ = redis_command(redis.address, &["CLUSTER", "FAILOVER"]).await;
+                }
+                bail!("still a replica")
+            })
+            .await?;
         }
         Ok(())
     }
@@ -358,7 +545,7 @@ impl PartitionCluster {
         let (primary_node, replica_node) = (REDIS_PRIMARY_NODE, self.processes[replica].node.context("a node")?);
         let (primary_address, replica_address) = (self.address(primary_node), self.address(replica_node));
         self.kill(primary);
-        redis_command(replica_address, &["REPLICAOF", "NO", "ONE"]).await?;
+        redis_command((replica_address, REDIS_PORT), &["REPLICAOF", "NO", "ONE"]).await?;
         let replica_of = ["--replicaof".to_owned(), replica_address.to_string(), REDIS_PORT.to_string()];
         self.processes[primary].args.extend(replica_of);
         let spawned = self.spawn(primary, 0);
@@ -367,7 +554,7 @@ impl PartitionCluster {
         spawned?;
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            let info = redis_command(primary_address, &["INFO", "replication"]).await.unwrap_or_default();
+            let info = redis_command((primary_address, REDIS_PORT), &["INFO", "replication"]).await.unwrap_or_default();
             if info.contains("master_link_status:up") && info.contains("master_sync_in_progress:0") {
                 break;
             }
@@ -376,9 +563,9 @@ impl PartitionCluster {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        redis_command(primary_address, &["REPLICAOF", "NO", "ONE"]).await?;
+        redis_command((primary_address, REDIS_PORT), &["REPLICAOF", "NO", "ONE"]).await?;
         let port = REDIS_PORT.to_string();
-        redis_command(replica_address, &["REPLICAOF", &primary_address.to_string(), &port]).await?;
+        redis_command((replica_address, REDIS_PORT), &["REPLICAOF", &primary_address.to_string(), &port]).await?;
         Ok(())
     }
 
@@ -411,9 +598,37 @@ fn log_tail(log: &Path) -> String {
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
+/// One node of the Redis Cluster.
+struct RedisNode {
+    name: String,
+    node: usize,
+    address: SocketAddr,
+    /// The index of its primary among the primaries; `None`: a primary.
+    replica_of: Option<usize>,
+}
+
+/// Tries `attempt` every 200 ms until it succeeds, for at most [`READY_TIMEOUT`].
+async fn wait_for<F, Fut>(what: &str, mut attempt: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        let error = match attempt().await {
+            Ok(()) => return Ok(()),
+            Err(error) => error,
+        };
+        if Instant::now() > deadline {
+            bail!("waited {READY_TIMEOUT:?} for {what}: {error:#}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// One Redis command to the server on `address`, its answer as text.
-async fn redis_command(address: Ipv4Addr, args: &[&str]) -> anyhow::Result<String> {
-    let client = redis::Client::open(format!("redis://{address}:{REDIS_PORT}"))?;
+async fn redis_command(address: impl Into<SocketAddr>, args: &[&str]) -> anyhow::Result<String> {
+    let client = redis::Client::open(format!("redis://{}", address.into()))?;
     let mut connection =
         tokio::time::timeout(Duration::from_secs(5), client.get_multiplexed_async_connection()).await??;
     let mut command = redis::cmd(args[0]);
@@ -425,6 +640,7 @@ async fn redis_command(address: Ipv4Addr, args: &[&str]) -> anyhow::Result<Strin
     Ok(match answer {
         redis::Value::BulkString(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         redis::Value::VerbatimString { text, .. } => text,
+        redis::Value::SimpleString(text) => text,
         other => format!("{other:?}"),
     })
 }
