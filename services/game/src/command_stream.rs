@@ -135,7 +135,14 @@ async fn answer<C: Commands>(commands: &C, arrived: Arrived) -> CommandAnswer {
             format!("the command waited past its caller's {} ms", call.budget_ms),
         )),
         None => Err(ServiceError::new(ErrorCode::BadRequest, "a call carries a command")),
-        Some(command) => commands.run(command, call.trace_context).await,
+        Some(mut command) => {
+            // Waiting here for the game's earlier calls is not the mover's time.
+            if let Some(fogblast_proto::game::command::Action::Move(m)) = &mut command.action {
+                let here = u32::try_from(at.elapsed().as_millis()).unwrap_or(u32::MAX);
+                m.waited_ms = m.waited_ms.saturating_add(here);
+            }
+            commands.run(command, call.trace_context).await
+        }
     };
     let outcome = match outcome {
         Ok(result) => Outcome::Result(result),
@@ -161,10 +168,15 @@ mod tests {
         most_at_once: Arc<AtomicUsize>,
         /// Calls of games named "held..." wait for this.
         release: Arc<Notify>,
+        /// The `waited_ms` of each move it ran.
+        move_waits: Arc<Mutex<Vec<u32>>>,
     }
 
     impl Commands for Recorder {
         async fn run(&self, command: Command, _: HashMap<String, String>) -> Result<CommandResult, ServiceError> {
+            if let Some(fogblast_proto::game::command::Action::Move(m)) = &command.action {
+                self.move_waits.lock().unwrap().push(m.waited_ms);
+            }
             let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
             self.most_at_once.fetch_max(now, Ordering::SeqCst);
             if command.game_id.starts_with("held") {
@@ -196,6 +208,26 @@ mod tests {
     async fn next_answer(answers: &mut AnswerStream) -> CommandAnswer {
         let next = tokio::time::timeout(Duration::from_secs(30), answers.next()).await;
         next.expect("an answer comes").expect("the stream is open").expect("an answer, not a status")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_move_waiting_behind_its_games_earlier_call_counts_the_wait_as_not_the_movers() {
+        let recorder = Recorder::default();
+        let (calls, mut answers) = open(recorder.clone());
+        calls.send(Ok(call(1, "held-game", 0))).unwrap();
+        let mut waiting_move = call(2, "held-game", 0);
+        let action = fogblast_proto::game::Move { uci: "e2e4".into(), waited_ms: 7, ..Default::default() };
+        waiting_move.command.as_mut().unwrap().action = Some(fogblast_proto::game::command::Action::Move(action));
+        calls.send(Ok(waiting_move)).unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // One release for the earlier call, one for the move once it runs.
+        recorder.release.notify_one();
+        next_answer(&mut answers).await;
+        recorder.release.notify_one();
+        next_answer(&mut answers).await;
+        let waits = recorder.move_waits.lock().unwrap().clone();
+        assert_eq!(waits.len(), 1, "{waits:?}");
+        assert!(waits[0] >= 7 + 300, "the move carried its 7 ms and the 300 ms it waited here: {waits:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -99,6 +99,19 @@ pub enum Command {
     Tick,
 }
 
+impl Command {
+    /// The command, with `inside` more of a move's time spent inside
+    /// Fogblast (waiting in the shard for its turn at the game, or for the
+    /// store) added to what it carried: none of it is the mover's.
+    pub fn waited_also(mut self, inside: std::time::Duration) -> Command {
+        if let Command::Move { waited_ms, .. } = &mut self {
+            let inside = u32::try_from(inside.as_millis()).unwrap_or(u32::MAX);
+            *waited_ms = waited_ms.saturating_add(inside);
+        }
+        self
+    }
+}
+
 /// Something that happened, before it is cut into each audience's view.
 #[derive(Clone, Debug)]
 pub enum Event {

@@ -439,6 +439,7 @@ impl Shard {
         command: Command,
         request_id: &str,
     ) -> Result<Done, ServiceError> {
+        let entered = std::time::Instant::now();
         self.ownership.check_fresh(game).await?;
         // Games taken over from a shard with a newer epoch carry it.
         self.ownership.outrank_departed().await.map_err(unavailable)?;
@@ -456,7 +457,10 @@ impl Shard {
                 }
             };
             let now = self.store.now_ms().await.map_err(unavailable)?;
-            let proposal = match decide(start, command.clone(), request_id, now, &self.config.settings.timeouts) {
+            // The time since the command came in is not the mover's: `now`
+            // may be read after waiting for the game or for the store.
+            let command_now = command.clone().waited_also(entered.elapsed());
+            let proposal = match decide(start, command_now, request_id, now, &self.config.settings.timeouts) {
                 Decision::Commit(proposal) => proposal,
                 Decision::ReadAgain => continue,
                 Decision::Refused { keep, refusal } => {
