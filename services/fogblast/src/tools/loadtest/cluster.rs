@@ -1,9 +1,11 @@
 //! `fogblast-tools loadtest --spawn`: a local cluster for the bots to drive, made
 //! of child processes of the server binary (`fogblast game` shards and
 //! `fogblast gateway`s) on free loopback ports, sharing a Redis under a
-//! fresh key prefix and a NATS server under a fresh JetStream stream. The
-//! gateways allow any number of connections, games and messages from one
-//! address, since every bot comes from 127.0.0.1.
+//! fresh key prefix and a NATS server under a fresh JetStream stream. Their
+//! flags come from the spec's [`Topology`] and its profile
+//! ([`Profile::load`](fogblast_topology::Profile::load): production timings, and gateways that allow any
+//! number of connections, games and messages from one address, since
+//! every bot comes from 127.0.0.1).
 //!
 //! The children are separate processes so that the bots' sockets and the
 //! gateways' sockets count against separate file descriptor limits, and
@@ -21,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use fogblast_client::Http;
+use fogblast_topology::Topology;
 
 /// How long the children get to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -30,13 +33,11 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 /// What to start.
 #[derive(Clone, Debug)]
 pub struct ClusterSpec {
-    pub shards: u32,
-    pub gateways: u32,
+    /// Its shards and gateways (nothing else is started), and their profile.
+    pub topology: Topology,
     pub redis_url: String,
     /// `None`: each process uses an in-process bus.
     pub nats_url: Option<String>,
-    /// How long finished games stay in Redis (they must outlive the run).
-    pub finished_ttl_ms: u64,
     /// The `fogblast` server binary the children run.
     pub server_bin: PathBuf,
 }
@@ -87,33 +88,29 @@ impl Cluster {
             redis_prefix: format!("fogblast-loadtest-{run}:"),
             nats: spec.nats_url.clone().map(|url| (url, format!("FOGBLAST_LOADTEST_{}", run.to_uppercase()))),
         };
-        for i in 0..spec.shards {
+        let profile = &spec.topology.profile;
+        for i in 0..spec.topology.shards {
             let (grpc, metrics) = (free_port()?, free_port()?);
-            let args = [
+            let mut args = vec![
                 "game".to_owned(),
                 format!("--game-listen={grpc}"),
                 format!("--game-metrics-listen={metrics}"),
                 format!("--shard-id=loadtest-{run}-{i}"),
-                format!("--finished-ttl-ms={}", spec.finished_ttl_ms),
             ];
+            args.extend(profile.game_flags());
             cluster.spawn(&exe, format!("shard-{i}"), &args, metrics)?;
         }
         cluster.wait_ready().await?;
-        for i in 0..spec.gateways {
+        for i in 0..spec.topology.gateways {
             let addr = free_port()?;
             let metrics = free_port()?;
-            let args = [
+            let mut args = vec![
                 "gateway".to_owned(),
                 format!("--gateway-listen={addr}"),
                 format!("--gateway-metrics-listen={metrics}"),
                 format!("--token-secret={secret}"),
-                "--max-connections-per-ip=1000000".to_owned(),
-                "--games-per-ip-minute=1000000".to_owned(),
-                // The verification reads every game back from one address.
-                "--http-requests-per-ip-minute=1000000".to_owned(),
-                "--credits=1000000".to_owned(),
-                "--drain-ms=1000".to_owned(),
             ];
+            args.extend(profile.gateway_flags());
             cluster.spawn(&exe, format!("gateway-{i}"), &args, addr)?;
             cluster.gateway_urls.push(format!("ws://{addr}/ws"));
             cluster.gateway_metrics.push(format!("http://{metrics}"));
