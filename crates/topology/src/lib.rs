@@ -12,7 +12,9 @@
 //! and the others): process clusters pass them on the command line, and
 //! in-process clusters parse the same flags into the services' config
 //! structs (`fogblast_runtime::from_flags`), so both kinds of cluster run
-//! one value through one flag.
+//! one value through one flag. A cluster of processes that share Redis and
+//! NATS names them in [`SharedBackends`], the environment every process of
+//! it gets.
 //!
 //! A crate of its own, with no dependencies: the sandbox (a library the
 //! server package's tests use) and the server package (its tools, its
@@ -56,6 +58,44 @@ impl Topology {
     /// cluster that plays a game; set the counts from there.
     pub fn new(profile: Profile) -> Topology {
         Topology { engines: 0, shards: 1, matchmakers: 0, gateways: 1, rating: false, profile }
+    }
+}
+
+/// Where a cluster of processes keeps what its services share: a Redis key
+/// prefix and, unless each process runs an in-process bus, a JetStream
+/// stream and subject prefix that no other cluster uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedBackends {
+    pub redis_url: String,
+    pub redis_prefix: String,
+    /// `None`: each process runs an in-process bus.
+    pub nats: Option<NatsStream>,
+}
+
+/// A cluster's own stream on a NATS server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NatsStream {
+    pub url: String,
+    pub stream: String,
+    pub subject_prefix: String,
+    /// The stream's bound: JetStream refuses a stream larger than the
+    /// storage it may still reserve, so a run sizes its own.
+    pub max_bytes: u64,
+}
+
+impl SharedBackends {
+    /// The environment a `fogblast` process reads these from.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        let mut env = vec![("REDIS_URL", self.redis_url.clone()), ("FOGBLAST_REDIS_PREFIX", self.redis_prefix.clone())];
+        if let Some(nats) = &self.nats {
+            env.extend([
+                ("NATS_URL", nats.url.clone()),
+                ("FOGBLAST_NATS_STREAM", nats.stream.clone()),
+                ("FOGBLAST_NATS_SUBJECT_PREFIX", nats.subject_prefix.clone()),
+                ("FOGBLAST_NATS_MAX_BYTES", nats.max_bytes.to_string()),
+            ]);
+        }
+        env
     }
 }
 
@@ -288,6 +328,18 @@ mod tests {
         assert_eq!(chaos.matchmaker_flags(), ["--wave-ms=300"]);
         assert!(chaos.open_limits);
         assert_eq!(chaos.gateway_drain_ms, Some(1_000));
+    }
+
+    #[test]
+    fn shared_backends_name_the_bus_only_when_there_is_one() {
+        let redis = SharedBackends { redis_url: "redis://r".into(), redis_prefix: "run:".into(), nats: None };
+        let names: Vec<&str> = redis.env().iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, ["REDIS_URL", "FOGBLAST_REDIS_PREFIX"]);
+        let nats =
+            NatsStream { url: "nats://n".into(), stream: "RUN".into(), subject_prefix: "run.".into(), max_bytes: 7 };
+        let both = SharedBackends { nats: Some(nats), ..redis };
+        assert!(both.env().contains(&("FOGBLAST_NATS_STREAM", "RUN".to_owned())));
+        assert!(both.env().contains(&("FOGBLAST_NATS_MAX_BYTES", "7".to_owned())));
     }
 
     #[test]

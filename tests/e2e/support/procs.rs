@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use fogblast_client::Http;
-use fogblast_topology::{Profile, Topology};
+use fogblast_topology::{NatsStream, Profile, SharedBackends, Topology};
 use serde_json::Value;
 
 use super::{nats_url, redis_url};
@@ -42,6 +42,17 @@ pub struct Names {
 }
 
 impl Names {
+    /// The test's Redis and NATS under these names, as every process gets them.
+    pub fn backends(&self) -> SharedBackends {
+        let nats = NatsStream {
+            url: nats_url(),
+            stream: self.stream.clone(),
+            subject_prefix: self.subject_prefix.clone(),
+            max_bytes: fogblast_testkit::TEST_STREAM_MAX_BYTES,
+        };
+        SharedBackends { redis_url: redis_url(), redis_prefix: self.redis_prefix.clone(), nats: Some(nats) }
+    }
+
     pub fn new(test: &str) -> Names {
         let scratch = fogblast_testkit::Scratch::new(&format!("e2e-{test}"));
         Names {
@@ -76,15 +87,7 @@ impl Proc {
     /// Starts `fogblast <args>` and waits until it logged `marker` with its
     /// HTTP address under `key`, then until `ready` answers 200.
     fn start(name: &str, args: &[String], names: &Names, marker: &str, key: &str, ready: &'static str) -> Proc {
-        let env = [
-            ("REDIS_URL", redis_url()),
-            ("FOGBLAST_REDIS_PREFIX", names.redis_prefix.clone()),
-            ("NATS_URL", nats_url()),
-            ("FOGBLAST_NATS_STREAM", names.stream.clone()),
-            ("FOGBLAST_NATS_SUBJECT_PREFIX", names.subject_prefix.clone()),
-            ("FOGBLAST_NATS_MAX_BYTES", fogblast_testkit::TEST_STREAM_MAX_BYTES.to_string()),
-        ];
-        let mut env = env.to_vec();
+        let mut env = names.backends().env();
         env.extend(names.env.iter().map(|(k, v)| (k.as_str(), v.clone())));
         Proc::start_with_env(name, args, &env, marker, key, ready)
     }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use fogblast_client::Http;
-use fogblast_topology::{Profile, Topology};
+use fogblast_topology::{NatsStream, Profile, SharedBackends, Topology};
 use tokio::time::Instant;
 
 /// The bound of the run's stream, in bytes.
@@ -82,6 +82,22 @@ pub struct Backends {
     pub nats_url: String,
     pub stream: String,
     pub subject_prefix: String,
+}
+
+impl Backends {
+    /// The same names as every process gets them.
+    pub fn shared(&self) -> SharedBackends {
+        let nats = NatsStream {
+            url: self.nats_url.clone(),
+            stream: self.stream.clone(),
+            subject_prefix: self.subject_prefix.clone(),
+            // The run's stream holds a few thousand games: a bound of its
+            // own, so a NATS server on a fuller disk (its JetStream may
+            // only reserve part of what is free) still creates it.
+            max_bytes: RUN_STREAM_MAX_BYTES,
+        };
+        SharedBackends { redis_url: self.redis_url.clone(), redis_prefix: self.redis_prefix.clone(), nats: Some(nats) }
+    }
 }
 
 /// What the run starts: the topology (every kind of process, how many, and
@@ -187,21 +203,13 @@ impl Cluster {
 
     /// Starts a new incarnation of process `i`.
     pub fn spawn(&mut self, i: usize) -> anyhow::Result<()> {
-        let backends = self.backends.clone();
+        let backends = self.backends.shared();
         let proc = &mut self.procs[i];
         let log = self.log_dir.join(format!("{}.{}.log", proc.name, proc.incarnations.len()));
         let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let child = Command::new(&self.exe)
             .args(&proc.args)
-            .env("REDIS_URL", &backends.redis_url)
-            .env("FOGBLAST_REDIS_PREFIX", &backends.redis_prefix)
-            .env("NATS_URL", &backends.nats_url)
-            .env("FOGBLAST_NATS_STREAM", &backends.stream)
-            .env("FOGBLAST_NATS_SUBJECT_PREFIX", &backends.subject_prefix)
-            // The run's stream holds a few thousand games: a bound of its
-            // own, so a NATS server on a fuller disk (its JetStream may
-            // only reserve part of what is free) still creates it.
-            .env("FOGBLAST_NATS_MAX_BYTES", RUN_STREAM_MAX_BYTES.to_string())
+            .envs(backends.env())
             .env("RUST_BACKTRACE", "1")
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)

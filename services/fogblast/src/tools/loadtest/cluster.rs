@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use fogblast_client::Http;
-use fogblast_topology::Topology;
+use fogblast_topology::{NatsStream, SharedBackends, Topology};
 
 /// How long the children get to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -61,9 +61,14 @@ pub struct Cluster {
     pub gateway_metrics: Vec<String>,
     /// Where the children's logs are.
     pub log_dir: PathBuf,
-    redis_url: String,
-    redis_prefix: String,
-    nats: Option<(String, String)>,
+    backends: SharedBackends,
+}
+
+/// The run's own stream and subjects on the NATS server at `url` (two
+/// streams may not share subjects), with a bound of the run's own.
+fn run_stream(url: String, run: &str) -> NatsStream {
+    let stream = format!("FOGBLAST_LOADTEST_{}", run.to_uppercase());
+    NatsStream { url, subject_prefix: stream.to_lowercase(), stream, max_bytes: 1 << 30 }
 }
 
 fn free_port() -> anyhow::Result<SocketAddr> {
@@ -84,9 +89,11 @@ impl Cluster {
             gateway_urls: Vec::new(),
             gateway_metrics: Vec::new(),
             log_dir,
-            redis_url: spec.redis_url.clone(),
-            redis_prefix: format!("fogblast-loadtest-{run}:"),
-            nats: spec.nats_url.clone().map(|url| (url, format!("FOGBLAST_LOADTEST_{}", run.to_uppercase()))),
+            backends: SharedBackends {
+                redis_url: spec.redis_url.clone(),
+                redis_prefix: format!("fogblast-loadtest-{run}:"),
+                nats: spec.nats_url.clone().map(|url| run_stream(url, &run)),
+            },
         };
         let profile = &spec.topology.profile;
         for i in 0..spec.topology.shards {
@@ -125,25 +132,16 @@ impl Cluster {
         let mut command = Command::new(exe);
         command
             .args(args)
-            .env("REDIS_URL", &self.redis_url)
-            .env("FOGBLAST_REDIS_PREFIX", &self.redis_prefix)
+            .envs(self.backends.env())
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out)
             // Not in the terminal's process group: Ctrl-C is for the load
             // test, which stops its children in order.
             .process_group(0);
-        match &self.nats {
-            // Its own stream and subjects: two streams may not share subjects.
-            Some((url, stream)) => command
-                .env("NATS_URL", url)
-                .env("FOGBLAST_NATS_STREAM", stream)
-                .env("FOGBLAST_NATS_SUBJECT_PREFIX", stream.to_lowercase())
-                // A bound of the run's own: JetStream refuses a stream
-                // larger than the storage it may still reserve.
-                .env("FOGBLAST_NATS_MAX_BYTES", (1u64 << 30).to_string()),
-            None => command.env_remove("NATS_URL"),
-        };
+        if self.backends.nats.is_none() {
+            command.env_remove("NATS_URL");
+        }
         let child = command.spawn().with_context(|| format!("starting {name}"))?;
         self.procs.push(Proc { name, child, log, probe });
         Ok(())
@@ -222,9 +220,9 @@ impl Cluster {
 
     /// Deletes the run's keys from Redis and its stream from NATS.
     pub async fn clean_up(&self) -> anyhow::Result<()> {
-        let client = redis::Client::open(self.redis_url.as_str())?;
+        let client = redis::Client::open(self.backends.redis_url.as_str())?;
         let mut conn = client.get_multiplexed_async_connection().await.context("connecting to redis")?;
-        let pattern = format!("{}*", self.redis_prefix);
+        let pattern = format!("{}*", self.backends.redis_prefix);
         let mut cursor: u64 = 0;
         loop {
             let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
@@ -243,7 +241,7 @@ impl Cluster {
             }
             cursor = next;
         }
-        if let Some((url, stream)) = &self.nats {
+        if let Some(NatsStream { url, stream, .. }) = &self.backends.nats {
             let client = async_nats::connect(url.as_str()).await.with_context(|| format!("connecting to {url}"))?;
             let jetstream = async_nats::jetstream::new(client);
             for stream in [stream.clone(), fogblast_bus::public_stream(stream)] {
