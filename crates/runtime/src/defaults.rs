@@ -1,6 +1,8 @@
-//! A settings struct's defaults, read from its own clap flags with every
-//! environment variable ignored: the `default_value` of each flag is the one
-//! place a default is written, and `Default` impls call [`defaults`].
+//! A settings struct read from its own clap flags with every environment
+//! variable ignored: the `default_value` of each flag is the one place a
+//! default is written, and `Default` impls call [`defaults`]; a cluster
+//! started inside one process reads its services' settings from the same
+//! flags a process cluster passes on their command lines ([`from_flags`]).
 
 use clap::{Args, Command, FromArgMatches};
 
@@ -9,9 +11,23 @@ use clap::{Args, Command, FromArgMatches};
 /// # Panics
 /// When `T` has a required flag, which has no default to give.
 pub fn defaults<T: Args + FromArgMatches>() -> T {
-    let command = T::augment_args(Command::new("defaults")).mut_args(|arg| arg.env(None));
-    let matches = command.try_get_matches_from(["defaults"]).expect("every flag of a settings struct has a default");
-    T::from_arg_matches(&matches).expect("the defaults parse into the settings")
+    from_flags::<T, &str>([]).expect("every flag of a settings struct has a default")
+}
+
+/// The value of `T` with `flags` (`--lease-ms=900`, ...) given and every
+/// other flag at its default, whatever the environment holds.
+///
+/// # Errors
+/// When a flag is not one of `T`'s or its value does not parse.
+pub fn from_flags<T, S>(flags: impl IntoIterator<Item = S>) -> Result<T, clap::Error>
+where
+    T: Args + FromArgMatches,
+    S: Into<std::ffi::OsString> + Clone,
+{
+    let command = T::augment_args(Command::new("settings")).mut_args(|arg| arg.env(None));
+    let args = std::iter::once(std::ffi::OsString::from("settings")).chain(flags.into_iter().map(Into::into));
+    let matches = command.try_get_matches_from(args)?;
+    T::from_arg_matches(&matches)
 }
 
 #[cfg(test)]
@@ -32,6 +48,17 @@ mod tests {
     fn defaults_come_from_the_flags() {
         let sample: Sample = defaults();
         assert_eq!(sample, Sample { limit: 64, name: None, listen: "127.0.0.1:8080".parse().unwrap() });
+    }
+
+    #[test]
+    fn given_flags_override_their_defaults_only() {
+        let sample: Sample = from_flags(["--limit=7", "--name", "seven"]).unwrap();
+        assert_eq!(sample, Sample { limit: 7, name: Some("seven".into()), listen: "127.0.0.1:8080".parse().unwrap() });
+    }
+
+    #[test]
+    fn an_unknown_flag_is_an_error() {
+        assert!(from_flags::<Sample, _>(["--lease-ms=900"]).is_err());
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! sharing the in-process store and bus. Tests get typed clients to the
 //! gateways and stop everything by dropping the sandbox.
 //!
+//! What runs and how it is tuned is a [`Topology`] on
+//! [`Profile::in_process_test`]; each service's config is read from the
+//! profile's flags for that service, the flags a process cluster passes on
+//! its command lines.
+//!
 //! In-process clusters start in milliseconds and cost no process per
 //! service, so tests that only play through the protocol use them; tests
 //! that kill, pause or signal a process need real processes and keep the
@@ -29,21 +34,19 @@ use std::time::Duration;
 
 use fogblast_bus::{EventBus, MemoryBus};
 use fogblast_client::{Client, Http};
-use fogblast_engine_service::{AnalysisSettings, EngineConfig, EngineSettings};
-use fogblast_game_service::{GameConfig, GameSettings};
-use fogblast_gateway::{GatewayConfig, GatewaySettings};
-use fogblast_matchmaker::{MatchStore, MatchmakerConfig, MatchmakerSettings, ShardRouter};
-use fogblast_rating::{RatingConfig, RatingSettings};
+use fogblast_engine_service::EngineConfig;
+use fogblast_game_service::GameConfig;
+use fogblast_gateway::GatewayConfig;
+use fogblast_matchmaker::{MatchStore, MatchmakerConfig, ShardRouter};
+use fogblast_rating::RatingConfig;
 use fogblast_store::{GameStore, Membership, MemoryStore};
+pub use fogblast_topology::{Profile, Topology};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// How long `start` waits for every service to say it is ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
-/// Every service's drain on stop: a test's clients are gone or do not
-/// matter by then, and a test should not wait out production's drain.
-const DRAIN_MS: u64 = 500;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -53,6 +56,8 @@ pub enum SandboxError {
     NotReady { name: String },
     #[error("{name} failed: {message}")]
     Service { name: String, message: String },
+    #[error("{service}'s settings from the profile's flags: {message}")]
+    Settings { service: &'static str, message: String },
     #[error(transparent)]
     Client(#[from] fogblast_client::Error),
 }
@@ -60,39 +65,35 @@ pub enum SandboxError {
 /// What to start; [`Sandbox::builder`] makes one.
 #[derive(Clone, Debug)]
 pub struct SandboxBuilder {
-    shards: usize,
-    gateways: usize,
-    engines: usize,
-    rating: bool,
-    matchmaker: bool,
+    topology: Topology,
 }
 
 impl SandboxBuilder {
     pub fn shards(mut self, shards: usize) -> SandboxBuilder {
-        self.shards = shards;
+        self.topology.shards = shards;
         self
     }
 
     pub fn gateways(mut self, gateways: usize) -> SandboxBuilder {
-        self.gateways = gateways;
+        self.topology.gateways = gateways;
         self
     }
 
     /// Engine pools of one search thread each, for games against the computer.
     pub fn engines(mut self, engines: usize) -> SandboxBuilder {
-        self.engines = engines;
+        self.topology.engines = engines;
         self
     }
 
     /// The rating service, on an SQLite archive in memory.
     pub fn rating(mut self) -> SandboxBuilder {
-        self.rating = true;
+        self.topology.rating = true;
         self
     }
 
-    /// A matchmaker, pairing in waves every 300 ms, with its state in memory.
+    /// A matchmaker, pairing in the profile's waves, with its state in memory.
     pub fn matchmaker(mut self) -> SandboxBuilder {
-        self.matchmaker = true;
+        self.topology.matchmakers = 1;
         self
     }
 
@@ -114,16 +115,19 @@ impl SandboxBuilder {
         };
         let (stop_tx, stop) = watch::channel(false);
         let mut sandbox = Sandbox { stop: stop_tx, tasks: Vec::new(), gateways: Vec::new(), probes: Vec::new() };
-        let engine_addrs = sandbox.start_engines(self.engines, &backends.bus, &stop).await?;
-        sandbox.start_shards(self.shards, &engine_addrs, &backends, &stop).await?;
-        let rating_addr = if self.rating { Some(sandbox.start_rating(&backends, &stop).await?) } else { None };
-        let matchmaker_addr = if self.matchmaker {
-            Some(sandbox.start_matchmaker(rating_addr.clone(), &backends, &stop).await?)
+        let Topology { engines, shards, matchmakers, gateways, rating, profile } = &self.topology;
+        let engine_addrs = sandbox.start_engines(*engines, profile, &backends.bus, &stop).await?;
+        sandbox.start_shards(*shards, profile, &engine_addrs, &backends, &stop).await?;
+        let rating_addr = if *rating { Some(sandbox.start_rating(profile, &backends, &stop).await?) } else { None };
+        // One matchmaker at most: its state is in its own memory, which a
+        // second could not share.
+        let matchmaker_addr = if *matchmakers > 0 {
+            Some(sandbox.start_matchmaker(profile, rating_addr.clone(), &backends, &stop).await?)
         } else {
             None
         };
         let services = Services { rating: rating_addr, matchmaker: matchmaker_addr };
-        sandbox.start_gateways(self.gateways, &services, &backends, &stop).await?;
+        sandbox.start_gateways(*gateways, profile, &services, &backends, &stop).await?;
         sandbox.wait_ready().await?;
         Ok(sandbox)
     }
@@ -149,15 +153,13 @@ impl Sandbox {
     async fn start_engines(
         &mut self,
         count: usize,
+        profile: &Profile,
         bus: &Arc<dyn EventBus>,
         stop: &watch::Receiver<bool>,
     ) -> Result<Vec<String>, SandboxError> {
         let mut engine_addrs = Vec::new();
         for i in 0..count {
-            let settings = EngineSettings { workers: 1, hash_mb: 4, ..EngineSettings::default() };
-            // Shallow analyses: the tests' builds are unoptimised.
-            let analysis = AnalysisSettings { analysis_depth: 4, ..AnalysisSettings::default() };
-            let config = EngineConfig { settings, analysis, drain_ms: DRAIN_MS, ..EngineConfig::default() };
+            let config: EngineConfig = config_from("engine", &profile.engine_flags())?;
             let (grpc, http) = (loopback().await?, loopback().await?);
             engine_addrs.push(format!("http://{}", addr_of(&grpc)?));
             let task = tokio::spawn(fogblast_engine_service::run_with_analysis_queue(
@@ -175,20 +177,16 @@ impl Sandbox {
     async fn start_shards(
         &mut self,
         count: usize,
+        profile: &Profile,
         engine_addrs: &[String],
         backends: &Backends,
         stop: &watch::Receiver<bool>,
     ) -> Result<(), SandboxError> {
         for i in 0..count {
-            // Short leases, as the process tests use, so a shard that stops
-            // is replaced quickly.
-            let settings = GameSettings { lease_ms: 900, sweep_ms: 200, ..GameSettings::default() };
             let config = GameConfig {
                 engine_addrs: engine_addrs.to_vec(),
                 shard_id: Some(format!("sandbox-{}-{i}", backends.run)),
-                drain_ms: DRAIN_MS,
-                settings,
-                ..GameConfig::default()
+                ..config_from("game shard", &profile.game_flags())?
             };
             let (grpc, http) = (loopback().await?, loopback().await?);
             self.probes.push((format!("shard-{i}"), addr_of(&http)?));
@@ -202,11 +200,12 @@ impl Sandbox {
     /// Starts the rating service (SQLite in memory); returns its address.
     async fn start_rating(
         &mut self,
+        profile: &Profile,
         backends: &Backends,
         stop: &watch::Receiver<bool>,
     ) -> Result<String, SandboxError> {
-        let settings = RatingSettings { database_url: "sqlite::memory:".into(), ..RatingSettings::default() };
-        let config = RatingConfig { settings, drain_ms: DRAIN_MS, ..RatingConfig::default() };
+        let mut config: RatingConfig = config_from("rating", &profile.rating_flags())?;
+        config.settings.database_url = "sqlite::memory:".into();
         let (grpc, http) = (loopback().await?, loopback().await?);
         let addr = format!("http://{}", addr_of(&grpc)?);
         self.probes.push(("rating".into(), addr_of(&http)?));
@@ -218,12 +217,12 @@ impl Sandbox {
     /// Starts the matchmaker (in memory); returns its address.
     async fn start_matchmaker(
         &mut self,
+        profile: &Profile,
         rating_addr: Option<String>,
         backends: &Backends,
         stop: &watch::Receiver<bool>,
     ) -> Result<String, SandboxError> {
-        let settings = MatchmakerSettings { wave_ms: 300, lobby_publish_ms: 50, ..MatchmakerSettings::default() };
-        let config = MatchmakerConfig { rating_addr, drain_ms: DRAIN_MS, settings, ..MatchmakerConfig::default() };
+        let config = MatchmakerConfig { rating_addr, ..config_from("matchmaker", &profile.matchmaker_flags())? };
         let membership: Arc<dyn Membership> = backends.store.clone();
         let games = ShardRouter::new(membership, config.settings.route_timeout()).await;
         let (grpc, http) = (loopback().await?, loopback().await?);
@@ -245,6 +244,7 @@ impl Sandbox {
     async fn start_gateways(
         &mut self,
         count: usize,
+        profile: &Profile,
         services: &Services,
         backends: &Backends,
         stop: &watch::Receiver<bool>,
@@ -254,19 +254,14 @@ impl Sandbox {
         for i in 0..count {
             let listener = loopback().await?;
             let addr = addr_of(&listener)?;
-            let settings = GatewaySettings {
-                token_secret: Some(secret.clone()),
-                membership_refresh_ms: 200,
-                drain_ms: DRAIN_MS,
-                ..GatewaySettings::default()
-            };
-            let config = GatewayConfig {
+            let mut config = GatewayConfig {
                 listen: addr,
                 metrics_listen: None,
-                settings,
                 rating_addr: services.rating.clone(),
                 matchmaker_addr: services.matchmaker.clone(),
+                ..config_from("gateway", &profile.gateway_flags())?
             };
+            config.settings.token_secret = Some(secret.clone());
             let membership: Arc<dyn Membership> = backends.store.clone();
             let bus = backends.bus.clone();
             let task = tokio::spawn(fogblast_gateway::run(config, membership, bus, listener, on_stop(stop)));
@@ -285,6 +280,15 @@ fn on_stop(stop: &watch::Receiver<bool>) -> Stopped {
     Box::pin(async move {
         let _ = stop.wait_for(|stopped| *stopped).await;
     })
+}
+
+/// A service's config read from the profile's flags for it, every other
+/// flag at its default.
+fn config_from<T: clap::Args + clap::FromArgMatches>(
+    service: &'static str,
+    flags: &[String],
+) -> Result<T, SandboxError> {
+    fogblast_runtime::from_flags(flags).map_err(|e| SandboxError::Settings { service, message: e.to_string() })
 }
 
 async fn loopback() -> Result<TcpListener, SandboxError> {
@@ -316,7 +320,7 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn builder() -> SandboxBuilder {
-        SandboxBuilder { shards: 1, gateways: 1, engines: 0, rating: false, matchmaker: false }
+        SandboxBuilder { topology: Topology::new(Profile::in_process_test()) }
     }
 
     fn watch<E: std::fmt::Display + Send + 'static>(&mut self, name: String, task: JoinHandle<Result<(), E>>) {
@@ -404,5 +408,54 @@ impl Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         let _ = self.stop.send(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every preset's flags are flags of the service they are for: what a
+    /// process cluster passes on a command line, the service accepts.
+    #[test]
+    fn every_profile_parses_into_every_service_config() {
+        let finished = Profile { finished_ttl_ms: Some(7_200_000), ..Profile::load() };
+        let presets =
+            [Profile::production(), Profile::fast_test(), Profile::in_process_test(), Profile::chaos(), finished];
+        for profile in presets {
+            config_from::<EngineConfig>("engine", &profile.engine_flags()).unwrap();
+            config_from::<GameConfig>("game shard", &profile.game_flags()).unwrap();
+            config_from::<GatewayConfig>("gateway", &profile.gateway_flags()).unwrap();
+            config_from::<MatchmakerConfig>("matchmaker", &profile.matchmaker_flags()).unwrap();
+            config_from::<RatingConfig>("rating", &profile.rating_flags()).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_in_process_profile_reaches_the_services_settings() {
+        let profile = Profile::in_process_test();
+        let engine: EngineConfig = config_from("engine", &profile.engine_flags()).unwrap();
+        assert_eq!((engine.settings.workers, engine.settings.hash_mb, engine.analysis.analysis_depth), (1, 4, 4));
+        assert_eq!(engine.drain_ms, 500);
+        let game: GameConfig = config_from("game shard", &profile.game_flags()).unwrap();
+        assert_eq!((game.settings.lease_ms, game.settings.sweep_ms, game.drain_ms), (900, 200, 500));
+        let gateway: GatewayConfig = config_from("gateway", &profile.gateway_flags()).unwrap();
+        assert_eq!((gateway.settings.membership_refresh_ms, gateway.settings.drain_ms), (200, 500));
+        let matchmaker: MatchmakerConfig = config_from("matchmaker", &profile.matchmaker_flags()).unwrap();
+        let settings = &matchmaker.settings;
+        assert_eq!((settings.wave_ms, settings.lobby_publish_ms, matchmaker.drain_ms), (300, 50, 500));
+        let rating: RatingConfig = config_from("rating", &profile.rating_flags()).unwrap();
+        assert_eq!((rating.drain_ms, rating.settings.ack_wait_ms), (500, RatingConfig::default().settings.ack_wait_ms));
+    }
+
+    #[test]
+    fn open_limits_lift_the_gateways_per_address_limits() {
+        let gateway: GatewayConfig = config_from("gateway", &Profile::load().gateway_flags()).unwrap();
+        let limits = &gateway.settings;
+        assert_eq!(limits.max_connections_per_ip, 1_000_000);
+        assert_eq!(limits.games_per_ip_minute, 1_000_000);
+        assert_eq!(limits.http_requests_per_ip_minute, 1_000_000);
+        assert_eq!(limits.credits, 1_000_000);
+        assert_eq!(limits.drain_ms, 1_000);
     }
 }

@@ -9,6 +9,10 @@
 //! timeouts, pool sizes, the archive) are flattened in here with the same
 //! flags and environment variables as the service's own command; only the
 //! addresses the services use to find each other are wired by `up` itself.
+//! Its topology is fixed (one of each service) and its profile is the
+//! user's flags: with none given, `fogblast_topology::Profile::production`,
+//! the services' own defaults. The clusters the tests and tools start
+//! describe themselves with the same types (docs/testing.md, "One topology").
 
 use std::future::Future;
 use std::net::SocketAddr;

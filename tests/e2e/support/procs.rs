@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use fogblast_client::Http;
+use fogblast_topology::{NatsStream, Profile, SharedBackends, Topology};
 use serde_json::Value;
 
 use super::{nats_url, redis_url};
@@ -19,8 +20,12 @@ use super::{nats_url, redis_url};
 /// The binary under test, built by Cargo for this test target.
 pub const BIN: &str = env!("CARGO_BIN_EXE_fogblast");
 
+/// What the processes started here are tuned for: short leases, sweeps
+/// and waves, so failover and pairing fit a test.
+pub const PROFILE: Profile = Profile::fast_test();
+
 /// The gateway's drain time on SIGTERM, as started here.
-pub const DRAIN_MS: u64 = 2_000;
+pub const DRAIN_MS: u64 = PROFILE.gateway_drain_ms.expect("the test profile sets a gateway drain");
 
 /// Where one cluster keeps its state: a Redis key prefix, a JetStream stream
 /// and a NATS subject prefix no other cluster uses. Stale `test-*` keys and
@@ -37,6 +42,17 @@ pub struct Names {
 }
 
 impl Names {
+    /// The test's Redis and NATS under these names, as every process gets them.
+    pub fn backends(&self) -> SharedBackends {
+        let nats = NatsStream {
+            url: nats_url(),
+            stream: self.stream.clone(),
+            subject_prefix: self.subject_prefix.clone(),
+            max_bytes: fogblast_testkit::TEST_STREAM_MAX_BYTES,
+        };
+        SharedBackends { redis_url: redis_url(), redis_prefix: self.redis_prefix.clone(), nats: Some(nats) }
+    }
+
     pub fn new(test: &str) -> Names {
         let scratch = fogblast_testkit::Scratch::new(&format!("e2e-{test}"));
         Names {
@@ -71,15 +87,7 @@ impl Proc {
     /// Starts `fogblast <args>` and waits until it logged `marker` with its
     /// HTTP address under `key`, then until `ready` answers 200.
     fn start(name: &str, args: &[String], names: &Names, marker: &str, key: &str, ready: &'static str) -> Proc {
-        let env = [
-            ("REDIS_URL", redis_url()),
-            ("FOGBLAST_REDIS_PREFIX", names.redis_prefix.clone()),
-            ("NATS_URL", nats_url()),
-            ("FOGBLAST_NATS_STREAM", names.stream.clone()),
-            ("FOGBLAST_NATS_SUBJECT_PREFIX", names.subject_prefix.clone()),
-            ("FOGBLAST_NATS_MAX_BYTES", fogblast_testkit::TEST_STREAM_MAX_BYTES.to_string()),
-        ];
-        let mut env = env.to_vec();
+        let mut env = names.backends().env();
         env.extend(names.env.iter().map(|(k, v)| (k.as_str(), v.clone())));
         Proc::start_with_env(name, args, &env, marker, key, ready)
     }
@@ -97,19 +105,7 @@ impl Proc {
 
     /// `fogblast up` on its embedded stores, with `extra` flags.
     pub fn up_with(name: &str, extra: &[&str]) -> Proc {
-        let mut args: Vec<String> = [
-            "up",
-            "--listen",
-            "127.0.0.1:0",
-            "--database-url",
-            "sqlite::memory:",
-            "--live-store",
-            ":memory:",
-            "--engine-workers",
-            "1",
-        ]
-        .map(String::from)
-        .to_vec();
+        let mut args = up_in_memory();
         args.extend(extra.iter().map(|a| (*a).to_owned()));
         Proc::start_with_env(name, &args, &[], "gateway listening", "addr=", "/readyz")
     }
@@ -257,6 +253,15 @@ impl Drop for Proc {
     }
 }
 
+/// `fogblast up` on port 0 keeping nothing on disk (SQLite in memory, live
+/// games in memory unless `REDIS_URL` is set), its engine pool the test
+/// profile's: the services' other settings stay production's, as a
+/// newcomer's `fogblast up` runs them.
+fn up_in_memory() -> Vec<String> {
+    let args = ["up", "--listen=127.0.0.1:0", "--database-url=sqlite::memory:", "--live-store=:memory:"];
+    args.map(String::from).into_iter().chain(PROFILE.engine_flags()).collect()
+}
+
 /// The value of `key=value` in a log line (`key` includes the `=`).
 fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     line.split_whitespace().find_map(|word| word.strip_prefix(key))
@@ -276,11 +281,13 @@ pub async fn api_game(gateway: SocketAddr, game: &str) -> (u16, Value) {
 }
 
 /// Game shards and gateways sharing one Redis prefix, stream and token
-/// secret, and the engine pool their computer seats play through, if any.
+/// secret, and the engine pool their computer seats play through, if any;
+/// every process is started with [`PROFILE`]'s flags for its service.
 #[derive(Debug)]
 pub struct Cluster {
     pub names: Names,
     pub secret: String,
+    profile: Profile,
     pub engines: Vec<Proc>,
     pub shards: Vec<Proc>,
     pub gateways: Vec<Proc>,
@@ -297,28 +304,36 @@ impl Cluster {
 
     /// Like `start_with_engines`, every process also getting `env`.
     pub fn start_with_env(test: &str, env: &[(&str, &str)], engines: usize, shards: usize, gateways: usize) -> Cluster {
+        let topology = Topology { engines, shards, gateways, ..Topology::new(PROFILE) };
+        Cluster::start_topology(test, env, &topology)
+    }
+
+    /// The engine pools, shards and gateways of `topology`, on its profile;
+    /// a test starts the matchmakers and the rating service it wants itself.
+    fn start_topology(test: &str, env: &[(&str, &str)], topology: &Topology) -> Cluster {
         let mut names = Names::new(test);
         names.env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let secret = format!("e2e-secret-{:032x}", rand::random::<u128>());
-        let mut cluster = Cluster { names, secret, engines: Vec::new(), shards: Vec::new(), gateways: Vec::new() };
-        for i in 0..engines {
+        let (engines, shards, gateways) = (Vec::new(), Vec::new(), Vec::new());
+        let mut cluster = Cluster { names, secret, profile: topology.profile, engines, shards, gateways };
+        for i in 0..topology.engines {
             let engine = cluster.spawn_engine(&format!("engine-{i}"));
             cluster.engines.push(engine);
         }
-        for i in 0..shards {
+        for i in 0..topology.shards {
             let shard = cluster.spawn_shard(&format!("shard-{i}"));
             cluster.shards.push(shard);
         }
-        for i in 0..gateways {
+        for i in 0..topology.gateways {
             let gateway = cluster.spawn_gateway(&format!("gateway-{i}"));
             cluster.gateways.push(gateway);
         }
         cluster
     }
 
-    /// A game shard with short leases, so failover fits a test.
+    /// A game shard with the profile's short lease, so failover fits a test.
     pub fn spawn_shard(&self, name: &str) -> Proc {
-        self.spawn_shard_with_lease(name, 900)
+        self.spawn_shard_on(name, self.profile, "127.0.0.1:0")
     }
 
     /// The id `spawn_shard` gives the shard it names `name`.
@@ -328,53 +343,30 @@ impl Cluster {
 
     /// A game shard holding a membership lease of `lease_ms`.
     pub fn spawn_shard_with_lease(&self, name: &str, lease_ms: u64) -> Proc {
-        self.spawn_shard_on(name, lease_ms, "127.0.0.1:0")
+        self.spawn_shard_on(name, Profile { lease_ms: Some(lease_ms), ..self.profile }, "127.0.0.1:0")
     }
 
     /// A game shard serving `/metrics` on `metrics`: one restarted where
     /// a scraper looks for it, as a pod keeps its address across restarts.
     pub fn spawn_shard_at(&self, name: &str, metrics: SocketAddr) -> Proc {
-        self.spawn_shard_on(name, 900, &metrics.to_string())
+        self.spawn_shard_on(name, self.profile, &metrics.to_string())
     }
 
-    fn spawn_shard_on(&self, name: &str, lease_ms: u64, metrics_listen: &str) -> Proc {
-        let lease_ms = lease_ms.to_string();
-        let args: Vec<String> = [
-            "game",
-            "--game-listen",
-            "127.0.0.1:0",
-            "--game-metrics-listen",
-            metrics_listen,
-            "--lease-ms",
-            &lease_ms,
-            "--sweep-ms",
-            "200",
-            "--shard-id",
-            &self.shard_id(name),
-        ]
-        .map(String::from)
-        .to_vec();
+    fn spawn_shard_on(&self, name: &str, profile: Profile, metrics_listen: &str) -> Proc {
+        let args = ["game", "--game-listen", "127.0.0.1:0", "--game-metrics-listen", metrics_listen];
+        let shard_id = format!("--shard-id={}", self.shard_id(name));
+        let args: Vec<String> =
+            args.map(String::from).into_iter().chain(profile.game_flags()).chain([shard_id]).collect();
         let engines: Vec<String> = self.engines.iter().filter_map(|e| e.grpc).map(|a| format!("http://{a}")).collect();
         let args =
             if engines.is_empty() { args } else { [args, vec!["--engine-addrs".into(), engines.join(",")]].concat() };
         Proc::start(name, &args, &self.names, "game shard listening", "metrics=", "/readyz")
     }
 
-    /// An engine pool with one search thread.
+    /// An engine pool of the profile's size (one search thread).
     pub fn spawn_engine(&self, name: &str) -> Proc {
-        let args: Vec<String> = [
-            "engine",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics-listen",
-            "127.0.0.1:0",
-            "--workers",
-            "1",
-            "--hash-mb",
-            "4",
-        ]
-        .map(String::from)
-        .to_vec();
+        let args = ["engine", "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0"];
+        let args: Vec<String> = args.map(String::from).into_iter().chain(self.profile.engine_flags()).collect();
         Proc::start(name, &args, &self.names, "engine pool listening", "metrics=", "/metrics")
     }
 
@@ -385,60 +377,27 @@ impl Cluster {
 
     /// A rating service of this cluster on `database_url`.
     pub fn spawn_rating(&self, name: &str, database_url: &str) -> Proc {
-        let args: Vec<String> = [
-            "rating",
-            "--rating-listen",
-            "127.0.0.1:0",
-            "--rating-metrics-listen",
-            "127.0.0.1:0",
-            "--database-url",
-            database_url,
-            "--rating-ack-wait-ms",
-            "2000",
-        ]
-        .map(String::from)
-        .to_vec();
+        let args = ["rating", "--rating-listen=127.0.0.1:0", "--rating-metrics-listen=127.0.0.1:0"];
+        let database = format!("--database-url={database_url}");
+        let args: Vec<String> =
+            args.map(String::from).into_iter().chain([database]).chain(self.profile.rating_flags()).collect();
         Proc::start(name, &args, &self.names, "rating service listening", "metrics=", "/readyz")
     }
 
     /// `fogblast up` on this cluster's Redis, NATS and names (SQLite in memory).
     pub fn spawn_up(&self, name: &str) -> Proc {
-        let args: Vec<String> = [
-            "up",
-            "--listen",
-            "127.0.0.1:0",
-            "--database-url",
-            "sqlite::memory:",
-            "--live-store",
-            ":memory:",
-            "--engine-workers",
-            "1",
-        ]
-        .map(String::from)
-        .to_vec();
-        Proc::start(name, &args, &self.names, "gateway listening", "addr=", "/readyz")
+        Proc::start(name, &up_in_memory(), &self.names, "gateway listening", "addr=", "/readyz")
     }
 
-    /// A matchmaker of this cluster, pairing in waves every 300 ms.
+    /// A matchmaker of this cluster, pairing in the profile's short waves.
     pub fn spawn_matchmaker(&self, name: &str) -> Proc {
         self.spawn_matchmaker_with(name, &[])
     }
 
     /// A matchmaker of this cluster with flags of the caller's.
     pub fn spawn_matchmaker_with(&self, name: &str, extra: &[&str]) -> Proc {
-        let mut args: Vec<String> = [
-            "matchmaker",
-            "--matchmaker-listen",
-            "127.0.0.1:0",
-            "--matchmaker-metrics-listen",
-            "127.0.0.1:0",
-            "--wave-ms",
-            "300",
-            "--lobby-publish-ms",
-            "50",
-        ]
-        .map(String::from)
-        .to_vec();
+        let args = ["matchmaker", "--matchmaker-listen=127.0.0.1:0", "--matchmaker-metrics-listen=127.0.0.1:0"];
+        let mut args: Vec<String> = args.map(String::from).into_iter().chain(self.profile.matchmaker_flags()).collect();
         args.extend(extra.iter().map(|a| a.to_string()));
         Proc::start(name, &args, &self.names, "matchmaker listening", "metrics=", "/readyz")
     }
@@ -450,21 +409,10 @@ impl Cluster {
 
     /// A gateway of this cluster with flags of the caller's.
     pub fn spawn_gateway_with(&self, name: &str, extra: &[&str]) -> Proc {
-        let mut args: Vec<String> = [
-            "gateway",
-            "--gateway-listen",
-            "127.0.0.1:0",
-            "--gateway-metrics-listen",
-            "127.0.0.1:0",
-            "--token-secret",
-            &self.secret,
-            "--membership-refresh-ms",
-            "200",
-            "--drain-ms",
-            &DRAIN_MS.to_string(),
-        ]
-        .map(String::from)
-        .to_vec();
+        let args = ["gateway", "--gateway-listen=127.0.0.1:0", "--gateway-metrics-listen=127.0.0.1:0"];
+        let secret = format!("--token-secret={}", self.secret);
+        let mut args: Vec<String> =
+            args.map(String::from).into_iter().chain([secret]).chain(self.profile.gateway_flags()).collect();
         args.extend(extra.iter().map(|a| a.to_string()));
         Proc::start(name, &args, &self.names, "gateway listening", "addr=", "/readyz")
     }

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use anyhow::{bail, ensure, Context};
 use fogblast_client::{Http, Method};
+use fogblast_topology::{Profile, Topology};
 use sqlx::Connection as _;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
@@ -148,28 +149,13 @@ async fn main(args: &ArenaLoadtestArgs) -> anyhow::Result<()> {
     outcome
 }
 
-/// The cluster: its gateways allow the run's load from one address, its
-/// matchmakers an arena of `--minutes`.
+/// The cluster: on the chaos run's profile (its gateways allow the run's
+/// load from one address), its matchmakers allowing an arena of `--minutes`.
 fn layout(args: &ArenaLoadtestArgs, database_url: String) -> Layout {
-    let unlimited = "1000000";
-    Layout {
-        engines: 0,
-        shards: args.shards,
-        matchmakers: args.matchmakers,
-        gateways: args.gateways,
-        lease_ms: 3_000,
-        database_url,
-        matchmaker_flags: vec![format!("--tournament-min-minutes={}", args.minutes.max(1))],
-        gateway_flags: [
-            "--http-requests-per-ip-minute",
-            "--bot-requests-per-ip-minute",
-            "--bot-requests-per-player-minute",
-            "--max-sockets-per-ip",
-        ]
-        .iter()
-        .map(|flag| format!("{flag}={unlimited}"))
-        .collect(),
-    }
+    let (shards, matchmakers, gateways) = (args.shards, args.matchmakers, args.gateways);
+    let topology = Topology { engines: 0, shards, matchmakers, gateways, rating: true, profile: Profile::chaos() };
+    let matchmaker_flags = vec![format!("--tournament-min-minutes={}", args.minutes.max(1))];
+    Layout { topology, database_url, matchmaker_flags }
 }
 
 /// Starts the cluster, plays the arena and checks it.

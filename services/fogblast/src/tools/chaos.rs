@@ -36,6 +36,7 @@ use fogblast_client::protocol::{
 };
 use fogblast_client::Client;
 use fogblast_rules::Variant;
+use fogblast_topology::{Profile, Topology};
 use sqlx::Connection;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -230,16 +231,9 @@ async fn main(args: &ChaosArgs) -> anyhow::Result<()> {
         stream: format!("FOGBLAST_CHAOS_{}", run.to_uppercase()),
         subject_prefix: format!("chaos_{run}."),
     };
-    let layout = Layout {
-        engines: 2,
-        shards: 3,
-        matchmakers: 2,
-        gateways: 2,
-        lease_ms: args.lease_ms,
-        database_url,
-        matchmaker_flags: Vec::new(),
-        gateway_flags: Vec::new(),
-    };
+    let profile = Profile { lease_ms: Some(args.lease_ms), ..Profile::chaos() };
+    let topology = Topology { engines: 2, shards: 3, matchmakers: 2, gateways: 2, rating: true, profile };
+    let layout = Layout { topology, database_url, matchmaker_flags: Vec::new() };
     let outcome = match Cluster::plan(server_bin, backends.clone(), &layout, log_dir.clone()) {
         Ok(mut cluster) => {
             // SIGINT or SIGTERM ends the run early, but the cluster is
@@ -301,10 +295,10 @@ async fn scenario(
     println!(
         "starting {} engine replicas, the rating service, {} game shards, {} matchmakers and {} gateways \
          (Redis prefix {}, stream {}, logs in {})",
-        layout.engines,
-        layout.shards,
-        layout.matchmakers,
-        layout.gateways,
+        layout.topology.engines,
+        layout.topology.shards,
+        layout.topology.matchmakers,
+        layout.topology.gateways,
         cluster.backends.redis_prefix,
         cluster.backends.stream,
         cluster.log_dir.display()

@@ -19,6 +19,7 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context};
 use fogblast_client::Http;
 use fogblast_rules::Variant;
+use fogblast_topology::{Profile, Topology};
 use tokio::sync::{watch, Semaphore};
 use tokio::time::{sleep_until, Instant};
 
@@ -131,18 +132,19 @@ async fn main(args: &LoadtestArgs) -> anyhow::Result<()> {
             "each gateway",
             (2 * u64::from(args.pairs) + u64::from(args.idle)).div_ceil(u64::from(args.spawn_gateways)),
         )?;
+        // Finished games must outlive the run, for the verification.
+        let profile = Profile { finished_ttl_ms: Some((args.duration_s + 3600) * 1000), ..Profile::load() };
+        let (shards, gateways) = (args.spawn_shards as usize, args.spawn_gateways as usize);
         let spec = ClusterSpec {
-            shards: args.spawn_shards,
-            gateways: args.spawn_gateways,
+            topology: Topology { shards, gateways, ..Topology::new(profile) },
             redis_url: args.redis_url.clone(),
             nats_url: (!args.no_nats).then(|| args.nats_url.clone()),
-            finished_ttl_ms: (args.duration_s + 3600) * 1000,
             server_bin: crate::server_bin::locate(args.server_bin.as_deref())?,
         };
         println!(
             "starting {} game shard(s) and {} gateway(s) on {}{}",
-            spec.shards,
-            spec.gateways,
+            shards,
+            gateways,
             spec.redis_url,
             spec.nats_url.as_ref().map_or(" with in-process buses".to_owned(), |url| format!(" and {url}"))
         );

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use fogblast_client::Http;
+use fogblast_topology::{NatsStream, Profile, SharedBackends, Topology};
 use tokio::time::Instant;
 
 /// The bound of the run's stream, in bytes.
@@ -83,19 +84,30 @@ pub struct Backends {
     pub subject_prefix: String,
 }
 
-/// The sizes and timings of the cluster.
+impl Backends {
+    /// The same names as every process gets them.
+    pub fn shared(&self) -> SharedBackends {
+        let nats = NatsStream {
+            url: self.nats_url.clone(),
+            stream: self.stream.clone(),
+            subject_prefix: self.subject_prefix.clone(),
+            // The run's stream holds a few thousand games: a bound of its
+            // own, so a NATS server on a fuller disk (its JetStream may
+            // only reserve part of what is free) still creates it.
+            max_bytes: RUN_STREAM_MAX_BYTES,
+        };
+        SharedBackends { redis_url: self.redis_url.clone(), redis_prefix: self.redis_prefix.clone(), nats: Some(nats) }
+    }
+}
+
+/// What the run starts: the topology (every kind of process, how many, and
+/// the profile their flags come from) and what only this run adds.
 #[derive(Clone, Debug)]
 pub struct Layout {
-    pub engines: usize,
-    pub shards: usize,
-    pub matchmakers: usize,
-    pub gateways: usize,
-    pub lease_ms: u64,
+    pub topology: Topology,
     pub database_url: String,
-    /// Flags every matchmaker gets besides the layout's own.
+    /// Flags every matchmaker gets besides the profile's.
     pub matchmaker_flags: Vec<String>,
-    /// Flags every gateway gets besides the layout's own.
-    pub gateway_flags: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -148,87 +160,27 @@ fn signal(pid: u32, name: &str) -> anyhow::Result<()> {
 impl Cluster {
     /// Lays the cluster out on fresh ports; nothing runs yet.
     pub fn plan(exe: PathBuf, backends: Backends, layout: &Layout, log_dir: PathBuf) -> anyhow::Result<Cluster> {
+        let topology = &layout.topology;
+        let id_prefix = backends.subject_prefix.trim_end_matches('.').to_owned();
+        let mut plan = Plan { profile: topology.profile, id_prefix, taken: HashSet::new(), procs: Vec::new() };
+        let engine_addrs = (0..topology.engines).map(|i| plan.engine(i)).collect::<anyhow::Result<Vec<_>>>()?;
+        let rating_addr = if topology.rating { Some(plan.rating(&layout.database_url)?) } else { None };
+        for i in 0..topology.shards {
+            plan.shard(i, &engine_addrs)?;
+        }
+        let matchmaker_addrs = (0..topology.matchmakers)
+            .map(|i| plan.matchmaker(i, rating_addr.as_deref(), &layout.matchmaker_flags))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let secret: String = (0..4).map(|_| format!("{:016x}", rand::random::<u64>())).collect();
-        let mut procs = Vec::new();
-        let mut taken = HashSet::new();
-        let mut engine_addrs = Vec::new();
-        for i in 0..layout.engines {
-            let (grpc, metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
-            engine_addrs.push(format!("http://{grpc}"));
-            let args = vec![
-                "engine".into(),
-                format!("--listen={grpc}"),
-                format!("--metrics-listen={metrics}"),
-                "--workers=1".into(),
-                "--hash-mb=4".into(),
-            ];
-            procs.push(new_proc(format!("engine-{i}"), Kind::Engine, args, metrics));
-        }
-        let (rating_grpc, rating_metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
-        let rating_addr = format!("http://{rating_grpc}");
-        let args = vec![
-            "rating".into(),
-            format!("--rating-listen={rating_grpc}"),
-            format!("--rating-metrics-listen={rating_metrics}"),
-            format!("--database-url={}", layout.database_url),
-            "--rating-ack-wait-ms=2000".into(),
-        ];
-        procs.push(new_proc("rating".into(), Kind::Rating, args, rating_metrics));
-        for i in 0..layout.shards {
-            let (grpc, metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
-            let mut args = vec![
-                "game".into(),
-                format!("--game-listen={grpc}"),
-                format!("--game-metrics-listen={metrics}"),
-                format!("--shard-id={}-shard-{i}", backends.subject_prefix.trim_end_matches('.')),
-                format!("--lease-ms={}", layout.lease_ms),
-                "--sweep-ms=200".into(),
-            ];
-            if !engine_addrs.is_empty() {
-                args.push(format!("--engine-addrs={}", engine_addrs.join(",")));
-            }
-            procs.push(new_proc(format!("shard-{i}"), Kind::Shard, args, metrics));
-        }
-        let mut matchmaker_addrs = Vec::new();
-        for i in 0..layout.matchmakers {
-            let (grpc, metrics) = (free_port(&mut taken)?, free_port(&mut taken)?);
-            matchmaker_addrs.push(format!("http://{grpc}"));
-            let mut args = vec![
-                "matchmaker".into(),
-                format!("--matchmaker-listen={grpc}"),
-                format!("--matchmaker-metrics-listen={metrics}"),
-                format!("--matchmaker-id={}-mm-{i}", backends.subject_prefix.trim_end_matches('.')),
-                format!("--matchmaker-rating-addr={rating_addr}"),
-                "--wave-ms=300".into(),
-            ];
-            args.extend(layout.matchmaker_flags.iter().cloned());
-            procs.push(new_proc(format!("matchmaker-{i}"), Kind::Matchmaker, args, metrics));
-        }
-        let mut gateway_urls = Vec::new();
-        for i in 0..layout.gateways {
-            let addr = free_port(&mut taken)?;
-            gateway_urls.push(format!("ws://{addr}/ws"));
-            let mut args = vec![
-                "gateway".into(),
-                format!("--gateway-listen={addr}"),
-                format!("--gateway-metrics-listen={}", free_port(&mut taken)?),
-                format!("--token-secret={secret}"),
-                format!("--rating-addr={rating_addr}"),
-                "--membership-refresh-ms=200".into(),
-                "--drain-ms=1000".into(),
-                "--max-connections-per-ip=1000000".into(),
-                "--games-per-ip-minute=1000000".into(),
-                "--credits=1000000".into(),
-            ];
-            args.extend(layout.gateway_flags.iter().cloned());
-            if !matchmaker_addrs.is_empty() {
+        let gateway_urls = (0..topology.gateways)
+            .map(|i| {
                 // Each gateway has one matchmaker; the replicas share Redis.
-                args.push(format!("--matchmaker-addr={}", matchmaker_addrs[i % matchmaker_addrs.len()]));
-            }
-            procs.push(new_proc(format!("gateway-{i}"), Kind::Gateway, args, addr));
-        }
+                let matchmaker = (!matchmaker_addrs.is_empty()).then(|| &matchmaker_addrs[i % matchmaker_addrs.len()]);
+                plan.gateway(i, &secret, rating_addr.as_deref(), matchmaker.map(String::as_str))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
-        Ok(Cluster { exe, backends, log_dir, procs, gateway_urls })
+        Ok(Cluster { exe, backends, log_dir, procs: plan.procs, gateway_urls })
     }
 
     pub fn index(&self, name: &str) -> anyhow::Result<usize> {
@@ -251,21 +203,13 @@ impl Cluster {
 
     /// Starts a new incarnation of process `i`.
     pub fn spawn(&mut self, i: usize) -> anyhow::Result<()> {
-        let backends = self.backends.clone();
+        let backends = self.backends.shared();
         let proc = &mut self.procs[i];
         let log = self.log_dir.join(format!("{}.{}.log", proc.name, proc.incarnations.len()));
         let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let child = Command::new(&self.exe)
             .args(&proc.args)
-            .env("REDIS_URL", &backends.redis_url)
-            .env("FOGBLAST_REDIS_PREFIX", &backends.redis_prefix)
-            .env("NATS_URL", &backends.nats_url)
-            .env("FOGBLAST_NATS_STREAM", &backends.stream)
-            .env("FOGBLAST_NATS_SUBJECT_PREFIX", &backends.subject_prefix)
-            // The run's stream holds a few thousand games: a bound of its
-            // own, so a NATS server on a fuller disk (its JetStream may
-            // only reserve part of what is free) still creates it.
-            .env("FOGBLAST_NATS_MAX_BYTES", RUN_STREAM_MAX_BYTES.to_string())
+            .envs(backends.env())
             .env("RUST_BACKTRACE", "1")
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
@@ -458,8 +402,98 @@ impl Drop for Cluster {
     }
 }
 
-fn new_proc(name: String, kind: Kind, args: Vec<String>, probe: SocketAddr) -> Proc {
-    Proc { name, kind, args, probe, child: None, incarnations: Vec::new(), paused: false }
+/// The processes laid out so far, each on ports of its own, with the
+/// profile's flags for its service.
+struct Plan {
+    profile: Profile,
+    /// What the shards' and matchmakers' ids start with: the run's own.
+    id_prefix: String,
+    taken: HashSet<u16>,
+    procs: Vec<Proc>,
+}
+
+impl Plan {
+    fn add(&mut self, name: String, kind: Kind, args: Vec<String>, probe: SocketAddr) {
+        self.procs.push(Proc { name, kind, args, probe, child: None, incarnations: Vec::new(), paused: false });
+    }
+
+    /// Engine replica `i`; returns its gRPC address.
+    fn engine(&mut self, i: usize) -> anyhow::Result<String> {
+        let (grpc, metrics) = (free_port(&mut self.taken)?, free_port(&mut self.taken)?);
+        let mut args = vec!["engine".into(), format!("--listen={grpc}"), format!("--metrics-listen={metrics}")];
+        args.extend(self.profile.engine_flags());
+        self.add(format!("engine-{i}"), Kind::Engine, args, metrics);
+        Ok(format!("http://{grpc}"))
+    }
+
+    /// The rating service on `database_url`; returns its gRPC address.
+    fn rating(&mut self, database_url: &str) -> anyhow::Result<String> {
+        let (grpc, metrics) = (free_port(&mut self.taken)?, free_port(&mut self.taken)?);
+        let mut args = vec![
+            "rating".into(),
+            format!("--rating-listen={grpc}"),
+            format!("--rating-metrics-listen={metrics}"),
+            format!("--database-url={database_url}"),
+        ];
+        args.extend(self.profile.rating_flags());
+        self.add("rating".into(), Kind::Rating, args, metrics);
+        Ok(format!("http://{grpc}"))
+    }
+
+    /// Game shard `i`, playing the computer through `engine_addrs`.
+    fn shard(&mut self, i: usize, engine_addrs: &[String]) -> anyhow::Result<()> {
+        let (grpc, metrics) = (free_port(&mut self.taken)?, free_port(&mut self.taken)?);
+        let mut args = vec![
+            "game".into(),
+            format!("--game-listen={grpc}"),
+            format!("--game-metrics-listen={metrics}"),
+            format!("--shard-id={}-shard-{i}", self.id_prefix),
+        ];
+        args.extend(self.profile.game_flags());
+        if !engine_addrs.is_empty() {
+            args.push(format!("--engine-addrs={}", engine_addrs.join(",")));
+        }
+        self.add(format!("shard-{i}"), Kind::Shard, args, metrics);
+        Ok(())
+    }
+
+    /// Matchmaker replica `i`, with `extra` flags; returns its gRPC address.
+    fn matchmaker(&mut self, i: usize, rating_addr: Option<&str>, extra: &[String]) -> anyhow::Result<String> {
+        let (grpc, metrics) = (free_port(&mut self.taken)?, free_port(&mut self.taken)?);
+        let mut args = vec![
+            "matchmaker".into(),
+            format!("--matchmaker-listen={grpc}"),
+            format!("--matchmaker-metrics-listen={metrics}"),
+            format!("--matchmaker-id={}-mm-{i}", self.id_prefix),
+        ];
+        args.extend(rating_addr.map(|addr| format!("--matchmaker-rating-addr={addr}")));
+        args.extend(self.profile.matchmaker_flags());
+        args.extend(extra.iter().cloned());
+        self.add(format!("matchmaker-{i}"), Kind::Matchmaker, args, metrics);
+        Ok(format!("http://{grpc}"))
+    }
+
+    /// Gateway `i`, signing tokens with `secret`; returns its WebSocket URL.
+    fn gateway(
+        &mut self,
+        i: usize,
+        secret: &str,
+        rating_addr: Option<&str>,
+        matchmaker_addr: Option<&str>,
+    ) -> anyhow::Result<String> {
+        let (addr, metrics) = (free_port(&mut self.taken)?, free_port(&mut self.taken)?);
+        let mut args = vec![
+            "gateway".into(),
+            format!("--gateway-listen={addr}"),
+            format!("--gateway-metrics-listen={metrics}"),
+            format!("--token-secret={secret}"),
+        ];
+        args.extend(rating_addr.map(|addr| format!("--rating-addr={addr}")));
+        args.extend(self.profile.gateway_flags());
+        args.extend(matchmaker_addr.map(|addr| format!("--matchmaker-addr={addr}")));
+        self.add(format!("gateway-{i}"), Kind::Gateway, args, addr);
+        Ok(format!("ws://{addr}/ws"))
+    }
 }
 
 fn describe(status: std::process::ExitStatus) -> String {

@@ -1,9 +1,11 @@
 //! `fogblast-tools loadtest --spawn`: a local cluster for the bots to drive, made
 //! of child processes of the server binary (`fogblast game` shards and
 //! `fogblast gateway`s) on free loopback ports, sharing a Redis under a
-//! fresh key prefix and a NATS server under a fresh JetStream stream. The
-//! gateways allow any number of connections, games and messages from one
-//! address, since every bot comes from 127.0.0.1.
+//! fresh key prefix and a NATS server under a fresh JetStream stream. Their
+//! flags come from the spec's [`Topology`] and its profile
+//! ([`Profile::load`](fogblast_topology::Profile::load): production timings, and gateways that allow any
+//! number of connections, games and messages from one address, since
+//! every bot comes from 127.0.0.1).
 //!
 //! The children are separate processes so that the bots' sockets and the
 //! gateways' sockets count against separate file descriptor limits, and
@@ -21,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use fogblast_client::Http;
+use fogblast_topology::{NatsStream, SharedBackends, Topology};
 
 /// How long the children get to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -30,13 +33,11 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 /// What to start.
 #[derive(Clone, Debug)]
 pub struct ClusterSpec {
-    pub shards: u32,
-    pub gateways: u32,
+    /// Its shards and gateways (nothing else is started), and their profile.
+    pub topology: Topology,
     pub redis_url: String,
     /// `None`: each process uses an in-process bus.
     pub nats_url: Option<String>,
-    /// How long finished games stay in Redis (they must outlive the run).
-    pub finished_ttl_ms: u64,
     /// The `fogblast` server binary the children run.
     pub server_bin: PathBuf,
 }
@@ -60,9 +61,14 @@ pub struct Cluster {
     pub gateway_metrics: Vec<String>,
     /// Where the children's logs are.
     pub log_dir: PathBuf,
-    redis_url: String,
-    redis_prefix: String,
-    nats: Option<(String, String)>,
+    backends: SharedBackends,
+}
+
+/// The run's own stream and subjects on the NATS server at `url` (two
+/// streams may not share subjects), with a bound of the run's own.
+fn run_stream(url: String, run: &str) -> NatsStream {
+    let stream = format!("FOGBLAST_LOADTEST_{}", run.to_uppercase());
+    NatsStream { url, subject_prefix: stream.to_lowercase(), stream, max_bytes: 1 << 30 }
 }
 
 fn free_port() -> anyhow::Result<SocketAddr> {
@@ -83,37 +89,35 @@ impl Cluster {
             gateway_urls: Vec::new(),
             gateway_metrics: Vec::new(),
             log_dir,
-            redis_url: spec.redis_url.clone(),
-            redis_prefix: format!("fogblast-loadtest-{run}:"),
-            nats: spec.nats_url.clone().map(|url| (url, format!("FOGBLAST_LOADTEST_{}", run.to_uppercase()))),
+            backends: SharedBackends {
+                redis_url: spec.redis_url.clone(),
+                redis_prefix: format!("fogblast-loadtest-{run}:"),
+                nats: spec.nats_url.clone().map(|url| run_stream(url, &run)),
+            },
         };
-        for i in 0..spec.shards {
+        let profile = &spec.topology.profile;
+        for i in 0..spec.topology.shards {
             let (grpc, metrics) = (free_port()?, free_port()?);
-            let args = [
+            let mut args = vec![
                 "game".to_owned(),
                 format!("--game-listen={grpc}"),
                 format!("--game-metrics-listen={metrics}"),
                 format!("--shard-id=loadtest-{run}-{i}"),
-                format!("--finished-ttl-ms={}", spec.finished_ttl_ms),
             ];
+            args.extend(profile.game_flags());
             cluster.spawn(&exe, format!("shard-{i}"), &args, metrics)?;
         }
         cluster.wait_ready().await?;
-        for i in 0..spec.gateways {
+        for i in 0..spec.topology.gateways {
             let addr = free_port()?;
             let metrics = free_port()?;
-            let args = [
+            let mut args = vec![
                 "gateway".to_owned(),
                 format!("--gateway-listen={addr}"),
                 format!("--gateway-metrics-listen={metrics}"),
                 format!("--token-secret={secret}"),
-                "--max-connections-per-ip=1000000".to_owned(),
-                "--games-per-ip-minute=1000000".to_owned(),
-                // The verification reads every game back from one address.
-                "--http-requests-per-ip-minute=1000000".to_owned(),
-                "--credits=1000000".to_owned(),
-                "--drain-ms=1000".to_owned(),
             ];
+            args.extend(profile.gateway_flags());
             cluster.spawn(&exe, format!("gateway-{i}"), &args, addr)?;
             cluster.gateway_urls.push(format!("ws://{addr}/ws"));
             cluster.gateway_metrics.push(format!("http://{metrics}"));
@@ -128,25 +132,16 @@ impl Cluster {
         let mut command = Command::new(exe);
         command
             .args(args)
-            .env("REDIS_URL", &self.redis_url)
-            .env("FOGBLAST_REDIS_PREFIX", &self.redis_prefix)
+            .envs(self.backends.env())
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out)
             // Not in the terminal's process group: Ctrl-C is for the load
             // test, which stops its children in order.
             .process_group(0);
-        match &self.nats {
-            // Its own stream and subjects: two streams may not share subjects.
-            Some((url, stream)) => command
-                .env("NATS_URL", url)
-                .env("FOGBLAST_NATS_STREAM", stream)
-                .env("FOGBLAST_NATS_SUBJECT_PREFIX", stream.to_lowercase())
-                // A bound of the run's own: JetStream refuses a stream
-                // larger than the storage it may still reserve.
-                .env("FOGBLAST_NATS_MAX_BYTES", (1u64 << 30).to_string()),
-            None => command.env_remove("NATS_URL"),
-        };
+        if self.backends.nats.is_none() {
+            command.env_remove("NATS_URL");
+        }
         let child = command.spawn().with_context(|| format!("starting {name}"))?;
         self.procs.push(Proc { name, child, log, probe });
         Ok(())
@@ -225,9 +220,9 @@ impl Cluster {
 
     /// Deletes the run's keys from Redis and its stream from NATS.
     pub async fn clean_up(&self) -> anyhow::Result<()> {
-        let client = redis::Client::open(self.redis_url.as_str())?;
+        let client = redis::Client::open(self.backends.redis_url.as_str())?;
         let mut conn = client.get_multiplexed_async_connection().await.context("connecting to redis")?;
-        let pattern = format!("{}*", self.redis_prefix);
+        let pattern = format!("{}*", self.backends.redis_prefix);
         let mut cursor: u64 = 0;
         loop {
             let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
@@ -246,7 +241,7 @@ impl Cluster {
             }
             cursor = next;
         }
-        if let Some((url, stream)) = &self.nats {
+        if let Some(NatsStream { url, stream, .. }) = &self.backends.nats {
             let client = async_nats::connect(url.as_str()).await.with_context(|| format!("connecting to {url}"))?;
             let jetstream = async_nats::jetstream::new(client);
             for stream in [stream.clone(), fogblast_bus::public_stream(stream)] {
