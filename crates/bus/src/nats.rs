@@ -258,6 +258,26 @@ async fn set_up_stream(jetstream: &jetstream::Context, config: stream::Config) -
     }
 }
 
+/// How many times a publish the stream calls a duplicate of a message it
+/// no longer holds is made again under a new id.
+const DUPLICATE_CHECKS: usize = 3;
+
+impl NatsBus {
+    /// Whether `stream` holds, at `sequence`, the message published under
+    /// `id`: a definite "no" only when it answers that the sequence is
+    /// empty or holds another message; any other failure is an error, and
+    /// the caller publishes again later.
+    async fn holds(&self, stream: &str, sequence: u64, id: &str) -> Result<bool, BusError> {
+        let context = format!("reading message {sequence} of stream {stream}");
+        let found = self.jetstream.get_stream_no_info(stream).await.map_err(|e| error(&context, e))?;
+        match found.get_raw_message(sequence).await {
+            Ok(message) => Ok(message.headers.get(MSG_ID_HEADER).is_some_and(|held| held.as_str() == id)),
+            Err(e) if e.kind() == jetstream::stream::LastRawMessageErrorKind::NoMessageFound => Ok(false),
+            Err(e) => Err(error(&context, e)),
+        }
+    }
+}
+
 #[async_trait]
 impl EventBus for NatsBus {
     async fn publish_durable(
@@ -273,16 +293,35 @@ impl EventBus for NatsBus {
         }
         let mut headers = headers;
         fogblast_telemetry::inject_headers(&mut headers);
-        let publish = PublishMessage::build().payload(payload).headers(to_header_map(&headers)?).message_id(message_id);
+        let header_map = to_header_map(&headers)?;
         let context = format!("publishing {subject}");
-        let ack = self
-            .jetstream
-            .send_publish(self.wire_subject(subject), publish)
-            .await
-            .map_err(|e| error(&context, e))?
-            .await
-            .map_err(|e| error(&context, e))?;
-        Ok(PublishAck { duplicate: ack.duplicate, sequence: ack.sequence })
+        let mut id = message_id.to_owned();
+        for _ in 0..DUPLICATE_CHECKS {
+            let publish = PublishMessage::build().payload(payload.clone()).headers(header_map.clone()).message_id(&id);
+            let ack = self
+                .jetstream
+                .send_publish(self.wire_subject(subject), publish)
+                .await
+                .map_err(|e| error(&context, e))?
+                .await
+                .map_err(|e| error(&context, e))?;
+            if !ack.duplicate || self.holds(&ack.stream, ack.sequence, &id).await? {
+                return Ok(PublishAck { duplicate: ack.duplicate, sequence: ack.sequence });
+            }
+            // The stream remembers the id but no longer holds its message
+            // (NATS 2.9 lost acknowledged messages across leader changes
+            // while keeping their ids): published again under an id of its
+            // own, the same on every retry. Consumers take a message by
+            // its content (a game, an event), not by this id.
+            tracing::warn!(
+                subject,
+                id,
+                sequence = ack.sequence,
+                "the stream called a message a duplicate it does not hold; publishing it again"
+            );
+            id = format!("{message_id}/again-after-{}", ack.sequence);
+        }
+        Err(BusError::new(format!("{context}: the stream keeps calling {message_id:?} a duplicate it does not hold")))
     }
 
     async fn consume_durable(

@@ -545,3 +545,48 @@ async fn a_bus_file_keeps_every_unacknowledged_message_across_a_crash() {
     assert_eq!(kept.message_id(), Some("archived"));
     assert!(kept.message().headers.iter().any(|(name, value)| name == "traceparent" && value == "00-1-2-01"));
 }
+
+/// A stream that remembers a message's id but no longer holds the message
+/// (NATS 2.9 lost acknowledged messages across leader changes and kept
+/// their ids, so a publish sent again was answered "duplicate" and the
+/// finished game never reached the archive): the bus finds the message
+/// missing and publishes it again, and a consumer gets it. A duplicate
+/// whose message is there stays a duplicate.
+#[tokio::test]
+async fn a_duplicate_of_a_message_the_stream_lost_is_published_again() {
+    let config = NatsConfig { duplicate_window: Duration::from_secs(60), ..scratch("lost-dup") };
+    let (cleanup, stream) = (config.clone(), config.stream.clone());
+    let bus = timeout(ARRIVE, NatsBus::connect(config.clone())).await.expect("in time").expect("connected");
+    let checks = tokio::spawn(async move {
+        let first = bus.publish_durable("games.finished.atomic", "game-7", Vec::new(), Bytes::from("the record"));
+        let first = first.await.expect("published");
+        let kept = bus.publish_durable("games.finished.atomic", "game-8", Vec::new(), Bytes::from("another"));
+        kept.await.expect("published");
+        // The message goes; its id stays in the duplicate window.
+        let jetstream = jetstream(&config.url).await;
+        let found = jetstream.get_stream(&stream).await.expect("the stream");
+        assert!(found.delete_message(first.sequence).await.expect("deleted"), "the message was there");
+
+        let again = bus.publish_durable("games.finished.atomic", "game-7", Vec::new(), Bytes::from("the record"));
+        let again = again.await.expect("published again");
+        assert!(!again.duplicate && again.sequence > first.sequence, "stored anew: {again:?}");
+        let still = bus.publish_durable("games.finished.atomic", "game-8", Vec::new(), Bytes::from("another"));
+        assert!(still.await.expect("answered").duplicate, "a duplicate the stream holds stays one");
+
+        let mut deliveries = bus.consume_durable(consumer("archive", "games.finished.>")).await.expect("consume");
+        let mut payloads = Vec::new();
+        for _ in 0..2 {
+            let delivery = next_delivery(&mut deliveries).await;
+            payloads.push(text(&delivery.message().payload));
+            delivery.ack().await.expect("acked");
+        }
+        payloads.sort();
+        assert_eq!(payloads, ["another", "the record"]);
+        assert_no_delivery(&mut deliveries).await;
+    });
+    let outcome = checks.await;
+    delete_streams(&cleanup).await;
+    if let Err(panicked) = outcome {
+        std::panic::resume_unwind(panicked.into_panic());
+    }
+}

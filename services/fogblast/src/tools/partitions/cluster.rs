@@ -489,7 +489,9 @@ impl PartitionCluster {
 
     /// Moves the leadership of JetStream stream `stream` to the NATS
     /// server on `node`, asking its leader to step down until the election
-    /// lands there.
+    /// lands there, and only while that server's copy is current: NATS
+    /// 2.9 elected a copy whose catch-up after a cut had stalled, and
+    /// acknowledged messages went missing from the stream.
     pub async fn lead_stream_from(&self, stream: &str, node: usize) -> anyhow::Result<()> {
         let wanted = format!("nats{}", node + 1);
         let client = async_nats::connect(fogblast_bus::nats_servers(&self.nats_url())?).await?;
@@ -497,14 +499,18 @@ impl PartitionCluster {
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             let mut found = jetstream.get_stream(stream).await.with_context(|| format!("stream {stream}"))?;
-            let leader = found.info().await?.cluster.as_ref().and_then(|c| c.leader.clone());
+            let cluster = found.info().await?.cluster.clone();
+            let leader = cluster.as_ref().and_then(|c| c.leader.clone());
             if leader.as_deref() == Some(wanted.as_str()) {
                 return Ok(());
             }
+            let current = cluster
+                .as_ref()
+                .is_some_and(|c| c.replicas.iter().any(|r| r.name == wanted && r.current && r.lag.unwrap_or(0) == 0));
             if Instant::now() > deadline {
                 bail!("{stream}'s leader stayed on {leader:?}, not {wanted}, within {READY_TIMEOUT:?}");
             }
-            if leader.is_some() {
+            if leader.is_some() && current {
                 let subject = format!("$JS.API.STREAM.LEADER.STEPDOWN.{stream}");
                 // The answer only says the request was taken; the new
                 // leader shows in the stream's info.
