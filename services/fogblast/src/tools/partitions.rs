@@ -175,6 +175,11 @@ pub struct PartitionsArgs {
     /// The `fogblast` server binary the cluster runs [default: the one beside this executable].
     #[arg(long)]
     server_bin: Option<PathBuf>,
+    /// The NATS server the cluster runs. nats-server 2.9 (Debian's) loses
+    /// acknowledged messages when one server is cut off again and again
+    /// (docs/operations.md); `tests/run` installs a current release.
+    #[arg(long, env = "FOGBLAST_NATS_SERVER_BIN", default_value = "nats-server")]
+    nats_server: PathBuf,
 }
 
 /// The schedules named by `--schedule`, refusing one the Redis layout
@@ -229,6 +234,7 @@ async fn main(args: &PartitionsArgs, schedules: &[Schedule]) -> anyhow::Result<(
             &server_bin,
             database_url,
             (args.lease_ms, args.redis_wait_replicas, args.redis),
+            &args.nats_server,
             log_dir.clone(),
         )?;
         println!("nodes: {}", describe_nodes(&cluster));

@@ -109,6 +109,7 @@ impl PartitionCluster {
         server_bin: &Path,
         database_url: String,
         settings: (u64, u32, RedisLayout),
+        nats_server: &Path,
         log_dir: PathBuf,
     ) -> anyhow::Result<Self> {
         let (lease_ms, redis_wait_replicas, redis) = settings;
@@ -123,7 +124,7 @@ impl PartitionCluster {
             redis,
             player_link_cuts: Vec::new(),
         };
-        cluster.plan_data()?;
+        cluster.plan_data(nats_server)?;
         cluster.plan_services(server_bin);
         Ok(cluster)
     }
@@ -183,7 +184,7 @@ impl PartitionCluster {
         GATEWAYS.iter().map(|&node| format!("ws://{}:{SERVICE_PORT}/ws", self.address(node))).collect()
     }
 
-    fn plan_data(&mut self) -> anyhow::Result<()> {
+    fn plan_data(&mut self, nats_server: &Path) -> anyhow::Result<()> {
         let servers = self.nats_servers();
         for (server, &node) in servers.iter().zip(&DATA) {
             let store = self.log_dir.join(&server.name);
@@ -191,7 +192,7 @@ impl PartitionCluster {
             let config = self.log_dir.join(format!("{}.conf", server.name));
             std::fs::write(&config, server_config("fogblast-partitions", server, &servers, &store))?;
             let args = vec!["-c".into(), config.display().to_string()];
-            self.add(&server.name, Some(node), "nats-server".into(), args, None);
+            self.add(&server.name, Some(node), nats_server.into(), args, None);
         }
         match self.redis {
             RedisLayout::Replicated => self.plan_replicated_redis(),
