@@ -359,3 +359,31 @@ proptest! {
         }
     }
 }
+
+/// After 1. a4 Na6 2. Ra3 c5 3. Rf3 Qc7 4. c3 f5 5. c4 d6 6. Na3 Qb8 7. Rb3
+/// Nh6 8. a5 Kd7 9. Re3 Kc6 10. d3 e6 11. g3 e5 12. Bg2 the bishop, moved
+/// out of black's sight, attacks the king on c6 along the long diagonal.
+/// Few of the positions black's belief holds have that check (white had
+/// many moves), so weighing every candidate alike, Hard played b5 and lost
+/// the king; a candidate in which the opponent's last move attacks our king
+/// counts ten times, and Hard steps the king out of the diagonal.
+#[test]
+fn a_check_from_the_fog_weighs_above_the_quiet_candidates() {
+    let mut game = Game::new(Position::new(Variant::Fog));
+    let moves = "a2a4 b8a6 a1a3 c7c5 a3f3 d8c7 c2c3 f7f5 c3c4 d7d6 b1a3 c7b8 f3b3 g8h6 a4a5 e8d7 b3e3 d7c6 d2d3 \
+                 e7e6 g2g3 e6e5 f1g2";
+    for uci in moves.split_whitespace() {
+        game.play_uci(uci).unwrap();
+    }
+    let pos = *game.position();
+    assert!(!pos.fog_view(Color::Black).visible.contains(fogblast_rules::Square::G2), "g2 is in the fog");
+    assert!(leaves_king_capturable(&pos, pos.parse_uci(&"b7b5".parse().unwrap()).unwrap(), Color::Black));
+    let obs = FogObservation::from_game(&game, Color::Black);
+    for seed in 0..8 {
+        let settings = FogSettings { nodes_per_sample: 2_000, ..Level::Hard.fog_settings() };
+        let report =
+            best_fog_move(&obs, &FogLimits { settings, movetime: None, seed }, &AtomicBool::new(false)).unwrap();
+        let chosen = pos.parse_uci(&report.best).unwrap();
+        assert!(!leaves_king_capturable(&pos, chosen, Color::Black), "seed {seed}: {} loses the king", report.best);
+    }
+}
