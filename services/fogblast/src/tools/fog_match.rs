@@ -18,8 +18,7 @@
 //!
 //! With `--opponent-level` the opponent is this engine instead, at a level
 //! or a frozen yardstick (`hard-before-deepening`: Hard as it was before it
-//! weighed threatening candidates and searched deeper in its spare time;
-//! `prior-hard`), in this process and told only its own
+//! weighed threatening candidates; `prior-hard`), in this process and told only its own
 //! [`FogObservation`], as the engine is: fog of war between two builds of
 //! the player without a second binary.
 
@@ -30,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use fogblast_engine::fog::{HARD_BEFORE_DEEPENING, PRIOR_HARD};
+use fogblast_engine::fog::{FORMER_HARD, PRIOR_HARD};
 use fogblast_engine::{best_fog_move, FogLimits, FogObservation, FogSettings, Level};
 use fogblast_rules::{Bitboard, CastlingMode, Color, Game, Move, Position, Role, Variant};
 use serde_json::{json, Value};
@@ -70,11 +69,17 @@ pub struct FogMatchArgs {
     #[arg(long)]
     record: Option<std::path::PathBuf>,
     /// Play the engine itself as the opponent instead of the outside
-    /// player: easy, medium, hard, hard-before-deepening,
-    /// hard-without-deepening, hard-without-threat-weight or prior-hard. It
+    /// player: easy, medium, hard, hard-before-deepening (Hard before its
+    /// threat weight), hard-without-deepening (Hard as it is),
+    /// hard-with-deepening, hard-without-threat-weight (the deeper search
+    /// without the weight) or prior-hard. It
     /// gets the same budget a move (`--movetime-ms`, under its own cap).
     #[arg(long)]
     opponent_level: Option<String>,
+    /// Play the engine's side with these settings (the names
+    /// `--opponent-level` takes) instead of its level's.
+    #[arg(long)]
+    engine_settings: Option<String>,
 }
 
 /// The outside player reported an error of its own (misty's belief can
@@ -134,15 +139,21 @@ impl Drop for Outside {
     }
 }
 
+/// The deepest search in spare time that `hard-with-deepening` and
+/// `hard-without-threat-weight` try (Hard itself does not search deeper).
+const SPARE_TIME_DEPTH: u32 = 6;
+
 /// The fog player's settings an `--opponent-level` names.
 fn opponent_settings(name: &str) -> anyhow::Result<FogSettings> {
     Ok(match name.to_ascii_lowercase().as_str() {
-        "hard-before-deepening" => HARD_BEFORE_DEEPENING,
-        // Hard less one of its two latest changes, to measure each alone.
-        "hard-without-deepening" => {
-            FogSettings { max_depth: HARD_BEFORE_DEEPENING.max_depth, ..Level::Hard.fog_settings() }
+        "hard-before-deepening" => FORMER_HARD,
+        // Hard with or without each of the threat weight and the deeper
+        // search in spare time, to measure each alone.
+        "hard-without-deepening" => FogSettings { max_depth: FORMER_HARD.max_depth, ..Level::Hard.fog_settings() },
+        "hard-with-deepening" => FogSettings { max_depth: SPARE_TIME_DEPTH, ..Level::Hard.fog_settings() },
+        "hard-without-threat-weight" => {
+            FogSettings { threat_weight: 1, max_depth: SPARE_TIME_DEPTH, ..Level::Hard.fog_settings() }
         }
-        "hard-without-threat-weight" => FogSettings { threat_weight: 1, ..Level::Hard.fog_settings() },
         "prior-hard" => PRIOR_HARD,
         other => other.parse::<Level>()?.fog_settings(),
     })
@@ -339,11 +350,15 @@ fn play_game(args: &FogMatchArgs, outside: &mut Opponent, index: usize) -> anyho
         table.last_safe[side.index()] = safe_moves(&pos);
         let started = Instant::now();
         let m = if side == engine {
-            let limits = args.level.fog_limits(
+            let mut limits = args.level.fog_limits(
                 None,
                 Some(Duration::from_millis(args.movetime_ms)),
                 seed ^ pos.fullmoves() as u64,
             );
+            if let Some(name) = &args.engine_settings {
+                limits.settings = opponent_settings(name)?;
+                limits.movetime = limits.movetime.map(|t| t.min(limits.settings.max_time));
+            }
             let report = best_fog_move(&table.engine_view, &limits, &stop)?;
             record.engine_seconds.push(started.elapsed().as_secs_f64());
             pos.parse_uci(&report.best).with_context(|| format!("the engine chose {}, not legal", report.best))?
@@ -470,9 +485,9 @@ fn summarize(args: &FogMatchArgs, records: &[GameRecord], elapsed: Duration) {
     let engine_times: Vec<f64> = records.iter().flat_map(|r| r.engine_seconds.iter().copied()).collect();
     let outside_times: Vec<f64> = records.iter().flat_map(|r| r.outside_seconds.iter().copied()).collect();
     let opponent = args.opponent_level.as_deref().unwrap_or("outside player");
+    let engine = args.engine_settings.clone().unwrap_or_else(|| args.level.to_string());
     println!(
-        "{} vs {opponent}: {} games, {wins} wins, {draws} draws, {losses} losses, score {score:.1}%",
-        args.level,
+        "{engine} vs {opponent}: {} games, {wins} wins, {draws} draws, {losses} losses, score {score:.1}%",
         records.len()
     );
     println!(
