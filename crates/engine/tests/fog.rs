@@ -392,9 +392,7 @@ fn a_check_from_the_fog_weighs_above_the_quiet_candidates() {
 /// king h8, queen f4, rook c5, bishop c7, knight h7), searched to depth 3
 /// Hard steps the king to d2, after which black forces the king's capture
 /// within two of its moves on the real board; given the time to search its
-/// samples deeper (to depth 6: the `max_depth` setting, which no level
-/// uses, since it did not win games), it plays Qa8, which leaves nothing
-/// forced.
+/// samples deeper (to depth 6), it plays Qa8, which leaves nothing forced.
 /// The time is ample, so the search ends at the node budgets, whatever the
 /// machine.
 #[test]
@@ -416,7 +414,7 @@ fn spare_time_searched_deeper_avoids_a_king_hunt_the_shallow_search_misses() {
     let obs = FogObservation::from_game(&game, Color::White);
     // The threat weight off, to measure the depth alone: some candidates
     // put a black piece on our king, and drawn ten times as often they
-    // favour Kd2 again (Hard with the deeper search plays Kd2 here).
+    // favour Kd2 again (full Hard plays Kd2 here).
     let settings = FogSettings {
         samples: 4,
         max_samples: 4,

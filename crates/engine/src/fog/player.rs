@@ -5,9 +5,9 @@
 //! samples pays for it in proportion, which is the care an unseen attacker
 //! calls for: a king can be taken without any warning. Hard samples on past
 //! its count while more samples could still change the move and its time
-//! allows; it counts the candidates in which the opponent's last move
-//! attacks our king above the rest. (A deeper search of the samples in
-//! spare time is a setting no level uses: measured, it did not help.)
+//! allows, then spends the rest of its time searching the same samples
+//! deeper; it counts the candidates in which the opponent's last move
+//! attacks our king above the rest.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -107,10 +107,10 @@ pub const PRIOR_HARD: FogSettings = FogSettings {
     max_depth: 3,
 };
 
-/// Fog of war Hard before it weighed the threatening candidates: every
-/// candidate alike and no deeper search in spare time. The yardstick for
-/// the threat weight (`fogblast-tools fog-match --opponent-level
-/// hard-before-deepening`); no level plays it.
+/// Fog of war Hard before it weighed the threatening candidates and
+/// searched deeper in its spare time: every candidate alike, depth 3 only.
+/// The yardstick for those changes (`fogblast-tools fog-match
+/// --opponent-level hard-before-deepening`); no level plays it.
 pub const FORMER_HARD: FogSettings =
     FogSettings { threat_weight: 1, max_depth: Level::Hard.fog_settings().depth, ..Level::Hard.fog_settings() };
 
@@ -161,9 +161,7 @@ impl Level {
                 king_guard: true,
                 keep_threats: true,
                 threat_weight: 10,
-                // Searching deeper in spare time (to 6) scored 42.5% over 40
-                // games against this (docs/engine.md, "Against misty").
-                max_depth: 3,
+                max_depth: 6,
             },
         }
     }

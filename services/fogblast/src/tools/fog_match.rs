@@ -18,7 +18,8 @@
 //!
 //! With `--opponent-level` the opponent is this engine instead, at a level
 //! or a frozen yardstick (`hard-before-deepening`: Hard as it was before it
-//! weighed threatening candidates; `prior-hard`), in this process and told only its own
+//! weighed threatening candidates and searched deeper in its spare time;
+//! `prior-hard`), in this process and told only its own
 //! [`FogObservation`], as the engine is: fog of war between two builds of
 //! the player without a second binary.
 
@@ -70,9 +71,8 @@ pub struct FogMatchArgs {
     record: Option<std::path::PathBuf>,
     /// Play the engine itself as the opponent instead of the outside
     /// player: easy, medium, hard, hard-before-deepening (Hard before its
-    /// threat weight), hard-without-deepening (Hard as it is),
-    /// hard-with-deepening, hard-without-threat-weight (the deeper search
-    /// without the weight) or prior-hard. It
+    /// threat weight and deeper search), hard-without-deepening,
+    /// hard-without-threat-weight or prior-hard. It
     /// gets the same budget a move (`--movetime-ms`, under its own cap).
     #[arg(long)]
     opponent_level: Option<String>,
@@ -139,21 +139,13 @@ impl Drop for Outside {
     }
 }
 
-/// The deepest search in spare time that `hard-with-deepening` and
-/// `hard-without-threat-weight` try (Hard itself does not search deeper).
-const SPARE_TIME_DEPTH: u32 = 6;
-
 /// The fog player's settings an `--opponent-level` names.
 fn opponent_settings(name: &str) -> anyhow::Result<FogSettings> {
     Ok(match name.to_ascii_lowercase().as_str() {
         "hard-before-deepening" => FORMER_HARD,
-        // Hard with or without each of the threat weight and the deeper
-        // search in spare time, to measure each alone.
+        // Hard less one of its two latest changes, to measure each alone.
         "hard-without-deepening" => FogSettings { max_depth: FORMER_HARD.max_depth, ..Level::Hard.fog_settings() },
-        "hard-with-deepening" => FogSettings { max_depth: SPARE_TIME_DEPTH, ..Level::Hard.fog_settings() },
-        "hard-without-threat-weight" => {
-            FogSettings { threat_weight: 1, max_depth: SPARE_TIME_DEPTH, ..Level::Hard.fog_settings() }
-        }
+        "hard-without-threat-weight" => FogSettings { threat_weight: 1, ..Level::Hard.fog_settings() },
         "prior-hard" => PRIOR_HARD,
         other => other.parse::<Level>()?.fog_settings(),
     })
