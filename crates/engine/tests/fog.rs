@@ -359,3 +359,99 @@ proptest! {
         }
     }
 }
+
+/// After 1. a4 Na6 2. Ra3 c5 3. Rf3 Qc7 4. c3 f5 5. c4 d6 6. Na3 Qb8 7. Rb3
+/// Nh6 8. a5 Kd7 9. Re3 Kc6 10. d3 e6 11. g3 e5 12. Bg2 the bishop, moved
+/// out of black's sight, attacks the king on c6 along the long diagonal.
+/// Few of the positions black's belief holds have that check (white had
+/// many moves), so weighing every candidate alike, Hard played b5 and lost
+/// the king; a candidate in which the opponent's last move attacks our king
+/// counts ten times, and Hard steps the king out of the diagonal.
+#[test]
+fn a_check_from_the_fog_weighs_above_the_quiet_candidates() {
+    let mut game = Game::new(Position::new(Variant::Fog));
+    let moves = "a2a4 b8a6 a1a3 c7c5 a3f3 d8c7 c2c3 f7f5 c3c4 d7d6 b1a3 c7b8 f3b3 g8h6 a4a5 e8d7 b3e3 d7c6 d2d3 \
+                 e7e6 g2g3 e6e5 f1g2";
+    for uci in moves.split_whitespace() {
+        game.play_uci(uci).unwrap();
+    }
+    let pos = *game.position();
+    assert!(!pos.fog_view(Color::Black).visible.contains(fogblast_rules::Square::G2), "g2 is in the fog");
+    assert!(leaves_king_capturable(&pos, pos.parse_uci(&"b7b5".parse().unwrap()).unwrap(), Color::Black));
+    let obs = FogObservation::from_game(&game, Color::Black);
+    for seed in 0..8 {
+        let settings = FogSettings { nodes_per_sample: 2_000, ..Level::Hard.fog_settings() };
+        let report =
+            best_fog_move(&obs, &FogLimits { settings, movetime: None, seed }, &AtomicBool::new(false)).unwrap();
+        let chosen = pos.parse_uci(&report.best).unwrap();
+        assert!(!leaves_king_capturable(&pos, chosen, Color::Black), "seed {seed}: {} loses the king", report.best);
+    }
+}
+
+/// Late in a long game (white: king d3, queen a7, rooks b2 and c1; black:
+/// king h8, queen f4, rook c5, bishop c7, knight h7), searched to depth 3
+/// Hard steps the king to d2, after which black forces the king's capture
+/// within two of its moves on the real board; given the time to search its
+/// samples deeper (to depth 6), it plays Qa8, which leaves nothing forced.
+/// The time is ample, so the search ends at the node budgets, whatever the
+/// machine.
+#[test]
+fn spare_time_searched_deeper_avoids_a_king_hunt_the_shallow_search_misses() {
+    let moves = "e2e4 h7h6 b2b3 a7a5 c2c3 b7b5 f1d3 c8a6 d3b5 g7g5 c1a3 a6b5 a3d6 f8g7 c3c4 b5c6 f2f4 c7d6 b1a3 \
+                 a5a4 g2g3 c6b7 b3a4 d6d5 a3b5 e7e6 f4f5 b8a6 d1c1 a6c5 c1d1 a8a5 d1b3 g8f6 g1f3 a5a6 g3g4 f6e4 \
+                 b5a3 e4f6 a1d1 f6h5 a3b5 h5f6 b5d6 d8c8 b3b4 h8g8 f3d4 a6a5 d1b1 a5b5 d6b7 e8f8 b1c1 c8b7 b4c5 \
+                 b5b4 c1b1 b7c8 b1b3 c8a8 c5a7 a8c6 c4d5 c6c4 a7a6 c4d4 a6a5 g8h8 a5b6 d4a1 d2d4 h8g8 b3f3 e6d5 \
+                 h2h3 a1b2 b6c7 b4a4 f3b3 a4a7 b3b8 b2g2 c7d7 f6h7 d7f7 g2f2 b8c8 a7d7 c8c2 d7c7 e1e2 g7f6 c2d2 \
+                 c7c5 a2a3 g8g7 d2a2 c5c4 f7g7 f2h2 g7d7 h2g3 e2d3 g3h2 a2c2 c4c5 c2f2 f8g7 h1a1 h2d6 f2h2 f6d8 \
+                 a1c1 g7h8 d7a7 d6f4 h2b2 d8c7";
+    let mut game = Game::new(Position::new(Variant::Fog));
+    for uci in moves.split_whitespace() {
+        game.play_uci(uci).unwrap();
+    }
+    let pos = *game.position();
+    assert_eq!(pos.fen(), "7k/Q1b4n/7p/2rp1Pp1/3P1qP1/P2K3P/1R6/2R5 w - - 19 61");
+    assert!(black_forces_the_king(&pos, "d3d2"), "Kd2 loses the king by force");
+    let obs = FogObservation::from_game(&game, Color::White);
+    // The threat weight off, to measure the depth alone: some candidates
+    // put a black piece on our king, and drawn ten times as often they
+    // favour Kd2 again (full Hard plays Kd2 here).
+    let settings = FogSettings {
+        samples: 4,
+        max_samples: 4,
+        belief_cap: 256,
+        nodes_per_sample: 20_000,
+        threat_weight: 1,
+        max_depth: 6,
+        ..Level::Hard.fog_settings()
+    };
+    let limits = FogLimits { settings, movetime: Some(std::time::Duration::from_secs(600)), seed: 1 };
+    let shallow = FogLimits { settings: FogSettings { max_depth: settings.depth, ..settings }, ..limits };
+    let report = best_fog_move(&obs, &shallow, &AtomicBool::new(false)).unwrap();
+    assert_eq!(report.best.to_string(), "d3d2", "searched to depth 3 only");
+    let report = best_fog_move(&obs, &limits, &AtomicBool::new(false)).unwrap();
+    assert!(!black_forces_the_king(&pos, &report.best.to_string()), "{} loses the king by force", report.best);
+}
+
+/// Whether, after white's `uci` in `pos`, black can force the capture of
+/// white's king within two black moves whatever white replies.
+fn black_forces_the_king(pos: &Position, uci: &str) -> bool {
+    fn forced(pos: &Position, moves_left: u32) -> bool {
+        let board = pos.board();
+        let king = board.king_of(Color::White).unwrap();
+        if board.attackers(king, Color::Black, board.occupied()).any() {
+            return true;
+        }
+        moves_left > 0
+            && pos.legal_moves().into_iter().any(|m| {
+                let (after, _) = pos.play(m).unwrap();
+                let replies = after.legal_moves();
+                !replies.is_empty()
+                    && replies.into_iter().all(|r| {
+                        let (next, _) = after.play(r).unwrap();
+                        next.board().king_of(Color::Black).is_some() && forced(&next, moves_left - 1)
+                    })
+            })
+    }
+    let (after, _) = pos.play(pos.parse_uci(&uci.parse().unwrap()).unwrap()).unwrap();
+    forced(&after, 2)
+}

@@ -13,7 +13,7 @@ mod rng;
 
 pub use belief::{Belief, BeliefError};
 pub use observation::{FogObservation, ObservationError, ObservedPly, Sight};
-pub use player::{best_fog_move, fog_evaluate, FogError, FogLimits, FogReport, FogSettings, PRIOR_HARD};
+pub use player::{best_fog_move, fog_evaluate, FogError, FogLimits, FogReport, FogSettings, FORMER_HARD, PRIOR_HARD};
 
 /// The baseline fog player the levels are measured against: a random
 /// capture among those it sees, else a random move. It needs no more than

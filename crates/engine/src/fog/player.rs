@@ -5,7 +5,9 @@
 //! samples pays for it in proportion, which is the care an unseen attacker
 //! calls for: a king can be taken without any warning. Hard samples on past
 //! its count while more samples could still change the move and its time
-//! allows.
+//! allows, then spends the rest of its time searching the same samples
+//! deeper; it counts the candidates in which the opponent's last move
+//! attacks our king above the rest.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,6 +70,20 @@ pub struct FogSettings {
     /// The belief keeps first the candidates in which the opponent's last
     /// move threatens our king (see [`Belief::track_with`]).
     pub keep_threats: bool,
+    /// How many times a candidate in which our king stands attacked (the
+    /// opponent's last, unseen move attacks it) counts against one in which
+    /// it does not: in the share of candidates that take our king after a
+    /// move, and in the odds of being drawn as a sample. An opponent who
+    /// hunts kings plays such moves far more often than chance. 1 weighs
+    /// every candidate alike.
+    pub threat_weight: u32,
+    /// Deepest search of a sample when time allows: once the samples are
+    /// searched to `depth`, they are searched again a ply deeper (the moves
+    /// still in contention only, within four times the node budget per
+    /// extra ply), deeper and deeper up to this, until the move's time
+    /// runs out; each sample counts at the deepest depth it completed.
+    /// Only with a time limit; `depth` for none of it.
+    pub max_depth: u32,
 }
 
 /// Fog of war Hard as it stood before it spent its time: a belief of 256,
@@ -87,7 +103,16 @@ pub const PRIOR_HARD: FogSettings = FogSettings {
     king_care: 100,
     king_guard: true,
     keep_threats: false,
+    threat_weight: 1,
+    max_depth: 3,
 };
+
+/// Fog of war Hard before it weighed the threatening candidates and
+/// searched deeper in its spare time: every candidate alike, depth 3 only.
+/// The yardstick for those changes (`fogblast-tools fog-match
+/// --opponent-level hard-before-deepening`); no level plays it.
+pub const FORMER_HARD: FogSettings =
+    FogSettings { threat_weight: 1, max_depth: Level::Hard.fog_settings().depth, ..Level::Hard.fog_settings() };
 
 impl Level {
     /// This level's fog-of-war settings (calibrated in docs/engine.md).
@@ -105,6 +130,8 @@ impl Level {
                 king_care: 0,
                 king_guard: false,
                 keep_threats: false,
+                threat_weight: 1,
+                max_depth: 1,
             },
             Level::Medium => FogSettings {
                 belief_cap: 128,
@@ -118,6 +145,8 @@ impl Level {
                 king_care: 0,
                 king_guard: false,
                 keep_threats: false,
+                threat_weight: 1,
+                max_depth: 2,
             },
             Level::Hard => FogSettings {
                 belief_cap: 4_096,
@@ -131,6 +160,8 @@ impl Level {
                 king_care: 100,
                 king_guard: true,
                 keep_threats: true,
+                threat_weight: 10,
+                max_depth: 6,
             },
         }
     }
@@ -198,7 +229,7 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     }
     let settings = limits.settings;
     let belief = Belief::track_with(obs, settings.belief_cap, limits.seed, settings.keep_threats)?;
-    let (live, samples) = candidates(&belief, &settings, limits.seed)?;
+    let (live, weights, samples) = candidates(&belief, &settings, limits.seed)?;
 
     // Our moves come from what we see, not from a guess about the fog.
     let sight = match obs.plies().last() {
@@ -221,8 +252,9 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
         return Ok(report(uci, KING_STAKE, 0, 1, 0, &belief, started));
     }
 
-    let exposed = exposure(&live, &root_moves, color);
-    let risk: Vec<i64> = exposed.iter().map(|&n| n * i64::from(KING_STAKE) / live.len() as i64).collect();
+    let exposed = exposure(&live, &weights, &root_moves, color);
+    let total_weight: i64 = weights.iter().map(|&w| i64::from(w)).sum();
+    let risk: Vec<i64> = exposed.iter().map(|&n| n * i64::from(KING_STAKE) / total_weight).collect();
     let danger: Vec<u32> = if settings.king_guard {
         let threats = FogThreats::new(sight, &live, color, EnemyReach::track(obs).squares);
         danger_ranks(&threats, &mover.unwrap_or(samples[0]), &root_moves, &exposed)
@@ -235,27 +267,43 @@ pub fn best_fog_move(obs: &FogObservation, limits: &FogLimits, stop: &AtomicBool
     let charge: Vec<i64> = risk.iter().map(|r| r * i64::from(settings.king_care) / 100).collect();
     let contenders: Vec<usize> = (0..root_moves.len()).filter(|&i| danger[i] == least_danger).collect();
     let soft_deadline = limits.movetime.map(|t| started + t * settings.time_share.min(100) / 100);
-    let searched = search_samples(&mut searcher, &samples, &root_moves, &settings, |per_sample| {
+    let mut searched = search_samples(&mut searcher, &samples, &root_moves, &settings, |per_sample| {
         contenders.len() < 2
             || soft_deadline.is_some_and(|d| Instant::now() >= d)
             || settled(per_sample, &contenders, &charge)
     });
+    if contenders.len() > 1 && limits.movetime.is_some() {
+        deepen(&mut searcher, &samples, &root_moves, &settings, &contenders, &mut searched);
+    }
     let allowed: Vec<bool> = danger.iter().map(|&d| d <= least_danger).collect();
-    let (score, i) = choose(&searched.totals, searched.samples, &allowed, &charge, &root_moves, &settings, limits.seed);
+    let samples_searched = searched.per_sample.len();
+    let (score, i) = choose(
+        &searched.totals(root_moves.len()),
+        samples_searched,
+        &allowed,
+        &charge,
+        &root_moves,
+        &settings,
+        limits.seed,
+    );
     Ok(report(
         root_moves[i].0,
         score.clamp(-i64::from(KING_STAKE), i64::from(KING_STAKE)) as i32,
-        searched.samples,
-        searched.depth,
+        samples_searched,
+        searched.depth(),
         searcher.nodes,
         &belief,
         started,
     ))
 }
 
-/// The belief's candidates with both kings on the board, and the ones to
-/// search (at most the settings' most samples), drawn at random.
-fn candidates(belief: &Belief, settings: &FogSettings, seed: u64) -> Result<(Vec<Position>, Vec<Position>), FogError> {
+/// The belief's candidates with both kings on the board, each one's weight
+/// (see [`FogSettings::threat_weight`]), and the ones to search (at most
+/// the settings' most samples), drawn at random in proportion to their
+/// weights.
+type Candidates = (Vec<Position>, Vec<u32>, Vec<Position>);
+
+fn candidates(belief: &Belief, settings: &FogSettings, seed: u64) -> Result<Candidates, FogError> {
     let mut rng = Rng::new(seed ^ 0xf09_5ea7c4);
     let live: Vec<Position> = belief
         .particles()
@@ -266,27 +314,63 @@ fn candidates(belief: &Belief, settings: &FogSettings, seed: u64) -> Result<(Vec
     if live.is_empty() {
         return Err(FogError::GameOver);
     }
-    let mut order: Vec<usize> = (0..live.len()).collect();
-    rng.shuffle(&mut order);
+    let color = belief.color();
+    let weights: Vec<u32> = live.iter().map(|p| candidate_weight(p, color, settings.threat_weight)).collect();
+    let order: Vec<usize> = if weights.iter().all(|&w| w == 1) {
+        let mut order: Vec<usize> = (0..live.len()).collect();
+        rng.shuffle(&mut order);
+        order
+    } else {
+        weighted_order(&weights, &mut rng)
+    };
     let most = settings.max_samples.max(settings.samples).max(1);
     let samples: Vec<Position> = order.iter().take(most).map(|&i| live[i]).collect();
-    Ok((live, samples))
+    Ok((live, weights, samples))
+}
+
+/// How much the candidate `pos` counts: `threat_weight` (at least 1) when
+/// `color`'s king stands attacked in it, else 1.
+fn candidate_weight(pos: &Position, color: Color, threat_weight: u32) -> u32 {
+    let board = pos.board();
+    let attacked = board.king_of(color).is_some_and(|king| board.attackers(king, !color, board.occupied()).any());
+    if attacked {
+        threat_weight.max(1)
+    } else {
+        1
+    }
+}
+
+/// Indices in a random order in which each comes early in proportion to
+/// its weight: a draw without replacement, each index keyed by
+/// `ln(u) / weight` for a uniform `u` and taken largest key first
+/// (Efraimidis and Spirakis).
+fn weighted_order(weights: &[u32], rng: &mut Rng) -> Vec<usize> {
+    let mut keyed: Vec<(f64, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            (u.ln() / f64::from(w.max(1)), i)
+        })
+        .collect();
+    keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The plainest danger, over every candidate rather than the samples
-/// alone: for each root move, how many candidates leave our king where an
-/// enemy piece can take it next.
-fn exposure(live: &[Position], root_moves: &[(Uci, Move)], color: Color) -> Vec<i64> {
+/// alone: for each root move, the total weight of the candidates that
+/// leave our king where an enemy piece can take it next.
+fn exposure(live: &[Position], weights: &[u32], root_moves: &[(Uci, Move)], color: Color) -> Vec<i64> {
     let mut exposed = vec![0i64; root_moves.len()];
     let index_of: HashMap<Uci, usize> = root_moves.iter().enumerate().map(|(i, &(uci, _))| (uci, i)).collect();
-    for pos in live {
+    for (pos, &weight) in live.iter().zip(weights) {
         for m in pos.legal_moves() {
             let Some(&i) = index_of.get(&uci_of(m)) else { continue };
             let mut child = *pos;
             child.play_unchecked(m);
             let board = child.board();
             if board.king_of(color).is_some_and(|king| board.attackers(king, !color, board.occupied()).any()) {
-                exposed[i] += 1;
+                exposed[i] += i64::from(weight);
             }
         }
     }
@@ -321,12 +405,29 @@ fn danger_ranks(threats: &FogThreats, mover: &Position, root_moves: &[(Uci, Move
         .collect()
 }
 
-/// The root moves' scores summed over the samples searched.
+/// The root moves' scores in each sample searched, and the depth each
+/// sample's scores come from.
 struct Searched {
-    totals: Vec<i64>,
-    samples: usize,
+    per_sample: Vec<Vec<i32>>,
+    depths: Vec<u32>,
+}
+
+impl Searched {
+    /// Each root move's scores summed over the samples.
+    fn totals(&self, moves: usize) -> Vec<i64> {
+        let mut totals = vec![0i64; moves];
+        for scores in &self.per_sample {
+            for (total, &score) in totals.iter_mut().zip(scores) {
+                *total += i64::from(score);
+            }
+        }
+        totals
+    }
+
     /// The shallowest depth every sample completed (1 when none did).
-    depth: u32,
+    fn depth(&self) -> u32 {
+        self.depths.iter().copied().min().unwrap_or(1)
+    }
 }
 
 /// Searches the samples in turn until time runs out or, past the level's
@@ -339,8 +440,7 @@ fn search_samples(
     enough: impl Fn(&[Vec<i32>]) -> bool,
 ) -> Searched {
     let mut per_sample: Vec<Vec<i32>> = Vec::with_capacity(samples.len());
-    let mut totals = vec![0i64; root_moves.len()];
-    let mut min_depth = u32::MAX;
+    let mut depths = Vec::with_capacity(samples.len());
     for (index, sample) in samples.iter().enumerate() {
         if index > 0 && searcher.out_of_time() {
             break;
@@ -349,13 +449,46 @@ fn search_samples(
             break;
         }
         let Some((depth, scores)) = searcher.root(sample, root_moves, *settings) else { break };
-        for (total, &score) in totals.iter_mut().zip(&scores) {
-            *total += i64::from(score);
-        }
         per_sample.push(scores);
-        min_depth = min_depth.min(depth);
+        depths.push(depth);
     }
-    Searched { totals, samples: per_sample.len(), depth: if min_depth == u32::MAX { 1 } else { min_depth } }
+    Searched { per_sample, depths }
+}
+
+/// Spends the rest of the move's time on the samples already searched: a
+/// ply deeper for each in turn (the `contenders` only, the other moves keep
+/// their scores, which the guard has ruled out anyway), then deeper again,
+/// up to the settings' `max_depth`, until time runs out. A sample that
+/// runs out of nodes or time keeps its scores from the depth it completed.
+fn deepen(
+    searcher: &mut Determinized<'_>,
+    samples: &[Position],
+    root_moves: &[(Uci, Move)],
+    settings: &FogSettings,
+    contenders: &[usize],
+    searched: &mut Searched,
+) {
+    let mut only = vec![false; root_moves.len()];
+    for &i in contenders {
+        only[i] = true;
+    }
+    let base = settings.depth.max(1);
+    for depth in base + 1..=settings.max_depth {
+        let nodes = settings.nodes_per_sample.saturating_mul(4u64.saturating_pow(depth - base));
+        for (k, sample) in samples.iter().enumerate().take(searched.per_sample.len()) {
+            if searcher.out_of_time() {
+                return;
+            }
+            if searched.depths[k] + 1 != depth {
+                continue;
+            }
+            let Some(scores) = searcher.deeper(sample, root_moves, depth, nodes, &only) else { continue };
+            for &i in contenders {
+                searched.per_sample[k][i] = scores[i];
+            }
+            searched.depths[k] = depth;
+        }
+    }
 }
 
 /// The allowed move with the best average less its charge (plus the
@@ -488,6 +621,12 @@ fn uci_of(m: Move) -> Uci {
     m.to_uci(CastlingMode::Standard)
 }
 
+/// Each root move as `pos` has it.
+fn moves_in(pos: &Position, roots: &[(Uci, Move)]) -> Vec<Option<Move>> {
+    let here = pos.legal_moves();
+    roots.iter().map(|(uci, _)| here.iter().copied().find(|&m| uci_of(m) == *uci)).collect()
+}
+
 /// A plain alpha-beta over one sampled position.
 struct Determinized<'a> {
     nodes: u64,
@@ -510,45 +649,67 @@ impl Determinized<'_> {
     /// iteration that completed, and that depth. `None` when not even the
     /// first ply could be searched in time.
     fn root(&mut self, pos: &Position, roots: &[(Uci, Move)], settings: FogSettings) -> Option<(u32, Vec<i32>)> {
-        let moves: Vec<Option<Move>> = {
-            let here = pos.legal_moves();
-            roots.iter().map(|(uci, _)| here.iter().copied().find(|&m| uci_of(m) == *uci)).collect()
-        };
+        let moves = moves_in(pos, roots);
         let mut best = None;
         let start_nodes = self.nodes;
         for depth in 1..=settings.depth.max(1) {
             // The first ply always completes unless time is up; deeper
             // ones stop at the node budget.
             self.limit = if depth == 1 { u64::MAX } else { start_nodes + settings.nodes_per_sample };
-            self.aborted = false;
-            let mut scores = Vec::with_capacity(moves.len());
-            for m in &moves {
-                let score = match m {
-                    // Our moves depend only on what we see, so every sample
-                    // has them all; this guards the impossible case.
-                    None => -SCORE_CAP,
-                    Some(m) => {
-                        let mut child = *pos;
-                        child.play_unchecked(*m);
-                        cap(-self.negamax(&child, depth as i32 - 1, 1, -INFINITY, INFINITY))
-                    }
-                };
-                if self.aborted {
-                    break;
-                }
-                scores.push(score);
-            }
-            if self.aborted {
-                break;
-            }
+            let Some(scores) = self.pass(pos, &moves, depth, None) else { break };
             best = Some((depth, scores));
         }
-        // A stop by nodes ends this sample only; by time, the whole move.
+        self.end_sample();
+        best
+    }
+
+    /// Capped scores at `depth` alone of the root moves `only` marks (the
+    /// others score 0) in `pos`, within `nodes`; `None` when stopped.
+    fn deeper(
+        &mut self,
+        pos: &Position,
+        roots: &[(Uci, Move)],
+        depth: u32,
+        nodes: u64,
+        only: &[bool],
+    ) -> Option<Vec<i32>> {
+        let moves = moves_in(pos, roots);
+        self.limit = self.nodes.saturating_add(nodes);
+        let scores = self.pass(pos, &moves, depth, Some(only));
+        self.end_sample();
+        scores
+    }
+
+    /// One iteration over the root moves at `depth`; `None` when stopped.
+    fn pass(&mut self, pos: &Position, moves: &[Option<Move>], depth: u32, only: Option<&[bool]>) -> Option<Vec<i32>> {
+        self.aborted = false;
+        let mut scores = Vec::with_capacity(moves.len());
+        for (i, m) in moves.iter().enumerate() {
+            let score = match m {
+                _ if only.is_some_and(|only| !only[i]) => 0,
+                // Our moves depend only on what we see, so every sample
+                // has them all; this guards the impossible case.
+                None => -SCORE_CAP,
+                Some(m) => {
+                    let mut child = *pos;
+                    child.play_unchecked(*m);
+                    cap(-self.negamax(&child, depth as i32 - 1, 1, -INFINITY, INFINITY))
+                }
+            };
+            if self.aborted {
+                return None;
+            }
+            scores.push(score);
+        }
+        Some(scores)
+    }
+
+    /// A stop by nodes ends this sample only; by time, the whole move.
+    fn end_sample(&mut self) {
         if self.nodes >= self.limit {
             self.aborted = false;
         }
         self.limit = u64::MAX;
-        best
     }
 
     fn tick(&mut self) -> bool {
@@ -707,7 +868,22 @@ fn king_terms(pos: &Position, color: Color) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use super::settled;
+    use super::{settled, weighted_order, Rng};
+
+    #[test]
+    fn a_weighted_draw_puts_the_heavy_candidates_first_in_proportion() {
+        // One candidate of weight 10 among 20 of weight 1: it leads the
+        // draw about 10 times in 30, not 1 in 21.
+        let mut weights = vec![1u32; 21];
+        weights[7] = 10;
+        let mut rng = Rng::new(3);
+        let first = (0..3_000).filter(|_| weighted_order(&weights, &mut rng)[0] == 7).count();
+        assert!((800..1_200).contains(&first), "{first} of 3000");
+        // Every index once.
+        let mut order = weighted_order(&weights, &mut rng);
+        order.sort_unstable();
+        assert_eq!(order, (0..21).collect::<Vec<_>>());
+    }
 
     #[test]
     fn sampling_settles_on_a_clear_lead_or_a_gap_too_small_to_matter() {

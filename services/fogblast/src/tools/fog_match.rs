@@ -15,6 +15,13 @@
 //! (`sight`), on time (`flag`), or on material when the game reaches the
 //! ply cap (`material`); with the number of moves it had, at its last move,
 //! that left its king out of reach of every enemy piece on the real board.
+//!
+//! With `--opponent-level` the opponent is this engine instead, at a level
+//! or a frozen yardstick (`hard-before-deepening`: Hard as it was before it
+//! weighed threatening candidates and searched deeper in its spare time;
+//! `prior-hard`), in this process and told only its own
+//! [`FogObservation`], as the engine is: fog of war between two builds of
+//! the player without a second binary.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -23,7 +30,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use fogblast_engine::{best_fog_move, FogObservation, Level};
+use fogblast_engine::fog::{FORMER_HARD, PRIOR_HARD};
+use fogblast_engine::{best_fog_move, FogLimits, FogObservation, FogSettings, Level};
 use fogblast_rules::{Bitboard, CastlingMode, Color, Game, Move, Position, Role, Variant};
 use serde_json::{json, Value};
 
@@ -61,6 +69,17 @@ pub struct FogMatchArgs {
     /// Also write one JSON line a game (moves, result, classification) here.
     #[arg(long)]
     record: Option<std::path::PathBuf>,
+    /// Play the engine itself as the opponent instead of the outside
+    /// player: easy, medium, hard, hard-before-deepening (Hard before its
+    /// threat weight and deeper search), hard-without-deepening,
+    /// hard-without-threat-weight or prior-hard. It
+    /// gets the same budget a move (`--movetime-ms`, under its own cap).
+    #[arg(long)]
+    opponent_level: Option<String>,
+    /// Play the engine's side with these settings (the names
+    /// `--opponent-level` takes) instead of its level's.
+    #[arg(long)]
+    engine_settings: Option<String>,
 }
 
 /// The outside player reported an error of its own (misty's belief can
@@ -117,6 +136,90 @@ impl Drop for Outside {
         let _ = writeln!(self.input, "{}", json!({"cmd": "quit"}));
         let _ = self.input.flush();
         let _ = self.child.wait();
+    }
+}
+
+/// The fog player's settings an `--opponent-level` names.
+fn opponent_settings(name: &str) -> anyhow::Result<FogSettings> {
+    Ok(match name.to_ascii_lowercase().as_str() {
+        "hard-before-deepening" => FORMER_HARD,
+        // Hard less one of its two latest changes, to measure each alone.
+        "hard-without-deepening" => FogSettings { max_depth: FORMER_HARD.max_depth, ..Level::Hard.fog_settings() },
+        "hard-without-threat-weight" => FogSettings { threat_weight: 1, ..Level::Hard.fog_settings() },
+        "prior-hard" => PRIOR_HARD,
+        other => other.parse::<Level>()?.fog_settings(),
+    })
+}
+
+/// Who plays against the engine: the outside player, or the engine itself
+/// at other settings with its own view of the game.
+enum Opponent {
+    Outside(Outside),
+    Engine { settings: FogSettings, view: FogObservation },
+}
+
+impl Opponent {
+    fn spawn(args: &FogMatchArgs) -> anyhow::Result<Opponent> {
+        Ok(match &args.opponent_level {
+            Some(name) => {
+                Opponent::Engine { settings: opponent_settings(name)?, view: FogObservation::new(Color::White) }
+            }
+            None => Opponent::Outside(Outside::spawn(args)?),
+        })
+    }
+
+    fn new_game(&mut self, color: Color, seed: u64, time: f64) -> anyhow::Result<()> {
+        match self {
+            Opponent::Outside(outside) => {
+                let colour = if color == Color::White { "white" } else { "black" };
+                outside.ask(&json!({"cmd": "new", "color": colour, "seed": seed, "time": time}))?;
+            }
+            Opponent::Engine { view, .. } => *view = FogObservation::new(color),
+        }
+        Ok(())
+    }
+
+    /// Tells the opponent, playing `color`, what it sees after `m` took
+    /// `before` to `after`.
+    fn observe(&mut self, before: &Position, after: &Position, m: Move, color: Color) -> anyhow::Result<()> {
+        match self {
+            Opponent::Outside(outside) => {
+                outside.ask(&outside_observation(before, after, m, color))?;
+            }
+            Opponent::Engine { view, .. } => view.observe_move(&mut before.clone(), m),
+        }
+        Ok(())
+    }
+
+    /// The opponent's move in `pos`, which it sees only through its view.
+    fn choose(&mut self, pos: &Position, args: &FogMatchArgs, seed: u64) -> anyhow::Result<Move> {
+        let text = match self {
+            Opponent::Outside(outside) => {
+                let legal: Vec<String> =
+                    pos.legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect();
+                let reply = outside.ask(&json!({"cmd": "go", "legal": legal}))?;
+                reply["move"].as_str().context("a move in the player's reply")?.to_owned()
+            }
+            Opponent::Engine { settings, view } => {
+                let movetime = Duration::from_millis(args.movetime_ms).min(settings.max_time);
+                let limits = FogLimits { settings: *settings, movetime: Some(movetime), seed };
+                best_fog_move(view, &limits, &AtomicBool::new(false))?.best.to_string()
+            }
+        };
+        pos.parse_uci(&text.parse()?).with_context(|| format!("the opponent chose {text}, not legal"))
+    }
+
+    /// Observations the outside player's own rules give differently from
+    /// the ones it was told (an engine opponent is told the referee's own
+    /// cut: nothing to compare).
+    fn verify(&mut self, moves: &[String]) -> anyhow::Result<u64> {
+        match self {
+            Opponent::Outside(outside) => {
+                let verify = outside.ask(&json!({"cmd": "verify", "moves": moves}))?;
+                Ok(verify["mismatches"].as_u64().unwrap_or(u64::MAX))
+            }
+            Opponent::Engine { .. } => Ok(0),
+        }
     }
 }
 
@@ -204,11 +307,10 @@ struct Table {
     flagged: Option<Color>,
 }
 
-fn play_game(args: &FogMatchArgs, outside: &mut Outside, index: usize) -> anyhow::Result<GameRecord> {
+fn play_game(args: &FogMatchArgs, outside: &mut Opponent, index: usize) -> anyhow::Result<GameRecord> {
     let engine = if index.is_multiple_of(2) { Color::White } else { Color::Black };
-    let colour_name = if engine == Color::White { "black" } else { "white" };
     let seed = args.seed.wrapping_mul(1_000_003).wrapping_add(index as u64);
-    outside.ask(&json!({"cmd": "new", "color": colour_name, "seed": seed, "time": args.opponent_time}))?;
+    outside.new_game(!engine, seed, args.opponent_time)?;
     let mut table = Table {
         game: Game::new(Position::new(Variant::Fog)),
         engine_view: FogObservation::new(engine),
@@ -240,21 +342,22 @@ fn play_game(args: &FogMatchArgs, outside: &mut Outside, index: usize) -> anyhow
         table.last_safe[side.index()] = safe_moves(&pos);
         let started = Instant::now();
         let m = if side == engine {
-            let limits = args.level.fog_limits(
+            let mut limits = args.level.fog_limits(
                 None,
                 Some(Duration::from_millis(args.movetime_ms)),
                 seed ^ pos.fullmoves() as u64,
             );
+            if let Some(name) = &args.engine_settings {
+                limits.settings = opponent_settings(name)?;
+                limits.movetime = limits.movetime.map(|t| t.min(limits.settings.max_time));
+            }
             let report = best_fog_move(&table.engine_view, &limits, &stop)?;
             record.engine_seconds.push(started.elapsed().as_secs_f64());
             pos.parse_uci(&report.best).with_context(|| format!("the engine chose {}, not legal", report.best))?
         } else {
-            let legal: Vec<String> =
-                pos.legal_moves().iter().map(|m| m.to_uci(CastlingMode::Standard).to_string()).collect();
-            let reply = outside.ask(&json!({"cmd": "go", "legal": legal}))?;
+            let m = outside.choose(&pos, args, seed.rotate_left(29) ^ pos.fullmoves() as u64)?;
             record.outside_seconds.push(started.elapsed().as_secs_f64());
-            let text = reply["move"].as_str().context("a move in the player's reply")?;
-            pos.parse_uci(&text.parse()?).with_context(|| format!("the outside player chose {text}, not legal"))?
+            m
         };
         if started.elapsed() > flag {
             table.flagged = Some(side);
@@ -266,14 +369,13 @@ fn play_game(args: &FogMatchArgs, outside: &mut Outside, index: usize) -> anyhow
         play_ply(&mut table, outside, m)?;
         record.moves.push(uci);
     }
-    let verify = outside.ask(&json!({"cmd": "verify", "moves": record.moves}))?;
-    record.mismatches = verify["mismatches"].as_u64().unwrap_or(u64::MAX);
+    record.mismatches = outside.verify(&record.moves)?;
     judge(&table, &mut record);
     Ok(record)
 }
 
 /// Plays `m` on the real game and tells each side what it sees.
-fn play_ply(table: &mut Table, outside: &mut Outside, m: Move) -> anyhow::Result<()> {
+fn play_ply(table: &mut Table, outside: &mut Opponent, m: Move) -> anyhow::Result<()> {
     let before = *table.game.position();
     let side = before.turn();
     let mut after = before;
@@ -281,7 +383,7 @@ fn play_ply(table: &mut Table, outside: &mut Outside, m: Move) -> anyhow::Result
     // A taken king ends the game: there is nothing more to tell.
     let kings = Color::ALL.into_iter().all(|c| after.board().king_of(c).is_some());
     if kings {
-        outside.ask(&outside_observation(&before, &after, m, !table.engine))?;
+        outside.observe(&before, &after, m, !table.engine)?;
     }
     table.last_sight[side.index()] = before.visible_squares(side);
     table.game.play(m)?;
@@ -374,9 +476,10 @@ fn summarize(args: &FogMatchArgs, records: &[GameRecord], elapsed: Duration) {
     let at_40: Vec<i32> = records.iter().filter_map(|r| r.material_at_40).collect();
     let engine_times: Vec<f64> = records.iter().flat_map(|r| r.engine_seconds.iter().copied()).collect();
     let outside_times: Vec<f64> = records.iter().flat_map(|r| r.outside_seconds.iter().copied()).collect();
+    let opponent = args.opponent_level.as_deref().unwrap_or("outside player");
+    let engine = args.engine_settings.clone().unwrap_or_else(|| args.level.to_string());
     println!(
-        "{} vs outside player: {} games, {wins} wins, {draws} draws, {losses} losses, score {score:.1}%",
-        args.level,
+        "{engine} vs {opponent}: {} games, {wins} wins, {draws} draws, {losses} losses, score {score:.1}%",
         records.len()
     );
     println!(
@@ -405,7 +508,7 @@ fn summarize(args: &FogMatchArgs, records: &[GameRecord], elapsed: Duration) {
 
 pub fn run(args: &FogMatchArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut outside = Outside::spawn(args)?;
+    let mut outside = Opponent::spawn(args)?;
     let mut records = Vec::with_capacity(args.games);
     let mut aborted = 0;
     for index in 0..args.games {
@@ -414,7 +517,7 @@ pub fn run(args: &FogMatchArgs) -> anyhow::Result<()> {
             Err(err) if err.downcast_ref::<OutsideFailure>().is_some() => {
                 println!("game {index}: not scored: {err}");
                 aborted += 1;
-                outside = Outside::spawn(args)?;
+                outside = Opponent::spawn(args)?;
                 continue;
             }
             Err(err) => return Err(err),
