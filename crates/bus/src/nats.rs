@@ -293,11 +293,16 @@ impl EventBus for NatsBus {
         }
         let mut headers = headers;
         fogblast_telemetry::inject_headers(&mut headers);
-        let header_map = to_header_map(&headers)?;
+        // Built once; made again only for the rare publish under a new id.
+        let mut header_map = Some(to_header_map(&headers)?);
         let context = format!("publishing {subject}");
         let mut id = message_id.to_owned();
         for _ in 0..DUPLICATE_CHECKS {
-            let publish = PublishMessage::build().payload(payload.clone()).headers(header_map.clone()).message_id(&id);
+            let map = match header_map.take() {
+                Some(map) => map,
+                None => to_header_map(&headers)?,
+            };
+            let publish = PublishMessage::build().payload(payload.clone()).headers(map).message_id(&id);
             let ack = self
                 .jetstream
                 .send_publish(self.wire_subject(subject), publish)
