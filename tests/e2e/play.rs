@@ -157,3 +157,37 @@ async fn fog_game_to_a_king_capture_under_watch() {
     assert_eq!(state["status"], "ended", "{state}");
     assert_eq!(strings(&state["moves"]), line.moves, "{state}");
 }
+
+/// `give_time` from one player: both see the opponent's clock 15 s fuller
+/// in the game's state, the giver's own clock untouched; a game without a
+/// clock refuses it with `not_allowed` and changes nothing.
+#[tokio::test]
+async fn time_given_reaches_both_players_clocks() {
+    let cluster = Sandbox::builder().shards(2).gateways(2).embedded().start().await.expect("the sandbox starts");
+    let mut white = Client::join("white", cluster.gateway(0), None).await;
+    let mut black = Client::join("black", cluster.gateway(1), None).await;
+    let game = crate::support::start_game_with_clock(&mut white, &mut black, "atomic", Some((60_000, 0))).await;
+    let joined = version_in(&black, &game);
+    black.send(json!({ "t": "give_time", "game": game, "id": "gift" })).await;
+    for player in [&mut white, &mut black] {
+        let gift = |f: &Value| t(f) == "state" && f["v"].as_u64() == Some(joined + 1);
+        let state = player.expect_where("the state after the gift", gift).await;
+        assert_eq!(state["game"], game.as_str());
+        assert_eq!(state["clock"]["white_ms"], 75_000, "{}: {state}", player.name);
+        assert_eq!(state["clock"]["black_ms"], 60_000, "{}: {state}", player.name);
+    }
+
+    let untimed = start_game(&mut white, &mut black, "standard").await;
+    let joined = version_in(&black, &untimed);
+    white.send(json!({ "t": "give_time", "game": untimed, "id": "none" })).await;
+    let refused = white.expect_error_for("none").await;
+    assert_eq!(refused["code"], "not_allowed", "{refused}");
+    white.send(json!({ "t": "move", "game": untimed, "uci": "e2e4", "ply": 0 })).await;
+    let first = white.expect_where("the first move", |f| t(f) == "move" && f["game"] == untimed.as_str()).await;
+    assert_eq!(first["v"].as_u64(), Some(joined + 1), "the refusal made no event");
+}
+
+/// The latest version `client` has heard of in `game`.
+fn version_in(client: &Client, game: &str) -> u64 {
+    client.log.iter().filter(|f| f["game"] == game).filter_map(|f| f["v"].as_u64()).max().expect("a frame of the game")
+}

@@ -149,6 +149,7 @@ client_frames! {
     "rematch" => Rematch(RematchRequest),
     "chat" => Chat(ChatMessage),
     "berserk" => Berserk(GameRef),
+    "give_time" => GiveTime(GameRef),
     "seek" => Seek(Seek),
     "cancel_seek" => CancelSeek,
     "lobby" => Lobby,

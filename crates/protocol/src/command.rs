@@ -1,11 +1,12 @@
-//! A client's command on one game as the game service takes it: the one
-//! mapping from a [`ClientFrame`] to the `Command` message's action, which
-//! the gateway's sockets and its Bot API both send.
+//! What the gateway does with a client's frame: a command on one game,
+//! sent to the game service as the `Command` message's action (the one
+//! mapping, which the gateway's sockets and its Bot API both use), or a
+//! frame the gateway carries out itself.
 
 use fogblast_proto::game::command::Action;
 use fogblast_proto::game::{self as proto, OfferAction};
 
-use crate::client::ClientFrame;
+use crate::client::{ClientFrame, Create, GameRef, Hello, Join, Resume, Seek};
 use crate::vocab::{ChatRoom, RematchAction};
 
 /// A command on the game `game` (as the client wrote its id).
@@ -38,13 +39,34 @@ fn offer(action: OfferAction) -> proto::Offer {
     proto::Offer { action: action as i32 }
 }
 
-/// Every frame is either a command on one game or handed back as it was,
-/// for the gateway to carry out itself: the match names each frame, so a
-/// new one must be put on one side or the other.
-impl TryFrom<ClientFrame> for GameCommand {
-    type Error = ClientFrame;
+/// A frame the gateway carries out itself: every frame but a command on
+/// one game.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GatewayFrame {
+    Hello(Hello),
+    Create(Create),
+    Join(Join),
+    Watch(GameRef),
+    Resume(Resume),
+    Seek(Seek),
+    CancelSeek,
+    Lobby,
+    Ping,
+}
 
-    fn try_from(frame: ClientFrame) -> Result<GameCommand, ClientFrame> {
+/// Where a frame is carried out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Routed {
+    /// By the game's shard.
+    Game(GameCommand),
+    /// By the gateway.
+    Gateway(GatewayFrame),
+}
+
+/// The one match that names every frame: a new one is put on one side or
+/// the other, and a new command on a game needs nothing in the gateway.
+impl From<ClientFrame> for Routed {
+    fn from(frame: ClientFrame) -> Routed {
         let (game, action) = match frame {
             ClientFrame::Move(m) => {
                 (m.game, Action::Move(proto::Move { uci: m.uci, ply: m.ply, ..Default::default() }))
@@ -60,17 +82,18 @@ impl TryFrom<ClientFrame> for GameCommand {
             },
             ClientFrame::Chat(c) => (c.game, Action::Chat(chat_line(c.room, c.text))),
             ClientFrame::Berserk(r) => (r.game, Action::Berserk(proto::Berserk {})),
-            frame @ (ClientFrame::Hello(_)
-            | ClientFrame::Create(_)
-            | ClientFrame::Join(_)
-            | ClientFrame::Watch(_)
-            | ClientFrame::Resume(_)
-            | ClientFrame::Seek(_)
-            | ClientFrame::CancelSeek
-            | ClientFrame::Lobby
-            | ClientFrame::Ping) => return Err(frame),
+            ClientFrame::GiveTime(r) => (r.game, Action::GiveTime(proto::GiveTime {})),
+            ClientFrame::Hello(hello) => return Routed::Gateway(GatewayFrame::Hello(hello)),
+            ClientFrame::Create(create) => return Routed::Gateway(GatewayFrame::Create(create)),
+            ClientFrame::Join(join) => return Routed::Gateway(GatewayFrame::Join(join)),
+            ClientFrame::Watch(watch) => return Routed::Gateway(GatewayFrame::Watch(watch)),
+            ClientFrame::Resume(resume) => return Routed::Gateway(GatewayFrame::Resume(resume)),
+            ClientFrame::Seek(seek) => return Routed::Gateway(GatewayFrame::Seek(seek)),
+            ClientFrame::CancelSeek => return Routed::Gateway(GatewayFrame::CancelSeek),
+            ClientFrame::Lobby => return Routed::Gateway(GatewayFrame::Lobby),
+            ClientFrame::Ping => return Routed::Gateway(GatewayFrame::Ping),
         };
-        Ok(GameCommand { game, action })
+        Routed::Game(GameCommand { game, action })
     }
 }
 
@@ -79,8 +102,11 @@ mod tests {
     use super::*;
     use crate::client::parse;
 
-    fn command(text: &str) -> Result<GameCommand, ClientFrame> {
-        GameCommand::try_from(parse(text).expect("a valid frame").frame)
+    fn command(text: &str) -> Result<GameCommand, GatewayFrame> {
+        match Routed::from(parse(text).expect("a valid frame").frame) {
+            Routed::Game(command) => Ok(command),
+            Routed::Gateway(frame) => Err(frame),
+        }
     }
 
     #[test]
@@ -104,14 +130,19 @@ mod tests {
             (r#"{"t":"resign","game":"g1"}"#, Action::Resign(proto::Resign {})),
             (r#"{"t":"abort","game":"g1"}"#, Action::Abort(proto::Abort {})),
             (r#"{"t":"claim_victory","game":"g1"}"#, Action::ClaimVictory(proto::ClaimVictory {})),
+            (r#"{"t":"give_time","game":"g1"}"#, Action::GiveTime(proto::GiveTime {})),
         ] {
             assert_eq!(command(text).unwrap().action, action, "{text}");
         }
         let message = command(r#"{"t":"resign","game":"g1"}"#).unwrap().by("p1");
         assert_eq!((message.game_id.as_str(), message.player_id.as_str()), ("g1", "p1"));
-        for text in [r#"{"t":"watch","game":"g1"}"#, r#"{"t":"lobby"}"#, r#"{"t":"ping"}"#] {
-            let back = command(text).unwrap_err();
-            assert_eq!(Some(back.kind()), text.split('"').nth(3), "{text} comes back as it was");
+        let watch = GatewayFrame::Watch(GameRef { game: "g1".into() });
+        for (text, frame) in [
+            (r#"{"t":"watch","game":"g1"}"#, watch),
+            (r#"{"t":"lobby"}"#, GatewayFrame::Lobby),
+            (r#"{"t":"ping"}"#, GatewayFrame::Ping),
+        ] {
+            assert_eq!(command(text).unwrap_err(), frame, "{text} is the gateway's");
         }
     }
 }

@@ -22,7 +22,7 @@ pub use client::{
     id_of, parse, BadFrame, ChatMessage, ClientFrame, Create, DrawOffer, GameRef, Hello, Join, Move, RematchRequest,
     Request, Resume, Seek, TakebackOffer,
 };
-pub use command::{chat_line, GameCommand};
+pub use command::{chat_line, GameCommand, GatewayFrame, Routed};
 pub use id::{Id, MAX_ID_BYTES};
 pub use server::{
     ChatLine, Clock, EndFrame, LobbyFrame, LobbyUpdateFrame, MoveFrame, OpenBoard, PairedOpponent, Player, Players,

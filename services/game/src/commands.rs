@@ -3,13 +3,16 @@
 //! ([`CommandError`]), or the new record and the events it makes. The shard commits the result;
 //! nothing here can half-apply.
 
+use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::game::command::Action;
 use fogblast_proto::game::{ChatLine, ChatRoom, ClockState, EndReason, OfferAction, Status};
-use fogblast_proto::ids::PlayerId;
+use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::record::GameRecord;
 use fogblast_rules::{CastlingMode, Color, MoveEffects, Position, Variant};
 
 use crate::clock::{self, LagPolicy};
 use crate::config::Timeouts;
+use crate::create;
 use crate::deadlines::{self, Deadlines};
 use crate::record::{color_to_wire, end_reason, result_for, LiveGame};
 use crate::refusal::CommandError;
@@ -29,6 +32,15 @@ pub const CHAT_LINES_KEPT: usize = 40;
 
 /// Chat lines each person may write in a game, all rooms together.
 pub const CHAT_LINES_PER_PLAYER: u32 = 200;
+
+/// The time one `give_time` adds to the opponent's clock (lichess's 15 s).
+pub const GIVEN_TIME_MS: u64 = 15_000;
+
+/// A clock is not given time past this.
+pub const MOST_TIME_ON_A_CLOCK_MS: u64 = 3 * 60 * 60 * 1000;
+
+/// The longest UCI move: `e7e8q`.
+const MAX_UCI_LEN: usize = 5;
 
 /// A player's command, or the shard's own.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,6 +107,10 @@ pub enum Command {
     Berserk {
         player: PlayerId,
     },
+    /// Adds [`GIVEN_TIME_MS`] to the opponent's clock.
+    GiveTime {
+        player: PlayerId,
+    },
     /// Whatever has fallen due: a flag, an abort, an abandoned game.
     Tick,
 }
@@ -109,6 +125,69 @@ impl Command {
             *waited_ms = waited_ms.saturating_add(inside);
         }
         self
+    }
+
+    /// The shard's command for `player`'s `action` in `game`, its arguments
+    /// checked.
+    pub fn of_action(player: PlayerId, action: Action, game: &GameId) -> Result<Command, ServiceError> {
+        Ok(match action {
+            Action::Move(m) => {
+                if m.uci.len() > MAX_UCI_LEN {
+                    return Err(bad(format!("{:?} is not a UCI move", m.uci)));
+                }
+                Command::Move { player, uci: m.uci, ply: m.ply, lag_ms: m.lag_ms, waited_ms: m.waited_ms }
+            }
+            Action::Resign(_) => Command::Resign { player },
+            Action::Abort(_) => Command::Abort { player },
+            Action::ClaimVictory(_) => Command::ClaimVictory { player },
+            Action::Draw(offer) => Command::Draw { player, action: offer_action(offer.action)? },
+            Action::Takeback(offer) => Command::Takeback { player, action: offer_action(offer.action)? },
+            Action::Rematch(_) => {
+                Command::Rematch { player, new_game: create::rematch_id(game.as_str()).into_string() }
+            }
+            Action::DeclineRematch(_) => Command::DeclineRematch { player },
+            Action::Presence(p) => Command::Presence { player, connected: p.connected, lease_ms: p.lease_ms },
+            Action::Chat(line) => {
+                // Checked again by the rule; refused here before a lock or a read.
+                if line.text.len() > 4 * MAX_CHAT_CHARS {
+                    return Err(bad(format!("a chat line is at most {} characters", MAX_CHAT_CHARS)));
+                }
+                let room = line.room();
+                Command::Chat { player, room, text: line.text }
+            }
+            Action::Berserk(_) => Command::Berserk { player },
+            Action::GiveTime(_) => Command::GiveTime { player },
+        })
+    }
+}
+
+/// The action's name, for metrics and traces (the `rpc` label each had
+/// as a call of its own, so dashboards and alerts read on).
+pub fn action_kind(action: &Action) -> &'static str {
+    match action {
+        Action::Move(_) => "make_move",
+        Action::Resign(_) => "resign",
+        Action::Abort(_) => "abort",
+        Action::ClaimVictory(_) => "claim_victory",
+        Action::Draw(_) => "draw",
+        Action::Takeback(_) => "takeback",
+        Action::Rematch(_) => "rematch",
+        Action::DeclineRematch(_) => "decline_rematch",
+        Action::Presence(_) => "report_presence",
+        Action::Chat(_) => "chat",
+        Action::Berserk(_) => "berserk",
+        Action::GiveTime(_) => "give_time",
+    }
+}
+
+fn bad(message: impl Into<String>) -> ServiceError {
+    ServiceError::new(ErrorCode::BadRequest, message)
+}
+
+fn offer_action(value: i32) -> Result<OfferAction, ServiceError> {
+    match OfferAction::try_from(value) {
+        Ok(OfferAction::Unspecified) | Err(_) => Err(bad("action must be offer, accept or decline")),
+        Ok(action) => Ok(action),
     }
 }
 
@@ -139,7 +218,8 @@ pub enum Event {
         gone: bool,
         claim_in_ms: u64,
     },
-    /// The position changed other than by a move.
+    /// The game changed other than by a move (a takeback, time given):
+    /// each audience gets the whole state again.
     Reset,
     Rematch {
         by: Color,
@@ -257,6 +337,7 @@ pub fn apply_in_place(
         Command::Presence { player, connected, lease_ms } => next.presence(&player, connected, lease_ms, timeouts),
         Command::Chat { player, room, text } => next.chat(&player, room, &text)?,
         Command::Berserk { player } => next.berserk(&player)?,
+        Command::GiveTime { player } => next.give_time(&player, timeouts)?,
         Command::Tick => next.tick(timeouts),
     };
     if !changed {
@@ -314,6 +395,33 @@ impl Next<'_> {
         seat.remaining_ms /= 2;
         let clock = self.live.clock_at(self.now_ms);
         self.events.push(Event::Berserk { color, clock });
+        Ok(true)
+    }
+
+    /// Adds [`GIVEN_TIME_MS`] to the opponent's clock, running or not; the
+    /// new clocks go out as the game's state. Not against the computer, nor
+    /// in a tournament, where the time is part of the contest.
+    fn give_time(&mut self, player: &PlayerId, timeouts: &Timeouts) -> Result<bool, CommandError> {
+        let color = self.seated_color(player)?;
+        self.require_playing()?;
+        if self.live.record.clock.is_none()
+            || !self.live.record.tournament_id.is_empty()
+            || self.live.is_computer(!color)
+        {
+            return Err(CommandError::NoTimeToGive);
+        }
+        // A flag that fell ends the game, whether or not the sweep has seen it.
+        if let Some((side, _)) = Deadlines::of(self.live, timeouts).flag.filter(|&(_, at)| self.now_ms >= at) {
+            self.flag(side);
+            self.refusal = Some(CommandError::GameOver);
+            return Ok(true);
+        }
+        let shown = self.clock_state().map_or(0, |c| if color == Color::White { c.black_ms } else { c.white_ms });
+        if shown + GIVEN_TIME_MS > MOST_TIME_ON_A_CLOCK_MS {
+            return Err(CommandError::ClockFull);
+        }
+        self.live.seat_mut(!color).remaining_ms += GIVEN_TIME_MS;
+        self.events.push(Event::Reset);
         Ok(true)
     }
 

@@ -73,6 +73,10 @@ pub enum CommandError {
     BerserkAfterFirstMove,
     #[error("a tournament pairs its players again: there is no rematch")]
     RematchInTournament,
+    #[error("time is given only in games with a clock against a person, outside tournaments")]
+    NoTimeToGive,
+    #[error("your opponent's clock already holds the most time it may")]
+    ClockFull,
 }
 
 impl CommandError {
@@ -108,7 +112,8 @@ impl CommandError {
             | ComputerPlaysOn
             | BerserkAfterFirstMove
             | RematchInTournament => ErrorCode::Conflict,
-            NoBerserk => ErrorCode::NotAllowed,
+            NoBerserk | NoTimeToGive => ErrorCode::NotAllowed,
+            ClockFull => ErrorCode::Conflict,
         }
     }
 }

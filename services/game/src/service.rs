@@ -12,19 +12,16 @@ use fogblast_proto::game::game_server::Game;
 use fogblast_proto::game::{
     self as proto, CommandCall, CommandResult, CreateGameRequest, CreateGameResponse, GameState, GamesInPlay,
     GetStateRequest, JoinGameRequest, JoinGameResponse, ListGamesInPlayRequest, ListSeatsRequest, ListSeatsResponse,
-    OfferAction, WatchRequest,
+    WatchRequest,
 };
 use fogblast_proto::ids::{GameId, PlayerId, MAX_ID_LEN};
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::command_stream::{self, AnswerStream};
-use crate::commands::Command;
+use crate::commands::{self, Command};
 use crate::create;
 use crate::shard::Shard;
 use crate::watch_stream::{self, EncodedStream, WatchStream};
-
-/// The longest UCI move: `e7e8q`.
-const MAX_UCI_LEN: usize = 5;
 
 #[derive(Debug, Clone)]
 pub struct GameService {
@@ -68,7 +65,7 @@ impl GameService {
         request: proto::Command,
         trace: Option<&HashMap<String, String>>,
     ) -> Result<CommandResult, ServiceError> {
-        let kind = request.action.as_ref().map_or("unknown", action_kind);
+        let kind = request.action.as_ref().map_or("unknown", commands::action_kind);
         // A move's span names its ply; the move itself stays out: in fog of
         // war it is hidden from the opponent.
         let span = match &request.action {
@@ -85,7 +82,7 @@ impl GameService {
             // Saying the same presence twice changes nothing: not recorded.
             let request_id = if matches!(action, Action::Presence(_)) { "" } else { request.request_id.as_str() };
             let rematch = matches!(action, Action::Rematch(_));
-            let command = command_of(player, action, &game)?;
+            let command = Command::of_action(player, action, &game)?;
             let done = self.shard.execute(&game, command, checked_request_id(request_id)?).await?;
             let new_game_id = if rematch { done.live.record.rematch_game_id.clone() } else { String::new() };
             Ok(CommandResult { version: done.version, new_game_id })
@@ -102,53 +99,6 @@ impl command_stream::Commands for GameService {
     ) -> Result<CommandResult, ServiceError> {
         self.command(command, Some(&trace)).await
     }
-}
-
-/// The action's name, for metrics and traces (the `rpc` label each had
-/// as a call of its own, so dashboards and alerts read on).
-fn action_kind(action: &Action) -> &'static str {
-    match action {
-        Action::Move(_) => "make_move",
-        Action::Resign(_) => "resign",
-        Action::Abort(_) => "abort",
-        Action::ClaimVictory(_) => "claim_victory",
-        Action::Draw(_) => "draw",
-        Action::Takeback(_) => "takeback",
-        Action::Rematch(_) => "rematch",
-        Action::DeclineRematch(_) => "decline_rematch",
-        Action::Presence(_) => "report_presence",
-        Action::Chat(_) => "chat",
-        Action::Berserk(_) => "berserk",
-    }
-}
-
-/// The shard's command for `player`'s `action` in `game`, its arguments checked.
-fn command_of(player: PlayerId, action: Action, game: &GameId) -> Result<Command, ServiceError> {
-    Ok(match action {
-        Action::Move(m) => {
-            if m.uci.len() > MAX_UCI_LEN {
-                return Err(bad(format!("{:?} is not a UCI move", m.uci)));
-            }
-            Command::Move { player, uci: m.uci, ply: m.ply, lag_ms: m.lag_ms, waited_ms: m.waited_ms }
-        }
-        Action::Resign(_) => Command::Resign { player },
-        Action::Abort(_) => Command::Abort { player },
-        Action::ClaimVictory(_) => Command::ClaimVictory { player },
-        Action::Draw(offer) => Command::Draw { player, action: offer_action(offer.action)? },
-        Action::Takeback(offer) => Command::Takeback { player, action: offer_action(offer.action)? },
-        Action::Rematch(_) => Command::Rematch { player, new_game: create::rematch_id(game.as_str()).into_string() },
-        Action::DeclineRematch(_) => Command::DeclineRematch { player },
-        Action::Presence(p) => Command::Presence { player, connected: p.connected, lease_ms: p.lease_ms },
-        Action::Chat(line) => {
-            // Checked again by the rule; refused here before a lock or a read.
-            if line.text.len() > 4 * crate::commands::MAX_CHAT_CHARS {
-                return Err(bad(format!("a chat line is at most {} characters", crate::commands::MAX_CHAT_CHARS)));
-            }
-            let room = line.room();
-            Command::Chat { player, room, text: line.text }
-        }
-        Action::Berserk(_) => Command::Berserk { player },
-    })
 }
 
 fn bad(message: impl Into<String>) -> ServiceError {
@@ -169,13 +119,6 @@ fn checked_request_id(text: &str) -> Result<&str, ServiceError> {
         return Err(bad(format!("a request id is at most {MAX_ID_LEN} bytes")));
     }
     Ok(text)
-}
-
-fn offer_action(value: i32) -> Result<OfferAction, ServiceError> {
-    match OfferAction::try_from(value) {
-        Ok(OfferAction::Unspecified) | Err(_) => Err(bad("action must be offer, accept or decline")),
-        Ok(action) => Ok(action),
-    }
 }
 
 #[tonic::async_trait]

@@ -553,3 +553,57 @@ fn the_sweep_wakes_a_game_exactly_when_its_tick_has_something_to_do() {
     }
     assert!(ticks_acting > 30, "deadlines were reached: {ticks_acting}");
 }
+
+fn give_time(live: &LiveGame, player: &str, at: u64) -> Result<Outcome, CommandError> {
+    apply(live, Command::GiveTime { player: id(player) }, at, &timeouts())
+}
+
+/// Time given goes on the opponent's clock, running or not, and the new
+/// clocks go out as the game's state; never past the cap, never against
+/// the computer, in a tournament or a game without a clock, and never to
+/// a side whose flag has already fallen.
+#[test]
+fn time_given_goes_on_the_opponents_clock_within_its_limits() {
+    use fogblast_game_service::commands::{GIVEN_TIME_MS, MOST_TIME_ON_A_CLOCK_MS};
+    let live = game(Variant::Atomic, Some((60_000, 0)));
+    assert_eq!(give_time(&live, "nobody", START).unwrap_err(), CommandError::NotSeated);
+    let Outcome::Applied(given) = give_time(&live, "w", START + 100).unwrap() else { panic!("applied") };
+    assert!(matches!(given.events.as_slice(), [Event::Reset]), "{:?}", given.events);
+    assert_eq!((remaining(&given.live, Color::White), remaining(&given.live, Color::Black)), (60_000, 75_000));
+    // On the running clock of the side to move: it runs on from more.
+    let live = play(&given.live, "w", "e2e4", START + 1_000, 0);
+    let live = play(&live, "b", "e7e5", START + 2_000, 0);
+    let live = applied(give_time(&live, "b", START + 12_000));
+    let clock = live.clock_at(START + 12_000).unwrap();
+    assert_eq!((clock.white_ms, clock.black_ms), (60_000 + GIVEN_TIME_MS - 10_000, 75_000));
+    // The flag of the side to move fell before the gift: the game ends on time.
+    let Outcome::Applied(late) = give_time(&live, "b", START + 84_000).unwrap() else { panic!("flagged") };
+    assert_eq!(late.refusal, Some(CommandError::GameOver));
+    assert_eq!((late.live.status(), late.live.record.reason()), (Status::Ended, EndReason::Timeout));
+    assert_eq!(give_time(&late.live, "b", START + 85_000).unwrap_err(), CommandError::GameOver);
+    // Never past the cap.
+    let mut full = live.clone();
+    full.seat_mut(Color::White).remaining_ms = MOST_TIME_ON_A_CLOCK_MS;
+    assert_eq!(give_time(&full, "b", START + 12_000).unwrap_err(), CommandError::ClockFull);
+    // Nor without a clock, in a tournament, or to the computer.
+    let untimed = game(Variant::Atomic, None);
+    assert_eq!(give_time(&untimed, "w", START).unwrap_err(), CommandError::NoTimeToGive);
+    assert_eq!(give_time(&tournament_game(), "w", START).unwrap_err(), CommandError::NoTimeToGive);
+    let spec = NewGame {
+        player: id("w"),
+        name: "w".into(),
+        variant: Variant::Atomic,
+        chess960: false,
+        chess960_position: None,
+        color: ColorChoice::ChooseWhite,
+        clock: Some(ClockSettings { initial_ms: 60_000, increment_ms: 0 }),
+        computer: Some(fogblast_proto::game::Level::Easy),
+        rated: false,
+        tournament: String::new(),
+    };
+    let (record, _) =
+        new_record(&GameId::parse("g4").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(4));
+    let against_the_computer = LiveGame::from_record(record).unwrap();
+    assert_eq!(give_time(&against_the_computer, "w", START).unwrap_err(), CommandError::NoTimeToGive);
+    assert_eq!(CommandError::NoTimeToGive.error_code(), ErrorCode::NotAllowed);
+}

@@ -20,7 +20,7 @@ use fogblast_proto::game::{
 use fogblast_proto::ids::{GameId, PlayerId};
 use fogblast_proto::matchmaker::Board;
 use fogblast_protocol::convert::color;
-use fogblast_protocol::{ClientFrame, Create, GameCommand, Hello, Id, Level, Opponent, ServerFrame};
+use fogblast_protocol::{Create, GameCommand, GatewayFrame, Hello, Id, Level, Opponent, Routed, ServerFrame};
 use futures::{SinkExt, StreamExt};
 use tokio::time::Instant;
 
@@ -270,29 +270,26 @@ struct Session {
 
 /// Where a command runs: `None` for `hello`, which runs before the next
 /// frame is read.
-fn order(frame: &ClientFrame) -> Option<Order> {
+fn order(frame: &Routed) -> Option<Order> {
     // By the id as parsed, so two spellings of one game share its lane; a
     // malformed id is refused by the command itself.
     let game = |game: &str| {
         let id = GameId::parse(game).map_or_else(|_| game.to_owned(), |id| id.to_string());
         Some(Order::In(Lane::Game(id)))
     };
+    let frame = match frame {
+        Routed::Game(command) => return game(&command.game),
+        Routed::Gateway(frame) => frame,
+    };
     match frame {
-        ClientFrame::Hello(_) => None,
-        ClientFrame::Ping => Some(Order::Barrier),
-        ClientFrame::Watch(w) => game(&w.game),
-        ClientFrame::Resume(r) => game(&r.game),
-        ClientFrame::Move(m) => game(&m.game),
-        ClientFrame::Resign(r) | ClientFrame::Abort(r) | ClientFrame::ClaimVictory(r) => game(&r.game),
-        ClientFrame::Rematch(r) => game(&r.game),
-        ClientFrame::Draw(o) => game(&o.game),
-        ClientFrame::Takeback(o) => game(&o.game),
-        ClientFrame::Chat(c) => game(&c.game),
-        ClientFrame::Berserk(r) => game(&r.game),
-        ClientFrame::Seek(_) | ClientFrame::CancelSeek => Some(Order::In(Lane::Seeks)),
+        GatewayFrame::Hello(_) => None,
+        GatewayFrame::Ping => Some(Order::Barrier),
+        GatewayFrame::Watch(w) => game(&w.game),
+        GatewayFrame::Resume(r) => game(&r.game),
+        GatewayFrame::Seek(_) | GatewayFrame::CancelSeek => Some(Order::In(Lane::Seeks)),
         // A game is created or joined by a code, not yet by an id, and the
         // lobby is a read: none has an order to keep.
-        ClientFrame::Create(_) | ClientFrame::Join(_) | ClientFrame::Lobby => Some(Order::Free),
+        GatewayFrame::Create(_) | GatewayFrame::Join(_) | GatewayFrame::Lobby => Some(Order::Free),
     }
 }
 
@@ -332,32 +329,34 @@ impl Session {
             Ok(request) => request,
             Err(bad) => return self.error(bad.code, &bad.message, bad.id),
         };
-        let order = match order(&request.frame) {
+        let kind = request.frame.kind();
+        let (frame, id) = (Routed::from(request.frame), request.id);
+        let order = match order(&frame) {
             // Boxed: awaited here, `handle`'s state (the largest of every
             // command's, gRPC calls and all) would be part of the socket's
             // own task for its whole life, idle or not, when only `hello`
             // ever runs in it, once.
-            None => return Box::pin(self.handle(request, received)).await,
+            None => return Box::pin(self.handle(frame, kind, id, received)).await,
             Some(order) => order,
         };
-        let id = request.id.clone();
         let mut session = self.clone();
-        if !lanes.start(order, async move { session.handle(request, received).await }) {
+        let answer_to = id.clone();
+        if !lanes.start(order, async move { session.handle(frame, kind, answer_to, received).await }) {
             self.error(ErrorCode::RateLimited, "too many commands waiting for an answer: wait for them", id);
         }
     }
 
-    /// Carries out a command read from the socket at `received`.
-    async fn handle(&mut self, request: fogblast_protocol::Request, received: Instant) {
-        let kind = request.frame.kind();
+    /// Carries out the frame of type `kind` read from the socket at
+    /// `received`, its answer to carry `id`.
+    async fn handle(&mut self, frame: Routed, kind: &'static str, id: Option<Id>, received: Instant) {
         let started = Instant::now();
-        let result = self.dispatch(request.frame, request.id.as_ref(), received).await;
+        let result = self.dispatch(frame, id.as_ref(), received).await;
         self.gateway.metrics.command_seconds.with_label_values(&[kind]).observe(started.elapsed().as_secs_f64());
         if let Err(error) = result {
             if let Some(detail) = &error.detail {
                 tracing::warn!(command = kind, code = error.code.as_ws_code(), %detail, "command failed inside");
             }
-            self.error(error.code, &error.message, request.id);
+            self.error(error.code, &error.message, id);
         }
     }
 
@@ -365,33 +364,27 @@ impl Session {
         self.player.as_ref().ok_or_else(|| ServiceError::new(ErrorCode::Unauthorized, "say hello first"))
     }
 
-    async fn dispatch(&mut self, message: ClientFrame, id: Option<&Id>, received: Instant) -> Result<(), ServiceError> {
-        if let ClientFrame::Hello(hello) = message {
+    async fn dispatch(&mut self, frame: Routed, id: Option<&Id>, received: Instant) -> Result<(), ServiceError> {
+        let frame = match frame {
+            Routed::Game(command) => {
+                let player = self.player()?.clone();
+                return self.game_command(command, &player, id, received).await;
+            }
+            Routed::Gateway(frame) => frame,
+        };
+        if let GatewayFrame::Hello(hello) = frame {
             return self.hello(hello, id).await;
         }
-        if let ClientFrame::Ping = message {
+        if let GatewayFrame::Ping = frame {
             self.send(&ServerFrame::Pong { id: id.cloned() });
             return Ok(());
         }
         let player = self.player()?.clone();
-        let message = match GameCommand::try_from(message) {
-            Ok(command) => return self.game_command(command, &player, id, received).await,
-            Err(message) => message,
-        };
         let router = self.gateway.router.clone();
-        match message {
-            ClientFrame::Hello(_) | ClientFrame::Ping => unreachable!("answered above"),
-            ClientFrame::Move(_)
-            | ClientFrame::Resign(_)
-            | ClientFrame::Abort(_)
-            | ClientFrame::ClaimVictory(_)
-            | ClientFrame::Draw(_)
-            | ClientFrame::Takeback(_)
-            | ClientFrame::Rematch(_)
-            | ClientFrame::Chat(_)
-            | ClientFrame::Berserk(_) => unreachable!("commands on a game, carried out above"),
-            ClientFrame::Create(create) => self.create(create, id).await,
-            ClientFrame::Join(join) => {
+        match frame {
+            GatewayFrame::Hello(_) | GatewayFrame::Ping => unreachable!("answered above"),
+            GatewayFrame::Create(create) => self.create(create, id).await,
+            GatewayFrame::Join(join) => {
                 let code = join.code.trim().to_ascii_uppercase();
                 if code.is_empty() || code.len() > 16 {
                     return Err(bad("code must be a join code"));
@@ -411,8 +404,8 @@ impl Session {
             }
             // Following a game again replaces the socket's subscription in
             // place, so the player never looks gone in between.
-            ClientFrame::Watch(watch) => self.follow(&game_id(&watch.game)?, id).await,
-            ClientFrame::Resume(resume) => {
+            GatewayFrame::Watch(watch) => self.follow(&game_id(&watch.game)?, id).await,
+            GatewayFrame::Resume(resume) => {
                 let game = game_id(&resume.game)?;
                 let state = self.state(&game).await?;
                 let seat = Seat::of(state.audience());
@@ -430,7 +423,7 @@ impl Session {
                 }
                 Ok(())
             }
-            ClientFrame::Seek(seek) => {
+            GatewayFrame::Seek(seek) => {
                 let variant = seek.variant.into();
                 let clock = seek.clock.map(ClockSettings::from);
                 let range = seek.range.map(|r| (r.min, r.max));
@@ -445,12 +438,12 @@ impl Session {
                 self.send(&ServerFrame::Seeking { seek: seek_id, pool, id: id.cloned() });
                 Ok(())
             }
-            ClientFrame::CancelSeek => {
+            GatewayFrame::CancelSeek => {
                 let cancelled = self.gateway.matchmaker.cancel_seek(player.as_str()).await?;
                 self.send(&ServerFrame::SeekCancelled { cancelled: Some(cancelled), reason: None, id: id.cloned() });
                 Ok(())
             }
-            ClientFrame::Lobby => {
+            GatewayFrame::Lobby => {
                 let mut frame = self.gateway.matchmaker.list().await?;
                 frame.id = id.cloned();
                 self.gateway.lobby.subscribe(&self.conn, frame);

@@ -233,6 +233,8 @@ function renderControls(model, canAct) {
     disabled: model.takebackOffer === model.you,
     text: vsComputer(model) ? 'Undo' : model.takebackOffer === model.you ? 'Takeback asked' : 'Takeback',
   });
+  // A courtesy between people, outside tournaments, where time is part of the contest.
+  setButton('give-time', canAct && playing && !!model.clock && !vsComputer(model) && !model.tournament && !isHotseat());
   setButton('rematch', seat && ended && !model.archived && !model.rematchGame && model.result !== null && model.rematchOffer !== opp, {
     disabled: model.rematchOffer === model.you,
     text: model.rematchOffer === model.you ? 'Rematch offered…' : 'Rematch',
@@ -379,6 +381,7 @@ export function bindGame(theBoard) {
   $('accept-takeback').addEventListener('click', () => act({ t: 'takeback', action: 'accept' }));
   $('decline-takeback').addEventListener('click', () => act({ t: 'takeback', action: 'decline' }));
   $('claim-victory').addEventListener('click', () => act({ t: 'claim_victory' }));
+  $('give-time').addEventListener('click', () => act({ t: 'give_time' }));
   const rematch = () => {
     const main = modelOf('main');
     if (!main) return;
