@@ -164,3 +164,18 @@ test('in fog of war, moves put nothing in the chat', { timeout: 120_000 }, async
     }
   });
 });
+
+test('a player gives the opponent 15 seconds; both clocks show it', { timeout: 120_000 }, async () => {
+  const players = [];
+  await withShots('give-time', () => players, server, async () => {
+    const [alice, bob, game] = await twoPlayers(players, { variant: 'standard' });
+    const blackClockReads = (p, text) => p.page.waitForFunction(
+      (t) => document.querySelector('[data-testid="clock-black"]').textContent === t, text, { timeout: 15_000 });
+    for (const p of [alice, bob]) await blackClockReads(p, '5:00');
+    await alice.el('give-time').click();
+    for (const p of [alice, bob]) await blackClockReads(p, '5:15');
+    assert.deepEqual(alice.sent.filter((f) => f.t === 'give_time').map((f) => f.game), [game]);
+    assert.equal(await alice.el('clock-white').textContent(), '5:00', "the giver's own clock is untouched");
+    for (const p of players) assert.deepEqual(p.errors, [], `${p.name}: no errors in the page`);
+  });
+});
