@@ -158,9 +158,10 @@ async fn fog_game_to_a_king_capture_under_watch() {
     assert_eq!(strings(&state["moves"]), line.moves, "{state}");
 }
 
-/// `give_time` from one player: both see the opponent's clock 15 s fuller
-/// in the game's state, the giver's own clock untouched; a game without a
-/// clock refuses it with `not_allowed` and changes nothing.
+/// `give_time` from one player: both hear that the opponent's clock is
+/// 15 s fuller, the giver's own clock untouched, and a state read after it
+/// says the same; a game without a clock refuses it with `not_allowed`
+/// and changes nothing.
 #[tokio::test]
 async fn time_given_reaches_both_players_clocks() {
     let cluster = Sandbox::builder().shards(2).gateways(2).embedded().start().await.expect("the sandbox starts");
@@ -170,12 +171,19 @@ async fn time_given_reaches_both_players_clocks() {
     let joined = version_in(&black, &game);
     black.send(json!({ "t": "give_time", "game": game, "id": "gift" })).await;
     for player in [&mut white, &mut black] {
-        let gift = |f: &Value| t(f) == "state" && f["v"].as_u64() == Some(joined + 1);
-        let state = player.expect_where("the state after the gift", gift).await;
-        assert_eq!(state["game"], game.as_str());
-        assert_eq!(state["clock"]["white_ms"], 75_000, "{}: {state}", player.name);
-        assert_eq!(state["clock"]["black_ms"], 60_000, "{}: {state}", player.name);
+        let gift = |f: &Value| t(f) == "time_given" && f["v"].as_u64() == Some(joined + 1);
+        let given = player.expect_where("the gift", gift).await;
+        assert_eq!((given["game"].as_str(), given["by"].as_str()), (Some(game.as_str()), Some("black")), "{given}");
+        assert_eq!(given["clock"]["white_ms"], 75_000, "{}: {given}", player.name);
+        assert_eq!(given["clock"]["black_ms"], 60_000, "{}: {given}", player.name);
     }
+    black.send(json!({ "t": "watch", "game": game })).await;
+    let state =
+        black.expect_where("a state after the gift", |f| t(f) == "state" && f["v"].as_u64() == Some(joined + 1)).await;
+    assert_eq!(
+        (state["clock"]["white_ms"].as_u64(), state["clock"]["black_ms"].as_u64()),
+        (Some(75_000), Some(60_000))
+    );
 
     let untimed = start_game(&mut white, &mut black, "standard").await;
     let joined = version_in(&black, &untimed);

@@ -321,6 +321,13 @@ pub enum ServerFrame {
         color: Option<Color>,
         clock: Option<Clock>,
     },
+    /// `by` gave the opponent 15 seconds.
+    TimeGiven {
+        game: String,
+        v: u64,
+        by: Option<Color>,
+        clock: Option<Clock>,
+    },
     Reconnect {
         reason: String,
     },

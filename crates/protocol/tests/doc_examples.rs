@@ -181,6 +181,7 @@ fn every_example_in_the_protocol_page_reads_and_writes_back_unchanged() {
         "rematch",
         "chat",
         "berserk",
+        "time_given",
         "reconnect",
         "error",
         "seeking",

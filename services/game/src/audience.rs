@@ -8,7 +8,7 @@ use fogblast_proto::game::event_payload::Kind;
 use fogblast_proto::game::offer_event::Kind as OfferKind;
 use fogblast_proto::game::{
     Audience, AudienceEvent, BerserkEvent, ChatRoom, EndEvent, EventPayload, GameState, MoveEvent, MoveView,
-    OfferEvent, PresenceEvent, RematchEvent, SeatEvent, Status, Variant as WireVariant,
+    OfferEvent, PresenceEvent, RematchEvent, SeatEvent, Status, TimeGivenEvent, Variant as WireVariant,
 };
 use fogblast_rules::{Bitboard, Board, Color, Fen, Position, Setup, Variant};
 
@@ -255,6 +255,7 @@ fn payload(
         }
         Event::Chat(line) => Kind::Chat(line.clone()),
         Event::Berserk { color, clock } => Kind::Berserk(BerserkEvent { color: wire(*color), clock: *clock }),
+        Event::TimeGiven { by, clock } => Kind::TimeGiven(TimeGivenEvent { by: wire(*by), clock: *clock }),
         Event::RematchDeclined { by } => {
             Kind::Rematch(RematchEvent { by: wire(*by), game_id: String::new(), declined: true })
         }

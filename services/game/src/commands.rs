@@ -218,8 +218,7 @@ pub enum Event {
         gone: bool,
         claim_in_ms: u64,
     },
-    /// The game changed other than by a move (a takeback, time given):
-    /// each audience gets the whole state again.
+    /// The position changed other than by a move.
     Reset,
     Rematch {
         by: Color,
@@ -233,6 +232,11 @@ pub enum Event {
     /// `color` went berserk; `clock` is the clocks after it.
     Berserk {
         color: Color,
+        clock: Option<ClockState>,
+    },
+    /// `by` gave the opponent time; `clock` is the clocks after it.
+    TimeGiven {
+        by: Color,
         clock: Option<ClockState>,
     },
 }
@@ -398,8 +402,8 @@ impl Next<'_> {
         Ok(true)
     }
 
-    /// Adds [`GIVEN_TIME_MS`] to the opponent's clock, running or not; the
-    /// new clocks go out as the game's state. Not against the computer, nor
+    /// Adds [`GIVEN_TIME_MS`] to the opponent's clock, running or not, and
+    /// tells everyone the new clocks. Not against the computer, nor
     /// in a tournament, where the time is part of the contest.
     fn give_time(&mut self, player: &PlayerId, timeouts: &Timeouts) -> Result<bool, CommandError> {
         let color = self.seated_color(player)?;
@@ -421,7 +425,8 @@ impl Next<'_> {
             return Err(CommandError::ClockFull);
         }
         self.live.seat_mut(!color).remaining_ms += GIVEN_TIME_MS;
-        self.events.push(Event::Reset);
+        let clock = self.clock_state();
+        self.events.push(Event::TimeGiven { by: color, clock });
         Ok(true)
     }
 

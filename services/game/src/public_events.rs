@@ -84,9 +84,12 @@ fn kinds(game: &GameRecord, version: u64, payload: &Payload) -> Vec<Kind> {
             clock: end.clock,
         })],
         // Chat is for those following the game, not the site's stream.
-        Payload::Offer(_) | Payload::Presence(_) | Payload::Rematch(_) | Payload::Chat(_) | Payload::Berserk(_) => {
-            Vec::new()
-        }
+        Payload::Offer(_)
+        | Payload::Presence(_)
+        | Payload::Rematch(_)
+        | Payload::Chat(_)
+        | Payload::Berserk(_)
+        | Payload::TimeGiven(_) => Vec::new(),
     }
 }
 
@@ -99,4 +102,30 @@ fn seated(player: Option<&Player>) -> Option<PublicPlayer> {
         computer: player.computer,
         level: player.level,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use fogblast_proto::game::{AudienceEvent, ClockState, EventPayload, GameState, TimeGivenEvent};
+
+    use super::*;
+
+    fn watch_event(version: u64, kind: Payload) -> WatchEvent {
+        let payload = EventPayload { kind: Some(kind) };
+        let event = AudienceEvent { white: None, black: None, spectators: Some(payload) };
+        WatchEvent { version, kind: Some(watch_event::Kind::Event(event)) }
+    }
+
+    /// Time given is for those in the game: the site's stream hears
+    /// nothing of it, where a state after the first would be a takeback.
+    #[test]
+    fn time_given_is_not_on_the_public_stream_and_a_later_state_is_a_takeback() {
+        let game = GameRecord { game_id: "g1".into(), ..Default::default() };
+        let clock = ClockState { white_ms: 75_000, black_ms: 60_000, running: 0 };
+        let given = watch_event(5, Payload::TimeGiven(TimeGivenEvent { by: 2, clock: Some(clock) }));
+        assert!(public_events(&game, &[given], 0).is_empty());
+        let state = watch_event(5, Payload::State(GameState::default()));
+        let taken_back = public_events(&game, &[state], 0);
+        assert!(matches!(taken_back.as_slice(), [GameEvent { kind: Some(Kind::TakenBack(_)), .. }]), "{taken_back:?}");
+    }
 }

@@ -166,6 +166,9 @@ fn payload_frame(game: &str, version: u64, payload: Option<EventPayload>, audien
         Kind::Berserk(berserk) => {
             ServerFrame::Berserk { game, v, color: color(berserk.color()), clock: clock(berserk.clock.as_ref()) }
         }
+        Kind::TimeGiven(given) => {
+            ServerFrame::TimeGiven { game, v, by: color(given.by()), clock: clock(given.clock.as_ref()) }
+        }
         Kind::Rematch(rematch) => ServerFrame::Rematch {
             game,
             v,

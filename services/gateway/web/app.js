@@ -146,6 +146,10 @@ function onApplied({ conn, frame: f, previous, model, main }) {
       }
       renderGame();
       return;
+    case 'time_given':
+      if (main && isSeat(model) && f.by && f.by !== model.you) notice('Your opponent gave you 15 seconds.');
+      renderGame();
+      return;
     case 'rematch':
       // A rematch replaces the game on screen.
       if (main && f.new_game) session.openGame(f.new_game, { hotseat: session.isHotseat() });

@@ -172,8 +172,12 @@ test('a player gives the opponent 15 seconds; both clocks show it', { timeout: 1
     const blackClockReads = (p, text) => p.page.waitForFunction(
       (t) => document.querySelector('[data-testid="clock-black"]').textContent === t, text, { timeout: 15_000 });
     for (const p of [alice, bob]) await blackClockReads(p, '5:00');
+    // Bob is told in words; the notice shows for a few seconds, so it is caught as it comes.
+    const told = bob.page.waitForFunction(
+      () => document.querySelector('[data-testid="notice"]').textContent === 'Your opponent gave you 15 seconds.', null, { timeout: 15_000 });
     await alice.el('give-time').click();
     for (const p of [alice, bob]) await blackClockReads(p, '5:15');
+    await told;
     assert.deepEqual(alice.sent.filter((f) => f.t === 'give_time').map((f) => f.game), [game]);
     assert.equal(await alice.el('clock-white').textContent(), '5:00', "the giver's own clock is untouched");
     for (const p of players) assert.deepEqual(p.errors, [], `${p.name}: no errors in the page`);

@@ -16,7 +16,7 @@ export const ALL_SQUARES = Array.from({ length: 64 }, (_, i) => squareName(i));
 export const other = (color) => (color === 'white' ? 'black' : 'white');
 
 /** The frame types that change a game's model; the others are the page's business. */
-export const GAME_FRAMES = new Set(['state', 'move', 'end', 'draw', 'takeback', 'seated', 'opponent_gone', 'opponent_back', 'rematch', 'chat', 'berserk']);
+export const GAME_FRAMES = new Set(['state', 'move', 'end', 'draw', 'takeback', 'seated', 'opponent_gone', 'opponent_back', 'rematch', 'chat', 'berserk', 'time_given']);
 
 /** Lines of chat a model keeps: the server's `state` carries the last ones, this many is plenty to scroll back. */
 export const CHAT_KEPT = 200;
@@ -107,8 +107,9 @@ export function applyFrame(model, frame, context = {}) {
     return model && model.id === frame.game && model.v > next.v ? model : next;
   }
   if (!model || model.id !== frame.game || !GAME_FRAMES.has(frame.t)) return model;
-  // A chat line or a berserk at or below the model's version is already in it (a state counted it).
-  if ((frame.t === 'chat' || frame.t === 'berserk') && typeof frame.v === 'number' && frame.v <= model.v) return model;
+  // A chat line, a berserk or time given at or below the model's version is already in it (a state counted it).
+  const counted = frame.t === 'chat' || frame.t === 'berserk' || frame.t === 'time_given';
+  if (counted && typeof frame.v === 'number' && frame.v <= model.v) return model;
   const m = { ...model, v: typeof frame.v === 'number' ? Math.max(model.v, frame.v) : model.v };
   switch (frame.t) {
     case 'move': return moveFit(model, frame) === 'next' ? applyMove(m, frame, now) : m;
@@ -123,6 +124,7 @@ export function applyFrame(model, frame, context = {}) {
       return { ...m, rematchOffer: frame.by, rematchDeclinedBy: null };
     case 'chat': return { ...m, chat: [...m.chat, chatLine(frame)].slice(-CHAT_KEPT) };
     case 'berserk': return applyBerserk(m, frame, now);
+    case 'time_given': return frame.clock ? { ...m, clock: frame.clock, clockAt: now } : m;
     default: return m;
   }
 }
