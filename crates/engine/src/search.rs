@@ -847,7 +847,7 @@ impl Searcher {
 /// spent: iterations go on until the deadline, and an unfinished one
 /// still counts when a root move beat the previous best in it. With a
 /// clock, no new iteration starts past half the planned time, stretched
-/// or shrunk by the search's unrest ([`TimeBudget::stretched`]).
+/// while the search is unsettled ([`TimeBudget::stretched`]).
 fn time_limits(limits: &Limits, ply: u32) -> (Option<Duration>, Option<Duration>) {
     let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, ply));
     let movetime = limits.movetime;
