@@ -34,4 +34,4 @@ pub use fog::{best_fog_move, FogLimits, FogObservation, FogReport, FogSettings, 
 pub use level::{Level, LevelSettings, ParseLevelError};
 pub use newcomer::newcomer_move;
 pub use search::{Limits, Overlook, SearchReport, Searcher, MATE};
-pub use time::{Clock, TimeBudget};
+pub use time::{Clock, TimeBudget, Unrest};

@@ -16,7 +16,7 @@ use crate::eval::{evaluate, explosion_threat};
 use crate::nnue::{self, Accumulator, Network};
 use crate::ordering::explosion_gain;
 use crate::ordering::{order_moves, MoveOrder};
-use crate::time::{Clock, TimeBudget};
+use crate::time::{Clock, TimeBudget, Unrest};
 use crate::tt::{Bound, Entry, TranspositionTable};
 
 /// A score this far from zero is a forced win or loss.
@@ -225,6 +225,9 @@ impl Searcher {
         }
         let (soft, hard) = time_limits(limits, root.ply());
         self.hard_deadline = hard.map(|d| self.started + d);
+        // With a clock the plan stretches while the search is unsettled.
+        let plan = soft.zip(hard).map(|(soft, hard)| TimeBudget { soft, hard });
+        let mut unrest = Unrest::default();
         self.keys.clear();
         self.keys.extend_from_slice(history);
         let root_key = root.zobrist_hash();
@@ -267,6 +270,9 @@ impl Searcher {
                 break;
             }
             let (best, pv) = self.iteration_result(root, root_key, report.best);
+            if depth > 1 {
+                unrest = unrest.after_iteration(best != report.best, report.score, score);
+            }
             report =
                 SearchReport { best, score, depth, nodes: self.nodes, elapsed: self.started.elapsed(), pv, multipv: 1 };
             on_iteration(&report);
@@ -278,7 +284,7 @@ impl Searcher {
             }
             // Another iteration costs several times this one: do not start
             // what cannot finish.
-            if soft.is_some_and(|soft| self.started.elapsed() * 2 > soft) {
+            if plan.is_some_and(|plan| self.started.elapsed() * 2 > plan.stretched(unrest)) {
                 break;
             }
         }
@@ -840,7 +846,8 @@ impl Searcher {
 /// at the second it stops. A fixed time a move (no clock) is there to be
 /// spent: iterations go on until the deadline, and an unfinished one
 /// still counts when a root move beat the previous best in it. With a
-/// clock, no new iteration starts past half the planned time.
+/// clock, no new iteration starts past half the planned time, stretched
+/// while the search is unsettled ([`TimeBudget::stretched`]).
 fn time_limits(limits: &Limits, ply: u32) -> (Option<Duration>, Option<Duration>) {
     let budget = limits.clock.map(|clock| TimeBudget::from_clock(&clock, ply));
     let movetime = limits.movetime;

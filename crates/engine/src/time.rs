@@ -19,6 +19,30 @@ pub struct TimeBudget {
     pub hard: Duration,
 }
 
+/// What the finished iterations say about how settled the search is: a
+/// best move that keeps changing, or a score that falls, asks for more of
+/// the clock than a choice every iteration confirms.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Unrest {
+    /// Changes of the best move from one iteration to the next, each
+    /// weighing half as much with every later iteration: 0 after a long
+    /// calm, near 2 when every iteration changes its mind.
+    pub changes: f64,
+    /// How far the score fell in the last iteration, in centipawns (0 when
+    /// it held or rose).
+    pub fall: i32,
+}
+
+impl Unrest {
+    /// The unrest after one more finished iteration.
+    pub fn after_iteration(self, best_changed: bool, previous_score: i32, score: i32) -> Unrest {
+        Unrest {
+            changes: self.changes / 2.0 + f64::from(u8::from(best_changed)),
+            fall: previous_score.saturating_sub(score).max(0),
+        }
+    }
+}
+
 /// Time kept back for the move to reach the server.
 const OVERHEAD: Duration = Duration::from_millis(30);
 
@@ -32,6 +56,19 @@ impl TimeBudget {
         let soft = available / moves_left + clock.increment * 3 / 4;
         let hard = (soft * 3).min(available / 3).max(Duration::from_millis(1));
         TimeBudget { soft: soft.min(hard), hard }
+    }
+
+    /// The planned time for a search in this state of unrest: `soft` when
+    /// the best move has long stood and the score holds, half as much again
+    /// for each recent change of the best move, and half as much again when
+    /// the score falls by a pawn; at most twice `soft`, and never past
+    /// `hard`.
+    pub fn stretched(&self, unrest: Unrest) -> Duration {
+        // Factors in thousandths, so equal unrest always gives equal time.
+        let instability = 1000 + (500.0 * unrest.changes.clamp(0.0, 2.0)).round() as u32;
+        let falling = 1000 + 5 * unrest.fall.clamp(0, 100).unsigned_abs();
+        let factor = (instability * falling / 1000).min(2000);
+        (self.soft * factor / 1000).min(self.hard)
     }
 }
 
@@ -59,5 +96,33 @@ mod tests {
             80,
         );
         assert!(last_move.hard <= Duration::from_secs(2));
+    }
+
+    #[test]
+    fn unrest_counts_recent_best_move_changes_most_and_only_falls() {
+        let unrest = Unrest::default().after_iteration(true, 50, 80);
+        assert_eq!(unrest, Unrest { changes: 1.0, fall: 0 });
+        let unrest = unrest.after_iteration(false, 80, 20);
+        assert_eq!(unrest, Unrest { changes: 0.5, fall: 60 });
+        let unrest = unrest.after_iteration(true, 20, 20);
+        assert_eq!(unrest, Unrest { changes: 1.25, fall: 0 });
+    }
+
+    #[test]
+    fn unrest_stretches_the_plan_within_the_hard_limit() {
+        let budget = TimeBudget { soft: Duration::from_millis(1000), hard: Duration::from_millis(3000) };
+        assert_eq!(budget.stretched(Unrest::default()), budget.soft);
+        let wavering = budget.stretched(Unrest { changes: 0.5, fall: 0 });
+        assert_eq!(wavering, Duration::from_millis(1250));
+        let falling = budget.stretched(Unrest { changes: 0.0, fall: 60 });
+        assert_eq!(falling, Duration::from_millis(1300));
+        // A score that rises is no reason to stop sooner.
+        assert_eq!(budget.stretched(Unrest::default().after_iteration(false, 0, 200)), budget.soft);
+        // Both at once, or an extreme of either, stop at twice the plan.
+        assert_eq!(budget.stretched(Unrest { changes: 1.0, fall: 100 }), Duration::from_millis(2000));
+        assert_eq!(budget.stretched(Unrest { changes: 9.0, fall: 10_000 }), Duration::from_millis(2000));
+        // The hard limit caps the stretch; a short one wins over the plan.
+        let tight = TimeBudget { soft: Duration::from_millis(1000), hard: Duration::from_millis(1100) };
+        assert_eq!(tight.stretched(Unrest { changes: 2.0, fall: 0 }), Duration::from_millis(1100));
     }
 }
