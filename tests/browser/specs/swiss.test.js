@@ -139,9 +139,16 @@ test('a Swiss: listed with its countdown, joined from its page, round 1 with a b
     assert.ok(await ann.page.locator(`${T('swiss-pairings')} tbody tr td:nth-child(3)`).isVisible(), 'the result on a phone');
     await ann.page.setViewportSize(DESKTOP.viewport);
 
-    // Round 2 comes by itself after the wait (Ann may be taken to her game: back to the page).
-    await roundPaired(swiss.id, 2);
-    await ann.page.goto(new URL(`/#swiss=${swiss.id}`, server.url).href);
+    // Round 2 comes by itself after the wait. Paired, Ann is taken to her
+    // game once her notice arrives, which may be after the API shows the
+    // round: wait for the game, then back to the page.
+    const second = (await roundPaired(swiss.id, 2)).rounds[1];
+    if (second.boards.some((b) => b.white === annId || b.black === annId)) {
+      await ann.el('game').waitFor({ timeout: 30_000 });
+      await ann.el('tournament-back').click();
+    } else {
+      await ann.page.goto(new URL(`/#swiss=${swiss.id}`, server.url).href);
+    }
     await ann.el('swiss-page').waitFor();
     await ann.page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'Round 2 of 3', T('swiss-round'));
     await ann.page.waitForFunction((sel) => document.querySelector(sel).textContent === 'Withdraw', T('swiss-action'));
