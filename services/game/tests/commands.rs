@@ -283,8 +283,8 @@ fn an_untimed_game_played_by_commands_alone_is_abandoned_after_its_last_move() {
     ends_exactly_when_due(&live, START + 250_000 + 300_000, EndReason::Abandoned);
 }
 
-#[test]
-fn a_computer_game_whose_player_never_moves_nor_follows_it_is_aborted() {
+/// "w" as white against the computer at Easy, made at `START`.
+fn computer_game(clock: Option<ClockSettings>) -> LiveGame {
     let spec = NewGame {
         player: id("w"),
         name: "w".into(),
@@ -292,14 +292,19 @@ fn a_computer_game_whose_player_never_moves_nor_follows_it_is_aborted() {
         chess960: false,
         chess960_position: None,
         color: ColorChoice::ChooseWhite,
-        clock: None,
+        clock,
         computer: Some(fogblast_proto::game::Level::Easy),
         rated: false,
         tournament: String::new(),
     };
     let (record, _) =
         new_record(&GameId::parse("g3").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(3));
-    let live = LiveGame::from_record(record).unwrap();
+    LiveGame::from_record(record).unwrap()
+}
+
+#[test]
+fn a_computer_game_whose_player_never_moves_nor_follows_it_is_aborted() {
+    let live = computer_game(None);
     assert_eq!(live.status(), Status::Playing);
     ends_exactly_when_due(&live, START + 300_000, EndReason::Aborted);
 }
@@ -593,21 +598,7 @@ fn time_given_goes_on_the_opponents_clock_within_its_limits() {
     let untimed = game(Variant::Atomic, None);
     assert_eq!(give_time(&untimed, "w", START).unwrap_err(), CommandError::NoTimeToGive);
     assert_eq!(give_time(&tournament_game(), "w", START).unwrap_err(), CommandError::NoTimeToGive);
-    let spec = NewGame {
-        player: id("w"),
-        name: "w".into(),
-        variant: Variant::Atomic,
-        chess960: false,
-        chess960_position: None,
-        color: ColorChoice::ChooseWhite,
-        clock: Some(ClockSettings { initial_ms: 60_000, increment_ms: 0 }),
-        computer: Some(fogblast_proto::game::Level::Easy),
-        rated: false,
-        tournament: String::new(),
-    };
-    let (record, _) =
-        new_record(&GameId::parse("g4").unwrap(), "ABCDEFGH", &spec, START, &mut StdRng::seed_from_u64(4));
-    let against_the_computer = LiveGame::from_record(record).unwrap();
+    let against_the_computer = computer_game(Some(ClockSettings { initial_ms: 60_000, increment_ms: 0 }));
     assert_eq!(give_time(&against_the_computer, "w", START).unwrap_err(), CommandError::NoTimeToGive);
     assert_eq!(CommandError::NoTimeToGive.error_code(), ErrorCode::NotAllowed);
 }
