@@ -180,7 +180,8 @@ pub fn action_kind(action: &Action) -> &'static str {
     }
 }
 
-fn bad(message: impl Into<String>) -> ServiceError {
+/// A refusal of a command's arguments, before the game is touched.
+pub(crate) fn bad(message: impl Into<String>) -> ServiceError {
     ServiceError::new(ErrorCode::BadRequest, message)
 }
 
@@ -415,8 +416,7 @@ impl Next<'_> {
             return Err(CommandError::NoTimeToGive);
         }
         // A flag that fell ends the game, whether or not the sweep has seen it.
-        if let Some((side, _)) = Deadlines::of(self.live, timeouts).flag.filter(|&(_, at)| self.now_ms >= at) {
-            self.flag(side);
+        if self.flag_if_fallen(&Deadlines::of(self.live, timeouts)) {
             self.refusal = Some(CommandError::GameOver);
             return Ok(true);
         }
@@ -567,6 +567,17 @@ impl Next<'_> {
         self.live.seat_mut(color).remaining_ms = 0;
         let outcome = self.live.game.position().outcome_on_timeout(color);
         self.end(outcome.winner(), EndReason::Timeout);
+    }
+
+    /// Flags the running side if its flag in `due` has fallen by now.
+    fn flag_if_fallen(&mut self, due: &Deadlines) -> bool {
+        match due.flag {
+            Some((side, at)) if self.now_ms >= at => {
+                self.flag(side);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn end(&mut self, winner: Option<Color>, reason: EndReason) -> bool {
@@ -849,8 +860,7 @@ impl Next<'_> {
         if deadlines::passed(due.open_game, now) {
             return self.end(None, EndReason::Aborted);
         }
-        if let Some((side, _)) = due.flag.filter(|&(_, at)| now >= at) {
-            self.flag(side);
+        if self.flag_if_fallen(&due) {
             return true;
         }
         let lapsed = self.lapse(due.lease, timeouts);

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use fogblast_proto::error::{ErrorCode, ServiceError};
+use fogblast_proto::error::ServiceError;
 use fogblast_proto::game::command::Action;
 use fogblast_proto::game::game_server::Game;
 use fogblast_proto::game::{
@@ -18,7 +18,7 @@ use fogblast_proto::ids::{GameId, PlayerId, MAX_ID_LEN};
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::command_stream::{self, AnswerStream};
-use crate::commands::{self, Command};
+use crate::commands::{self, bad, Command};
 use crate::create;
 use crate::shard::Shard;
 use crate::watch_stream::{self, EncodedStream, WatchStream};
@@ -99,10 +99,6 @@ impl command_stream::Commands for GameService {
     ) -> Result<CommandResult, ServiceError> {
         self.command(command, Some(&trace)).await
     }
-}
-
-fn bad(message: impl Into<String>) -> ServiceError {
-    ServiceError::new(ErrorCode::BadRequest, message)
 }
 
 fn game_id(text: &str) -> Result<GameId, ServiceError> {
