@@ -195,6 +195,53 @@ async fn time_given_reaches_both_players_clocks() {
     assert_eq!(first["v"].as_u64(), Some(joined + 1), "the refusal made no event");
 }
 
+/// A player on the Board API hears a gift of time at once: its game
+/// stream sends a `gameState` with the new clock, as after a move.
+#[tokio::test]
+async fn time_given_reaches_a_board_api_stream_as_a_game_state() {
+    let cluster = Sandbox::builder().embedded().start().await.expect("the sandbox starts");
+    let mut white = Client::join("white", cluster.gateway(0), None).await;
+    let mut black = Client::join("black", cluster.gateway(0), None).await;
+    let game = crate::support::start_game_with_clock(&mut white, &mut black, "atomic", Some((60_000, 0))).await;
+    let url = format!("http://{}/api/board/game/stream/{game}", cluster.gateway(0));
+    let answer = reqwest::Client::new().get(url).bearer_auth(&black.token).send().await.expect("the stream opens");
+    assert_eq!(answer.status(), 200);
+    let mut lines = NdjsonLines { answer, buffer: Vec::new() };
+    let full = lines.next_where(|line| line["type"] == "gameFull").await;
+    assert_eq!(full["state"]["btime"], 60_000, "{full}");
+    white.send(json!({ "t": "give_time", "game": game, "id": "gift" })).await;
+    white.expect_where("the gift", |f| t(f) == "time_given").await;
+    let state = lines.next_where(|line| line["type"] == "gameState").await;
+    assert_eq!((state["wtime"].as_u64(), state["btime"].as_u64()), (Some(60_000), Some(75_000)), "{state}");
+    assert_eq!(state["status"], "started", "{state}");
+}
+
+/// The JSON lines of a streamed answer, keep-alive blank lines skipped.
+struct NdjsonLines {
+    answer: reqwest::Response,
+    buffer: Vec<u8>,
+}
+
+impl NdjsonLines {
+    /// The next line that `wanted` accepts, read within the tests' wait.
+    async fn next_where(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let read = async {
+            loop {
+                while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
+                    let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                    let Ok(value) = serde_json::from_slice::<Value>(&line) else { continue };
+                    if wanted(&value) {
+                        return value;
+                    }
+                }
+                let chunk = self.answer.chunk().await.expect("the stream reads").expect("the stream stays open");
+                self.buffer.extend_from_slice(&chunk);
+            }
+        };
+        tokio::time::timeout(crate::support::WAIT, read).await.expect("the line came within the wait")
+    }
+}
+
 /// The latest version `client` has heard of in `game`.
 fn version_in(client: &Client, game: &str) -> u64 {
     client.log.iter().filter(|f| f["game"] == game).filter_map(|f| f["v"].as_u64()).max().expect("a frame of the game")

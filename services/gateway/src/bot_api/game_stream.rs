@@ -75,7 +75,8 @@ async fn followed(
                     ServerFrame::OpponentBack { .. } => lines.send(&json!({ "type": "opponentGone", "gone": false })).await,
                     ServerFrame::Chat { line, .. } => lines.send(&lichess::chat_line(&line)).await,
                     ServerFrame::Move(_) | ServerFrame::End(_) | ServerFrame::Draw { .. }
-                    | ServerFrame::Takeback { .. } | ServerFrame::Seated { .. } | ServerFrame::State(_) => {
+                    | ServerFrame::Takeback { .. } | ServerFrame::Seated { .. } | ServerFrame::State(_)
+                    | ServerFrame::TimeGiven { .. } => {
                         let Ok(fresh) = self::state(gateway, game, bot).await else { return };
                         if fresh.version <= state.version && fresh.status() == state.status() {
                             continue;
