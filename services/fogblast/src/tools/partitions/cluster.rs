@@ -544,14 +544,19 @@ impl PartitionCluster {
     /// Fails Redis over to the replica, which missed whatever the primary
     /// took while the two were cut apart, keeping the primary's address
     /// (as a virtual address or a DNS name moved by a failover would): the
-    /// primary is killed, the replica promoted, a new Redis started on the
+    /// primary is killed, every cut healed, the replica promoted, a new Redis started on the
     /// primary's node as the promoted one's replica, and once in sync it
     /// is made the primary again, the other its replica.
     pub async fn redis_failover(&mut self) -> anyhow::Result<()> {
         let (primary, replica) = (self.index("redis-primary")?, self.index("redis-replica")?);
         let (primary_node, replica_node) = (REDIS_PRIMARY_NODE, self.processes[replica].node.context("a node")?);
         let (primary_address, replica_address) = (self.address(primary_node), self.address(replica_node));
+        // The primary dies before any cut heals, so the replica it fails
+        // over to holds nothing written during a cut that it did not
+        // confirm: healing first would let it catch up by chance in the
+        // moments before the failover.
         self.kill(primary);
+        self.net.heal_all()?;
         redis_command((replica_address, REDIS_PORT), &["REPLICAOF", "NO", "ONE"]).await?;
         let replica_of = ["--replicaof".to_owned(), replica_address.to_string(), REDIS_PORT.to_string()];
         self.processes[primary].args.extend(replica_of);
