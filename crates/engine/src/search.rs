@@ -643,7 +643,11 @@ impl Searcher {
             let threatens = atomic && !gives_check && explosion_threat(child.board(), us);
             let forcing = gives_check || threatens;
             let quiet = !m.is_capture() && m.promotion().is_none();
-            let prunable = !pv_node && !urgent && !forcing && index > 0 && best_score > -MATE_BOUND;
+            // Under an explosion threat the moves that leave it standing
+            // lose at once (the child sees the blast without a search), so
+            // once one move has kept the king the rest are pruned as at any
+            // node; only a check keeps every move.
+            let prunable = !pv_node && !in_check && !forcing && index > 0 && best_score > -MATE_BOUND;
             let history = if quiet { self.order.quiet_score(us, m, previous) } else { 0 };
             if prunable && quiet {
                 // Futility: a quiet move at the frontier cannot lift a
