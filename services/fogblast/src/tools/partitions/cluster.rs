@@ -544,9 +544,10 @@ impl PartitionCluster {
     /// Fails Redis over to the replica, which missed whatever the primary
     /// took while the two were cut apart, keeping the primary's address
     /// (as a virtual address or a DNS name moved by a failover would): the
-    /// primary is killed, every cut healed, the replica promoted, a new Redis started on the
-    /// primary's node as the promoted one's replica, and once in sync it
-    /// is made the primary again, the other its replica.
+    /// primary is killed, every cut healed, the replica promoted, a new
+    /// Redis started on the primary's node as the promoted one's replica,
+    /// and once in sync it is made the primary again, the other its
+    /// replica.
     pub async fn redis_failover(&mut self) -> anyhow::Result<()> {
         let (primary, replica) = (self.index("redis-primary")?, self.index("redis-replica")?);
         let (primary_node, replica_node) = (REDIS_PRIMARY_NODE, self.processes[replica].node.context("a node")?);
