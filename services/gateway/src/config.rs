@@ -87,13 +87,12 @@ pub struct GatewaySettings {
         default_value_t = 3_000
     )]
     pub bot_requests_per_ip_minute: u32,
-    /// Requests for the web client's page and files one address may make per minute (a page load takes a few dozen); past that 429 with `Retry-After`.
-    #[arg(
-        long = "web-requests-per-ip-minute",
-        env = "FOGBLAST_GATEWAY_WEB_REQUESTS_PER_IP_MINUTE",
-        default_value_t = 1_200
-    )]
-    pub web_requests_per_ip_minute: u32,
+    /// Loads of the web client's page (`/`, `/g/{code}`) one address may make per minute; past that 429 with `Retry-After`. Many players share one address behind a school's or an office's NAT.
+    #[arg(long = "web-pages-per-ip-minute", env = "FOGBLAST_GATEWAY_WEB_PAGES_PER_IP_MINUTE", default_value_t = 120)]
+    pub web_pages_per_ip_minute: u32,
+    /// Requests for the web client's files (scripts, styles, images, the service worker) one address may make per minute; past that 429 with `Retry-After` [default: enough for every page load `--web-pages-per-ip-minute` allows to fetch every file twice, once for the page and once for the service worker's offline copy].
+    #[arg(long = "web-requests-per-ip-minute", env = "FOGBLAST_GATEWAY_WEB_REQUESTS_PER_IP_MINUTE")]
+    pub web_requests_per_ip_minute: Option<u32>,
     /// Shards are asked to fail over for at most this long before a command is answered `unavailable`.
     #[arg(long = "route-timeout-ms", env = "FOGBLAST_GATEWAY_ROUTE_TIMEOUT_MS", default_value_t = 8_000)]
     pub route_timeout_ms: u64,
@@ -166,6 +165,14 @@ impl GatewaySettings {
     /// room for a page load, so raising one for a classroom raises both.
     pub fn sockets_per_ip(&self) -> u32 {
         self.max_sockets_per_ip.max(self.max_connections_per_ip.saturating_add(32))
+    }
+
+    /// Requests for the web client's files one address may make per
+    /// minute: as set, or by default every file twice for each page load
+    /// allowed.
+    pub fn web_files_per_ip_minute(&self) -> u32 {
+        self.web_requests_per_ip_minute
+            .unwrap_or_else(|| self.web_pages_per_ip_minute.saturating_mul(crate::web::files_per_page_load()))
     }
 
     pub fn header_read_timeout(&self) -> Duration {

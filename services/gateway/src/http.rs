@@ -65,8 +65,16 @@ pub fn routes(gateway: Arc<Gateway>) -> Router {
         .route("/readyz", get(ready))
         .merge(api)
         .merge(bot_api::routes())
-        // The web client's files have a larger budget: a page load fetches dozens.
-        .merge(web::routes().route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Web), limited)))
+        // The page and its files have budgets of their own: a page load
+        // fetches dozens of files.
+        .merge(
+            web::page_routes()
+                .route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::Page), limited)),
+        )
+        .merge(
+            web::file_routes()
+                .route_layer(middleware::from_fn_with_state((gateway.clone(), HttpBudget::File), limited)),
+        )
         .with_state(gateway)
 }
 

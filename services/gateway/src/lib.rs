@@ -297,7 +297,10 @@ pub async fn run(
             config.settings.max_connections_per_ip,
             config.settings.games_per_ip_minute,
             config.settings.http_requests_per_ip_minute,
-            config.settings.web_requests_per_ip_minute,
+            limits::WebBudget {
+                pages_per_minute: config.settings.web_pages_per_ip_minute,
+                files_per_minute: config.settings.web_files_per_ip_minute(),
+            },
             limits::BotBudget {
                 per_player_minute: config.settings.bot_requests_per_player_minute,
                 per_ip_minute: config.settings.bot_requests_per_ip_minute,

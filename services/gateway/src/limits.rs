@@ -1,7 +1,7 @@
 //! Limits that keep one client from taking more than its share: message
-//! credits per connection, connections per address, games created and HTTP
-//! API requests per address, and the Bot API's requests per player and per
-//! address. Each is a token bucket: a burst up to its size,
+//! credits per connection, connections per address, games created, HTTP
+//! API requests, and loads of the web client's page and of its files per
+//! address, and the Bot API's requests per player and per address. Each is a token bucket: a burst up to its size,
 //! then a steady refill.
 
 use std::collections::HashMap;
@@ -59,8 +59,10 @@ impl Bucket {
 pub enum HttpBudget {
     /// The API (`/api/...`).
     Api,
-    /// The web client's page and files.
-    Web,
+    /// The web client's page: `/` and invite links.
+    Page,
+    /// The page's files and the service worker.
+    File,
 }
 
 /// Buckets kept per address before full ones (addresses quiet for a
@@ -100,7 +102,8 @@ pub struct IpLimits {
     connections: Mutex<HashMap<IpAddr, u32>>,
     creations: Buckets,
     http_requests: Buckets,
-    web_requests: Buckets,
+    web_pages: Buckets,
+    web_files: Buckets,
     bot_requests_per_player: Buckets<PlayerId>,
     bot_requests_per_ip: Buckets,
     chat_lines: Buckets<PlayerId>,
@@ -118,6 +121,14 @@ const RECOVERY_WINDOW: Duration = Duration::from_secs(600);
 const CHAT_LINES: u32 = 10;
 const CHAT_WINDOW: Duration = Duration::from_secs(30);
 
+/// The web client's budgets per address: page loads, and requests for the
+/// page's files.
+#[derive(Clone, Copy, Debug)]
+pub struct WebBudget {
+    pub pages_per_minute: u32,
+    pub files_per_minute: u32,
+}
+
 /// The Bot API's budgets: a player's requests per minute, and an address's
 /// (its bots together).
 #[derive(Clone, Copy, Debug)]
@@ -131,7 +142,7 @@ impl IpLimits {
         max_connections: u32,
         games_per_minute: u32,
         http_requests_per_minute: u32,
-        web_requests_per_minute: u32,
+        web: WebBudget,
         bots: BotBudget,
     ) -> IpLimits {
         let minute = Duration::from_secs(60);
@@ -140,7 +151,8 @@ impl IpLimits {
             connections: Mutex::default(),
             creations: Buckets::new(games_per_minute, minute),
             http_requests: Buckets::new(http_requests_per_minute, minute),
-            web_requests: Buckets::new(web_requests_per_minute, minute),
+            web_pages: Buckets::new(web.pages_per_minute, minute),
+            web_files: Buckets::new(web.files_per_minute, minute),
             bot_requests_per_player: Buckets::new(bots.per_player_minute, minute),
             bot_requests_per_ip: Buckets::new(bots.per_ip_minute, minute),
             chat_lines: Buckets::new(CHAT_LINES, CHAT_WINDOW),
@@ -179,7 +191,8 @@ impl IpLimits {
     pub fn http_request(&self, budget: HttpBudget, ip: IpAddr) -> Result<(), Duration> {
         match budget {
             HttpBudget::Api => self.http_requests.take(&ip),
-            HttpBudget::Web => self.web_requests.take(&ip),
+            HttpBudget::Page => self.web_pages.take(&ip),
+            HttpBudget::File => self.web_files.take(&ip),
         }
     }
 
@@ -217,7 +230,8 @@ mod tests {
 
     #[test]
     fn connections_per_ip_are_capped_and_released() {
-        let limits = IpLimits::new(2, 1, 2, 1, BotBudget { per_player_minute: 1, per_ip_minute: 1 });
+        let web = WebBudget { pages_per_minute: 1, files_per_minute: 2 };
+        let limits = IpLimits::new(2, 1, 2, web, BotBudget { per_player_minute: 1, per_ip_minute: 1 });
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         let other: IpAddr = "10.0.0.2".parse().unwrap();
         assert!(limits.connect(ip) && limits.connect(ip));
@@ -233,14 +247,16 @@ mod tests {
         let wait = api(ip).unwrap_err();
         assert!(wait > Duration::from_secs(25) && wait <= Duration::from_secs(30), "{wait:?}");
         assert!(api(other).is_ok());
-        let web = |ip| limits.http_request(HttpBudget::Web, ip);
-        assert!(web(ip).is_ok() && web(ip).is_err(), "a bucket of its own");
+        let page = |ip| limits.http_request(HttpBudget::Page, ip);
+        assert!(page(ip).is_ok() && page(ip).is_err(), "a bucket of its own");
+        let file = |ip| limits.http_request(HttpBudget::File, ip);
+        assert!(file(ip).is_ok() && file(ip).is_ok() && file(ip).is_err(), "and the files another");
     }
 
     #[test]
     fn bot_requests_are_counted_per_player_and_per_address() {
         let bots = BotBudget { per_player_minute: 3, per_ip_minute: 5 };
-        let limits = IpLimits::new(2, 1, 1, 1, bots);
+        let limits = IpLimits::new(2, 1, 1, WebBudget { pages_per_minute: 1, files_per_minute: 1 }, bots);
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         let alice = PlayerId::parse("aaaaaaaaaaaaaaaa").unwrap();
         let bob = PlayerId::parse("bbbbbbbbbbbbbbbb").unwrap();

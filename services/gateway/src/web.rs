@@ -31,12 +31,21 @@ const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; con
                    img-src 'self' data:; \
                    style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
-pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::new()
-        .route("/", get(page))
-        .route("/g/{code}", get(page))
-        .route("/assets/{*path}", get(asset))
-        .route("/sw.js", get(service_worker))
+/// The page: `/` and invite links.
+pub fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new().route("/", get(page)).route("/g/{code}", get(page))
+}
+
+/// The page's files: its scripts, styles and images, and the service worker.
+pub fn file_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new().route("/assets/{*path}", get(asset)).route("/sw.js", get(service_worker))
+}
+
+/// The most file requests one page load makes: every embedded file twice
+/// (the page's own requests, then the service worker's offline copy) and
+/// the service worker itself.
+pub fn files_per_page_load() -> u32 {
+    u32::try_from(ASSETS.len()).unwrap_or(u32::MAX / 4).saturating_mul(2).saturating_add(1)
 }
 
 /// The embedded file at `path` (relative to `web/`).
@@ -149,7 +158,7 @@ mod tests {
     async fn serves_the_page_and_every_asset_with_its_content_type() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("binding");
         let addr = listener.local_addr().expect("an address");
-        tokio::spawn(async move { axum::serve(listener, routes::<()>()).await });
+        tokio::spawn(async move { axum::serve(listener, page_routes::<()>().merge(file_routes())).await });
 
         let checked = tokio::task::spawn_blocking(move || {
             for path in ["/", "/g/2Y3FFY65"] {

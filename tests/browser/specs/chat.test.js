@@ -14,11 +14,9 @@ import { Player, createFriendGame, launch, openInvite, withShots } from '../lib/
 let server;
 let browser;
 before(async () => {
-  // Every page here loads from 127.0.0.1: the file's nine page loads in
-  // well under a minute ask for more of the page's files than one
-  // address's budget allows (1,200 a minute), and a page refused its
-  // scripts never connects.
-  server = await startServer({ extraArgs: ['--web-requests-per-ip-minute', '100000'] });
+  // Every page here loads from 127.0.0.1, nine page loads in well under a
+  // minute, within the default budgets of one address.
+  server = await startServer();
   browser = await launch();
 });
 after(async () => {
