@@ -1,8 +1,8 @@
 //! Limits that keep one client from taking more than its share: message
 //! credits per connection, connections per address, games created, HTTP
 //! API requests, and loads of the web client's page and of its files per
-//! address, and the Bot API's requests per player and per address. Each is a token bucket: a burst up to its size,
-//! then a steady refill.
+//! address, and the Bot API's requests per player and per address. Each is
+//! a token bucket: a burst up to its size, then a steady refill.
 
 use std::collections::HashMap;
 use std::net::IpAddr;

@@ -45,7 +45,7 @@ pub fn file_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
 /// (the page's own requests, then the service worker's offline copy) and
 /// the service worker itself.
 pub fn files_per_page_load() -> u32 {
-    u32::try_from(ASSETS.len()).unwrap_or(u32::MAX / 4).saturating_mul(2).saturating_add(1)
+    u32::try_from(2 * ASSETS.len() + 1).unwrap_or(u32::MAX)
 }
 
 /// The embedded file at `path` (relative to `web/`).
