@@ -105,6 +105,8 @@ pub struct SearchReport {
     /// Which line this is when several are asked for ([`Limits::multipv`]):
     /// 1 for the best (and for every report of a one-line search).
     pub multipv: usize,
+    /// Per mille of the transposition table this search has written.
+    pub hashfull: usize,
 }
 
 impl SearchReport {
@@ -243,6 +245,7 @@ impl Searcher {
             elapsed: Duration::ZERO,
             pv: Vec::new(),
             multipv: 1,
+            hashfull: 0,
         };
         if root_moves.len() <= 1 && limits.depth.is_none() && limits.nodes.is_none() {
             // Nothing to think about.
@@ -273,8 +276,16 @@ impl Searcher {
             if depth > 1 {
                 unrest = unrest.after_iteration(best != report.best, report.score, score);
             }
-            report =
-                SearchReport { best, score, depth, nodes: self.nodes, elapsed: self.started.elapsed(), pv, multipv: 1 };
+            report = SearchReport {
+                best,
+                score,
+                depth,
+                nodes: self.nodes,
+                elapsed: self.started.elapsed(),
+                pv,
+                multipv: 1,
+                hashfull: self.tt.permille_full(),
+            };
             on_iteration(&report);
             if limits.multipv > 1 {
                 self.other_lines(root, &report, limits.multipv, stop, on_iteration);
@@ -335,6 +346,7 @@ impl Searcher {
                 elapsed: self.started.elapsed(),
                 pv: self.line(root, m),
                 multipv,
+                hashfull: self.tt.permille_full(),
             };
             on_line(&report);
             self.root_excluded.push(m);

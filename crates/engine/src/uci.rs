@@ -581,7 +581,7 @@ impl SearchJob {
         }
         let millis = report.elapsed.as_millis();
         let nps = u128::from(report.nodes) * 1_000_000 / report.elapsed.as_micros().max(1);
-        let _ = write!(line, " nodes {} nps {nps} time {millis}", report.nodes);
+        let _ = write!(line, " nodes {} nps {nps} hashfull {} time {millis}", report.nodes, report.hashfull);
         let pv = if report.pv.is_empty() { report.best.as_slice() } else { &report.pv };
         if !pv.is_empty() {
             line.push_str(" pv");
