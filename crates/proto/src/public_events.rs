@@ -30,6 +30,8 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    pub const ALL: [Encoding; 2] = [Encoding::Protobuf, Encoding::Json];
+
     /// The subject token.
     pub fn token(self) -> &'static str {
         match self {
@@ -44,6 +46,18 @@ impl Encoding {
             Encoding::Protobuf => "application/protobuf",
             Encoding::Json => "application/json",
         }
+    }
+}
+
+impl std::str::FromStr for Encoding {
+    type Err = String;
+
+    /// An encoding by its subject token, `pb` or `json`.
+    fn from_str(token: &str) -> Result<Encoding, String> {
+        Encoding::ALL
+            .into_iter()
+            .find(|e| e.token() == token)
+            .ok_or_else(|| format!("{token:?} is no encoding of the public stream: pb or json"))
     }
 }
 

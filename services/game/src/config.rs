@@ -9,6 +9,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use fogblast_proto::public_events::Encoding;
+
 /// How long the service waits before acting for absent players.
 #[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
 pub struct Timeouts {
@@ -76,6 +78,15 @@ pub struct GameSettings {
     /// Publish every game's public events (created, started, moves, takebacks, finished; docs/events.md) to the stream. Off on the in-process bus, which no outside consumer can read.
     #[arg(long = "public-events", env = "FOGBLAST_GAME_PUBLIC_EVENTS", default_value_t = true, action = clap::ArgAction::Set)]
     pub public_events: bool,
+    /// The encodings each public event is published in, of `pb` and `json`, comma-separated: each costs a stored message an event, so an operator whose consumers read one encoding publishes only that one.
+    #[arg(
+        long = "public-event-encodings",
+        env = "FOGBLAST_GAME_PUBLIC_EVENT_ENCODINGS",
+        value_delimiter = ',',
+        num_args = 1..,
+        default_value = "pb,json"
+    )]
+    pub public_event_encodings: Vec<Encoding>,
     #[command(flatten)]
     pub timeouts: Timeouts,
 }

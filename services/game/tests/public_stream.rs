@@ -238,3 +238,27 @@ async fn a_shard_getting_a_game_back_publishes_what_the_owner_in_between_did_not
     assert_eq!(moves, [0, 1, 2, 3], "every move once, in order");
     first.stop().await;
 }
+
+/// A shard told to publish only JSON stores each event once, on the JSON
+/// subjects, and nothing on the protobuf ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_publishing_one_encoding_stores_each_event_once_in_it() {
+    let backend = Backend::distributed("public-json-only");
+    let mut json_only = test_config();
+    json_only.settings.public_event_encodings = vec![Encoding::Json];
+    let shard = ShardProcess::start(&backend, "a", json_only).await;
+    let router = Router::new(&backend).await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let (game, _) = router.start_game(Variant::Atomic, "w", "b", None).await;
+    let played = play_randomly(&router, &game, 6, &mut rng).await;
+
+    let json = public_events(&backend, Encoding::Json).await;
+    let kinds: Vec<&str> = json[&game].iter().map(|(_, value)| value["kind"].as_str().unwrap()).collect();
+    let mut expected = vec!["created", "started"];
+    expected.extend(std::iter::repeat_n("move", played.len()));
+    expected.push("finished");
+    assert_eq!(kinds, expected);
+    let protobuf = public_events(&backend, Encoding::Protobuf).await;
+    assert!(protobuf.is_empty(), "nothing on the protobuf subjects: {:?}", protobuf.keys());
+    shard.stop().await;
+}

@@ -1,6 +1,7 @@
 //! The public stream (docs/events.md): after each commit the shard hands
 //! the commit's public events to a queue per game, and one task per game
-//! publishes them in order, each twice (protobuf and JSON subjects), with
+//! publishes them in order, once per configured encoding (protobuf and
+//! JSON subjects, both by default), with
 //! message ids that are the same on every resend so the stream drops
 //! duplicates. While NATS is away the task retries the oldest event and
 //! newer ones wait (up to `MAX_QUEUED` per game; past that they are
@@ -93,7 +94,7 @@ impl Shard {
     /// after it, at store time `now`) and starts the game's publishing
     /// task if none runs.
     pub(super) fn stream_public(self: &Arc<Self>, game: &GameId, record: &GameRecord, events: &[WatchEvent], now: u64) {
-        if !self.config.settings.public_events || events.is_empty() {
+        if !self.publishes_public() || events.is_empty() {
             return;
         }
         let public = public_events(record, events, now);
@@ -121,7 +122,7 @@ impl Shard {
     /// therefore never queued. The stream drops those it already has (the
     /// message ids are the same on every resend).
     pub(super) fn republish_public(self: &Arc<Self>, game: &GameId, record: &GameRecord, through: u64, ended: bool) {
-        if !self.config.settings.public_events || through == 0 {
+        if !self.publishes_public() || through == 0 {
             return;
         }
         let from = (through + 1).saturating_sub(CATCH_UP).max(1);
@@ -224,19 +225,27 @@ impl Shard {
         }
     }
 
-    /// Publishes one event in both encodings, trying again until the
-    /// stream takes both.
+    /// Publishes one event in each encoding the shard publishes, trying
+    /// again until the stream takes them all.
     async fn publish_until_done(&self, event: &GameEvent) {
-        let protobuf = Bytes::from(event.encode_to_vec());
-        let json = Bytes::from(public_events::to_json_bytes(event));
+        let encoded: Vec<(Encoding, Bytes)> = self
+            .public_encodings()
+            .map(|encoding| {
+                let payload = match encoding {
+                    Encoding::Protobuf => event.encode_to_vec(),
+                    Encoding::Json => public_events::to_json_bytes(event),
+                };
+                (encoding, Bytes::from(payload))
+            })
+            .collect();
         let mut wait = Duration::from_millis(100);
         loop {
-            let (a, b) = futures::join!(
-                self.publish_encoded(event, Encoding::Protobuf, protobuf.clone()),
-                self.publish_encoded(event, Encoding::Json, json.clone()),
-            );
-            match a.and(b) {
-                Ok(()) => {
+            let sent = futures::future::join_all(
+                encoded.iter().map(|(encoding, payload)| self.publish_encoded(event, *encoding, payload.clone())),
+            )
+            .await;
+            match sent.into_iter().collect::<Result<Vec<()>, _>>() {
+                Ok(_) => {
                     self.metrics.public_events_published.inc();
                     return;
                 }
@@ -247,6 +256,17 @@ impl Shard {
                 }
             }
         }
+    }
+
+    /// Whether the shard publishes the public stream at all.
+    fn publishes_public(&self) -> bool {
+        let settings = &self.config.settings;
+        settings.public_events && !settings.public_event_encodings.is_empty()
+    }
+
+    /// The configured encodings, each once, in a fixed order.
+    fn public_encodings(&self) -> impl Iterator<Item = Encoding> + '_ {
+        Encoding::ALL.into_iter().filter(|e| self.config.settings.public_event_encodings.contains(e))
     }
 
     async fn publish_encoded(
