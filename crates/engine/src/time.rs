@@ -47,12 +47,12 @@ impl Unrest {
 const OVERHEAD: Duration = Duration::from_millis(30);
 
 impl TimeBudget {
-    /// Spends about a thirtieth of the remaining time (fewer moves assumed
-    /// left as the game goes on) plus most of the increment, and never more
-    /// than a third of what is left.
+    /// Spends about a thirty-second of the remaining time (fewer moves
+    /// assumed left as the game goes on, down to sixteen) plus most of the
+    /// increment, and never more than a third of what is left.
     pub fn from_clock(clock: &Clock, ply: u32) -> TimeBudget {
         let available = clock.remaining.saturating_sub(OVERHEAD);
-        let moves_left = clock.moves_to_go.unwrap_or_else(|| 40u32.saturating_sub(ply / 4).max(20)).max(1);
+        let moves_left = clock.moves_to_go.unwrap_or_else(|| 32u32.saturating_sub(ply / 4).max(16)).max(1);
         let soft = available / moves_left + clock.increment * 3 / 4;
         let hard = (soft * 3).min(available / 3).max(Duration::from_millis(1));
         TimeBudget { soft: soft.min(hard), hard }
