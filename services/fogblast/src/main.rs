@@ -57,6 +57,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    fogblast::allocator::keep_freed_memory_mapped();
     let matches = <Cli as clap::CommandFactory>::command().get_matches();
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     // Logs and traces name the service after its command: `fogblast-game`.
