@@ -1,7 +1,8 @@
 //! The public game-event stream (`GameEvent`, docs/events.md): its subjects
-//! and its JSON rendering. The game service publishes each event twice, as
-//! protobuf and as JSON, on parallel subjects; `fogblast events tail` and
-//! outside consumers read either.
+//! and its JSON rendering. The game service publishes each event as
+//! protobuf and as JSON (or in the one encoding an operator chose), on
+//! parallel subjects; `fogblast events tail` and outside consumers read
+//! either.
 //!
 //! Subjects are `games.public.<encoding>.<variant>.<kind>`, with encoding
 //! `pb` or `json`, variant `standard`, `atomic` or `fog`, and kind

@@ -72,7 +72,7 @@ impl Metrics {
         )?;
         let public_events_published = IntCounter::new(
             "fogblast_game_public_events_published_total",
-            "Public stream events acknowledged by the stream (in both encodings).",
+            "Public stream events acknowledged by the stream (in every configured encoding).",
         )?;
         let public_events_dropped = IntCounter::new(
             "fogblast_game_public_events_dropped_total",
