@@ -57,8 +57,8 @@ impl Slot {
         self.meta >> 2
     }
 
-    /// How many searches ago the slot was written, modulo the generations
-    /// one byte keeps.
+    /// How many searches ago the slot was written, modulo the 64
+    /// generations its six bits count.
     fn age(self, generation: u8) -> i32 {
         i32::from(generation.wrapping_sub(self.generation()) % GENERATIONS)
     }
