@@ -244,8 +244,8 @@ impl Shard {
                 encoded.iter().map(|(encoding, payload)| self.publish_encoded(event, *encoding, payload.clone())),
             )
             .await;
-            match sent.into_iter().collect::<Result<Vec<()>, _>>() {
-                Ok(_) => {
+            match sent.into_iter().collect::<Result<(), _>>() {
+                Ok(()) => {
                     self.metrics.public_events_published.inc();
                     return;
                 }
