@@ -11,6 +11,12 @@
 //! games, never those of players on healthy shards. With the default 20 s
 //! lease renewed every 6.7 s, a gateway with 3,000 seated players makes
 //! about 450 calls a second, each a small write of the game's record.
+//!
+//! The calls go out in shares every [`TICK`], each share what the period
+//! has come to by then, so a round ends within its period however many
+//! seats there are and however late a busy machine wakes the loop: a sleep
+//! per seat would round each gap up to the timer's millisecond, and with
+//! thousands of seats a round would outlast the lease.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -35,14 +41,38 @@ pub fn renew(feeds: Weak<Feeds>, router: Arc<fogblast_routing::Router>, lease: D
         loop {
             let round = Instant::now() + every;
             let Some(seats) = feeds.upgrade().map(|f| f.seats()) else { return };
-            let gap = every / u32::try_from(seats.len()).unwrap_or(u32::MAX).max(1);
-            for (game, player) in seats {
+            spread(seats, every, |(game, player)| {
                 tokio::spawn(renew_one(feeds.clone(), router.clone(), game, player, lease, every));
-                tokio::time::sleep(gap).await;
-            }
+            })
+            .await;
             tokio::time::sleep_until(round).await;
         }
     });
+}
+
+/// How often a round hands out its next share of renewals.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Hands each of `items` to `each`, in order, spread evenly over `period`:
+/// every [`TICK`] as many as the period has come to by the end of that
+/// tick. Returns once all are handed out, within `period` unless the
+/// machine is too busy to run the loop at all.
+async fn spread<T>(items: Vec<T>, period: Duration, mut each: impl FnMut(T)) {
+    let total = items.len();
+    let start = Instant::now();
+    let mut items = items.into_iter();
+    let mut handed = 0;
+    let mut ticks = tokio::time::interval(TICK);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while handed < total {
+        ticks.tick().await;
+        let reached = (start.elapsed() + TICK).as_secs_f64() / period.as_secs_f64().max(f64::EPSILON);
+        let due = ((total as f64 * reached).ceil() as usize).min(total);
+        for item in items.by_ref().take(due.saturating_sub(handed)) {
+            each(item);
+            handed += 1;
+        }
+    }
 }
 
 async fn renew_one(
@@ -99,4 +129,32 @@ pub fn heard_from(
             debug!(game = %game, %error, "presence of a request not reported");
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Thousands of seats are all renewed within the period, a share at a
+    /// time rather than in one burst.
+    #[tokio::test(start_paused = true)]
+    async fn a_round_of_thousands_of_seats_ends_within_its_period_and_is_spread_over_it() {
+        let period = Duration::from_secs(2);
+        let start = Instant::now();
+        let mut handed_at = Vec::new();
+        spread((0..20_000).collect(), period, |seat: usize| handed_at.push((seat, start.elapsed()))).await;
+        assert_eq!(handed_at.len(), 20_000);
+        assert!(handed_at.iter().enumerate().all(|(i, (seat, _))| i == *seat), "handed out in order");
+        let last = handed_at.last().map(|(_, at)| *at).unwrap();
+        assert!(last <= period, "the last seat renewed {last:?} into a {period:?} round");
+        let first_half = handed_at.iter().filter(|(_, at)| *at < period / 2).count();
+        assert!((8_000..=12_000).contains(&first_half), "{first_half} of 20,000 in the first half of the round");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_empty_round_hands_out_nothing_and_returns() {
+        let mut handed = 0;
+        spread(Vec::<()>::new(), Duration::from_secs(2), |()| handed += 1).await;
+        assert_eq!(handed, 0);
+    }
 }
