@@ -295,7 +295,8 @@ impl EventBus for NatsBus {
         fogblast_telemetry::inject_headers(&mut headers);
         // Built once; made again only for the rare publish under a new id.
         let mut header_map = Some(to_header_map(&headers)?);
-        let context = format!("publishing {subject}");
+        // Written out only for an error.
+        let context = || format!("publishing {subject}");
         let mut id = message_id.to_owned();
         for _ in 0..DUPLICATE_CHECKS {
             let map = match header_map.take() {
@@ -307,9 +308,9 @@ impl EventBus for NatsBus {
                 .jetstream
                 .send_publish(self.wire_subject(subject), publish)
                 .await
-                .map_err(|e| error(&context, e))?
+                .map_err(|e| error(&context(), e))?
                 .await
-                .map_err(|e| error(&context, e))?;
+                .map_err(|e| error(&context(), e))?;
             if !ack.duplicate || self.holds(&ack.stream, ack.sequence, &id).await? {
                 return Ok(PublishAck { duplicate: ack.duplicate, sequence: ack.sequence });
             }
@@ -326,7 +327,10 @@ impl EventBus for NatsBus {
             );
             id = format!("{message_id}/again-after-{}", ack.sequence);
         }
-        Err(BusError::new(format!("{context}: the stream keeps calling {message_id:?} a duplicate it does not hold")))
+        Err(BusError::new(format!(
+            "{}: the stream keeps calling {message_id:?} a duplicate it does not hold",
+            context()
+        )))
     }
 
     async fn consume_durable(

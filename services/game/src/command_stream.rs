@@ -8,7 +8,7 @@
 //! waited here past its caller's budget is answered unavailable, unapplied:
 //! its caller has given up on it and sends it again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,8 +38,9 @@ pub type AnswerStream = ReceiverStream<Result<CommandAnswer, Status>>;
 
 type Answers = mpsc::Sender<Result<CommandAnswer, Status>>;
 
-/// Each game's queue of calls, while it has any.
-type Lanes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Arrived>>>>;
+/// Each game's queue of calls, while it has any: the call running first,
+/// those waiting behind it after.
+type Lanes = Arc<Mutex<HashMap<String, VecDeque<Arrived>>>>;
 
 /// A call read off the stream, holding its place among those in flight.
 struct Arrived {
@@ -81,48 +82,36 @@ async fn read_calls<C: Commands>(
     }
 }
 
-/// Puts `arrived` at the end of its game's lane, opening the lane if the
-/// game has none.
+/// Puts `arrived` at the end of its game's lane, opening the lane (and
+/// starting its runner) if the game has none.
 fn queue<C: Commands>(commands: &C, lanes: &Lanes, answers: &Answers, arrived: Arrived) {
     let game = arrived.call.command.as_ref().map(|c| c.game_id.clone()).unwrap_or_default();
     let mut open = lanes.lock().expect("lanes lock");
     // A lane in the map has its runner: it leaves the map, under this lock,
     // only once its queue is empty.
-    let arrived = match open.get(&game) {
-        Some(lane) => match lane.send(arrived) {
-            Ok(()) => return,
-            Err(mpsc::error::SendError(arrived)) => arrived,
-        },
-        None => arrived,
-    };
-    let (lane, queued) = mpsc::unbounded_channel();
-    lane.send(arrived).expect("the receiver is right here");
-    open.insert(game.clone(), lane);
-    tokio::spawn(run_lane(commands.clone(), lanes.clone(), game, queued, answers.clone()));
+    if let Some(lane) = open.get_mut(&game) {
+        lane.push_back(arrived);
+        return;
+    }
+    open.insert(game.clone(), VecDeque::new());
+    tokio::spawn(run_lane(commands.clone(), lanes.clone(), game, arrived, answers.clone()));
 }
 
-async fn run_lane<C: Commands>(
-    commands: C,
-    lanes: Lanes,
-    game: String,
-    mut queued: mpsc::UnboundedReceiver<Arrived>,
-    answers: Answers,
-) {
+async fn run_lane<C: Commands>(commands: C, lanes: Lanes, game: String, first: Arrived, answers: Answers) {
+    let mut next = first;
     loop {
-        let next = {
-            let mut open = lanes.lock().expect("lanes lock");
-            match queued.try_recv() {
-                Ok(next) => next,
-                Err(_) => {
-                    open.remove(&game);
-                    return;
-                }
-            }
-        };
         let answer = answer(&commands, next).await;
         // A caller gone meanwhile reads no answers; the calls it sent
         // still run, as unary calls would have once received.
         let _ = answers.send(Ok(answer)).await;
+        let mut open = lanes.lock().expect("lanes lock");
+        match open.get_mut(&game).and_then(VecDeque::pop_front) {
+            Some(waiting) => next = waiting,
+            None => {
+                open.remove(&game);
+                return;
+            }
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 //! The public stream (docs/events.md): after each commit the shard hands
-//! the commit's public events to a queue per game, and one task per game
-//! publishes them in order, once per configured encoding (protobuf and
-//! JSON subjects, both by default), with
-//! message ids that are the same on every resend so the stream drops
-//! duplicates. While NATS is away the task retries the oldest event and
+//! the commit's public events to a queue per game, and one task per shard
+//! publishes every game's queue in order, one event of a game at a time and
+//! the games' events side by side, once per configured encoding (protobuf
+//! and JSON subjects, both by default), with message ids that are the same
+//! on every resend so the stream drops duplicates. While NATS is away the task retries the oldest event and
 //! newer ones wait (up to `MAX_QUEUED` per game; past that they are
 //! dropped and counted).
 //!
@@ -19,7 +19,7 @@
 //! been queued) publishes the game's last events again from the store.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,7 +31,10 @@ use fogblast_proto::ids::GameId;
 use fogblast_proto::public_events::{self, Encoding, CONTENT_TYPE_HEADER, SCHEMA};
 use fogblast_proto::record::GameRecord;
 use fogblast_store::EventsAfter;
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
 use prost::Message;
+use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
 use super::Shard;
@@ -66,7 +69,7 @@ fn facts(record: &GameRecord) -> GameRecord {
 #[derive(Default)]
 struct Queue {
     items: VecDeque<Item>,
-    /// A task is publishing this queue.
+    /// The publisher has this queue in hand.
     running: bool,
     /// The game's finished event is queued: the queue goes once drained.
     ended: bool,
@@ -80,12 +83,35 @@ struct Queue {
 #[derive(Default)]
 pub(super) struct PublicStream {
     games: Mutex<HashMap<GameId, Queue>>,
+    /// Hands the publisher each game whose queue it does not have in hand
+    /// and now has events; the publisher starts with the first.
+    publisher: Mutex<Option<mpsc::UnboundedSender<GameId>>>,
 }
 
 impl std::fmt::Debug for PublicStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let games = self.games.lock().map(|games| games.len()).unwrap_or_default();
         f.debug_struct("PublicStream").field("games", &games).finish()
+    }
+}
+
+/// The shard's one publisher: publishes each game it is handed, an item
+/// at a time, until the game's queue is empty, many games at once. Ends
+/// with the shard.
+async fn publish_all(shard: Weak<Shard>, mut ready: mpsc::UnboundedReceiver<GameId>) {
+    let mut publishing = FuturesUnordered::new();
+    loop {
+        let game = tokio::select! {
+            handed = ready.recv() => match handed {
+                Some(game) => game,
+                None => return,
+            },
+            Some(published) = publishing.next(), if !publishing.is_empty() => published,
+        };
+        let Some(shard) = shard.upgrade() else { return };
+        if let Some(next) = shard.publish_next(game) {
+            publishing.push(next);
+        }
     }
 }
 
@@ -154,38 +180,46 @@ impl Shard {
             start
         };
         if start {
-            let shard = self.clone();
-            let game = game.clone();
-            tokio::spawn(async move { shard.publish_public(game).await });
+            let mut publisher = self.public.publisher.lock().expect("public stream lock");
+            let sender = publisher.get_or_insert_with(|| {
+                let (sender, ready) = mpsc::unbounded_channel();
+                tokio::spawn(publish_all(Arc::downgrade(self), ready));
+                sender
+            });
+            // The publisher ends only with the shard, which holds the sender.
+            let _ = sender.send(game.clone());
         }
     }
 
-    /// Publishes the game's queue until it is empty.
-    async fn publish_public(self: Arc<Self>, game: GameId) {
-        loop {
-            let item = {
-                let mut games = self.public.games.lock().expect("public stream lock");
-                let Some(queue) = games.get_mut(&game) else { return };
-                match queue.items.pop_front() {
-                    Some(item) => item,
-                    None => {
-                        queue.running = false;
-                        if queue.ended {
-                            games.remove(&game);
-                        }
-                        return;
+    /// Publishing the next item of the game's queue, which the publisher
+    /// has in hand; `None`, and the queue let go, once it is empty.
+    fn publish_next(self: &Arc<Self>, game: GameId) -> Option<BoxFuture<'static, GameId>> {
+        let item = {
+            let mut games = self.public.games.lock().expect("public stream lock");
+            let queue = games.get_mut(&game)?;
+            match queue.items.pop_front() {
+                Some(item) => item,
+                None => {
+                    queue.running = false;
+                    if queue.ended {
+                        games.remove(&game);
                     }
+                    return None;
                 }
-            };
+            }
+        };
+        let shard = self.clone();
+        Some(Box::pin(async move {
             match item {
-                Item::Event(event) => self.publish_until_done(&event).await,
+                Item::Event(event) => shard.publish_until_done(&event).await,
                 Item::CatchUp { from, before, game: record } => {
-                    for event in self.caught_up(&game, &record, from, before).await {
-                        self.publish_until_done(&event).await;
+                    for event in shard.caught_up(&game, &record, from, before).await {
+                        shard.publish_until_done(&event).await;
                     }
                 }
             }
-        }
+            game
+        }))
     }
 
     /// The public events of versions `from..before` from the store's
