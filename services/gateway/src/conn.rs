@@ -140,6 +140,11 @@ impl Conn {
             first
         });
     }
+
+    /// Why the connection was closed, once it was.
+    pub fn close_reason(&self) -> Option<Close> {
+        self.close.borrow().clone()
+    }
 }
 
 impl Outbox {

@@ -58,6 +58,11 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
     let idle_timeout = Duration::from_millis(settings.idle_timeout_ms);
     let write_timeout = settings.write_timeout();
     let mut draining = gateway.draining.clone();
+    // Made once, not on every turn of the loop: each is a waiter on a
+    // channel (the draining one shared by every socket of the gateway).
+    let closed_changed = closed.changed();
+    let draining_changed = draining.changed();
+    tokio::pin!(closed_changed, draining_changed);
     let close = loop {
         tokio::select! {
             frame = outbox.recv() => {
@@ -85,8 +90,8 @@ pub async fn serve(socket: WebSocket, gateway: Arc<Gateway>, ip: IpAddr) {
                 }
             }
             () = lanes.reap() => {}
-            _ = closed.changed() => break closed.borrow().clone(),
-            _ = draining.changed() => {
+            _ = &mut closed_changed => break conn.close_reason(),
+            _ = &mut draining_changed => {
                 let reconnect = ServerFrame::Reconnect { reason: "server restarting".into() };
                 match write(&mut sink, Message::Text(frames::text(&reconnect)), write_timeout).await {
                     Written::TooSlow => break Some(Close::TOO_SLOW),
