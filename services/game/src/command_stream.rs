@@ -38,8 +38,8 @@ pub type AnswerStream = ReceiverStream<Result<CommandAnswer, Status>>;
 
 type Answers = mpsc::Sender<Result<CommandAnswer, Status>>;
 
-/// Each game's queue of calls, while it has any: the call running first,
-/// those waiting behind it after.
+/// Each game's lane while a call of it runs: the calls waiting behind
+/// that one, in arrival order.
 type Lanes = Arc<Mutex<HashMap<String, VecDeque<Arrived>>>>;
 
 /// A call read off the stream, holding its place among those in flight.

@@ -3,9 +3,10 @@
 //! publishes every game's queue in order, one event of a game at a time and
 //! the games' events side by side, once per configured encoding (protobuf
 //! and JSON subjects, both by default), with message ids that are the same
-//! on every resend so the stream drops duplicates. While NATS is away the task retries the oldest event and
-//! newer ones wait (up to `MAX_QUEUED` per game; past that they are
-//! dropped and counted).
+//! on every resend so the stream drops duplicates. While NATS is away the
+//! publisher retries each game's oldest event and the game's newer ones
+//! wait (up to `MAX_QUEUED` per game; past that they are dropped and
+//! counted).
 //!
 //! A shard that takes a game over does not know which of the previous
 //! owner's events reached the stream, so before the first event it
