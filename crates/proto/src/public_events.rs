@@ -11,7 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::events::game_event::Kind;
-use crate::events::{GameEvent, PublicPlayer};
+use crate::events::{GameEvent, Moved, PublicPlayer};
 use crate::game::{ClockSettings, ClockState, EndReason, Level, Variant};
 
 /// Every public subject starts with this.
@@ -123,14 +123,8 @@ pub fn to_json(event: &GameEvent) -> Value {
             "white": started.white.as_ref().map(player),
             "black": started.black.as_ref().map(player),
         }),
-        Kind::Moved(moved) => json!({
-            "ply": moved.ply,
-            "uci": moved.uci,
-            "san": moved.san,
-            "fen": moved.fen,
-            "exploded": moved.exploded,
-            "clock": moved.clock.as_ref().map(clock_state),
-        }),
+        // Borrowed strings and numbers always make a value.
+        Kind::Moved(moved) => serde_json::to_value(moved_body(moved)).unwrap_or_default(),
         Kind::TakenBack(taken) => json!({ "ply": taken.ply, "fen": taken.fen }),
         Kind::Finished(finished) => json!({
             "result": finished.result,
@@ -159,14 +153,7 @@ pub fn to_json_bytes(event: &GameEvent) -> Vec<u8> {
             event_id: &event.event_id,
             game_id: &event.game_id,
             kind: "move",
-            moved: MovedBody {
-                clock: moved.clock.as_ref().map(|c| ClockJson { black_ms: c.black_ms, white_ms: c.white_ms }),
-                exploded: &moved.exploded,
-                fen: &moved.fen,
-                ply: moved.ply,
-                san: moved.san.as_deref(),
-                uci: moved.uci.as_deref(),
-            },
+            moved: moved_body(moved),
             variant: variant_token(event.variant()),
             version: event.version,
         };
@@ -180,8 +167,8 @@ pub fn to_json_bytes(event: &GameEvent) -> Vec<u8> {
     serde_json::to_vec(&value).unwrap_or_else(|_| value.to_string().into_bytes())
 }
 
-// A move as [`to_json`] writes it: its fields in the same (alphabetical)
-// order, the absent ones left out.
+// A move as [`to_json`] writes it: the fields in the order of its
+// (alphabetical) map, the absent ones left out.
 #[derive(serde::Serialize)]
 struct MovedJson<'a> {
     at_ms: u64,
@@ -210,6 +197,18 @@ struct MovedBody<'a> {
 struct ClockJson {
     black_ms: u64,
     white_ms: u64,
+}
+
+/// A move's body, the one description of its JSON fields.
+fn moved_body(moved: &Moved) -> MovedBody<'_> {
+    MovedBody {
+        clock: moved.clock.as_ref().map(|c| ClockJson { black_ms: c.black_ms, white_ms: c.white_ms }),
+        exploded: &moved.exploded,
+        fen: &moved.fen,
+        ply: moved.ply,
+        san: moved.san.as_deref(),
+        uci: moved.uci.as_deref(),
+    }
 }
 
 /// The JSON field holding the event's body: the oneof's field name.
@@ -319,6 +318,13 @@ mod tests {
             kind: Some(Kind::Moved(Moved { ply: 0, uci: Some("e2e4".into()), ..Default::default() })),
             ..Default::default()
         };
+        let expected = concat!(
+            r#"{"at_ms":1700000000123,"event_id":"g3/9/move","game_id":"g3","kind":"move","moved":{"#,
+            r#""clock":{"black_ms":61500,"white_ms":59000},"exploded":["d5","e6","\"odd\""],"#,
+            r#""fen":"rnbqkbnr/ppp2ppp/8/8/8/8/PPPP1PPP/RNBQKBNR w KQkq - 0 5","ply":7,"san":"dxe6","uci":"d5e6"},"#,
+            r#""variant":"atomic","version":9}"#
+        );
+        assert_eq!(String::from_utf8(to_json_bytes(&seen)).unwrap(), expected);
         for event in [&hidden, &finished, &seen, &unclocked] {
             assert_eq!(String::from_utf8(to_json_bytes(event)).unwrap(), to_json(event).to_string());
         }
