@@ -4,7 +4,7 @@
 //! beside the king survive blasts; touching kings cannot be checked.
 
 use fogblast_rules::attacks;
-use fogblast_rules::{Board, Color, Position, Role, Variant};
+use fogblast_rules::{Bitboard, Board, Color, Position, Role, Variant};
 
 /// The evaluation's weights, by name; [`Weights`] holds one value for each.
 /// The atomic set is tuned (see `examples/texel.rs`); the standard set is
@@ -123,8 +123,19 @@ pub fn evaluate(pos: &Position) -> i32 {
 /// tuning). The tempo term stands for the side to move's initiative: in
 /// atomic it often has a forcing explosion.
 pub fn evaluate_with(pos: &Position, w: &Weights) -> i32 {
-    let us = pos.turn();
-    side_score(pos, us, w) - side_score(pos, !us, w) + w[term::TEMPO]
+    let board = pos.board();
+    let endgame = is_endgame(board);
+    let [mut white, mut black] = Color::ALL.map(|color| pieces_score(board, color, endgame, w));
+    if pos.variant() == Variant::Atomic {
+        let white_terms =
+            atomic_king_terms(board, Color::White, &white, &black, w) + pawn_structure(board, Color::White, w);
+        let black_terms =
+            atomic_king_terms(board, Color::Black, &black, &white, w) + pawn_structure(board, Color::Black, w);
+        white.score += white_terms;
+        black.score += black_terms;
+    }
+    let (ours, theirs) = if pos.turn() == Color::White { (white, black) } else { (black, white) };
+    ours.score - theirs.score + w[term::TEMPO]
 }
 
 /// Whether the queens are off or little material is left.
@@ -132,90 +143,119 @@ fn is_endgame(board: &Board) -> bool {
     board.queens().is_empty() || (board.occupied() - board.pawns() - board.kings()).count() <= 4
 }
 
-fn side_score(pos: &Position, color: Color, w: &Weights) -> i32 {
-    let board = pos.board();
-    let variant = pos.variant();
+/// One side's material, placement and mobility, and the squares its pieces
+/// (the king aside) attack: `once` at least once, `twice` at least twice.
+#[derive(Clone, Copy)]
+struct Side {
+    score: i32,
+    once: Bitboard,
+    twice: Bitboard,
+}
+
+impl Side {
+    #[inline]
+    fn attack(&mut self, squares: Bitboard) {
+        self.twice |= self.once & squares;
+        self.once |= squares;
+    }
+}
+
+fn pieces_score(board: &Board, color: Color, endgame: bool, w: &Weights) -> Side {
     let ours = board.by_color(color);
     let occupied = board.occupied();
-    let endgame = is_endgame(board);
+    let black = color == Color::Black;
+    let mut side = Side { score: 0, once: Bitboard::EMPTY, twice: Bitboard::EMPTY };
     let mut score = 0;
 
-    for role in Role::ALL {
-        let pieces = board.by_piece(role.of(color));
-        if role != Role::King {
-            score += w[role.index()] * pieces.count() as i32;
-        }
+    let pawns = board.pawns() & ours;
+    score += w[term::PAWN] * pawns.count() as i32;
+    for sq in pawns {
+        let advance = sq.rank().relative(black).index() as i32 - 1;
+        score += advance * advance * w[term::PAWN_ADVANCE]
+            + if (2..=5).contains(&sq.file().index()) { w[term::PAWN_CENTRE] } else { 0 };
+        side.attack(attacks::pawn_attacks(color, sq));
+    }
+    for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
+        let pieces = board.by_role(role) & ours;
+        score += w[role.index()] * pieces.count() as i32;
         for sq in pieces {
-            if !endgame && matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
+            if !endgame {
                 // Atomic pieces defend themselves (their captor explodes
                 // with them), so pieces pushed forward are an asset.
-                score += (sq.rank().relative(color == Color::Black).index() as i32 - 3) * w[term::PIECE_ADVANCE];
+                score += (sq.rank().relative(black).index() as i32 - 3) * w[term::PIECE_ADVANCE];
             }
-            let mobility = || (attacks::attacks(role, color, sq, occupied) - ours).count() as i32;
+            let attacked = attacks::attacks(role, color, sq, occupied);
+            side.attack(attacked);
+            let mobility = (attacked - ours).count() as i32;
             score += match role {
-                Role::Pawn => {
-                    let advance = sq.rank().relative(color == Color::Black).index() as i32 - 1;
-                    advance * advance * w[term::PAWN_ADVANCE]
-                        + if (2..=5).contains(&sq.file().index()) { w[term::PAWN_CENTRE] } else { 0 }
-                }
-                Role::Knight => centrality(sq) * w[term::KNIGHT_CENTRE] + mobility() * w[term::KNIGHT_MOBILITY],
-                Role::Bishop => centrality(sq) * w[term::BISHOP_CENTRE] + mobility() * w[term::BISHOP_MOBILITY],
-                Role::Rook => mobility() * w[term::ROOK_MOBILITY],
-                Role::Queen => mobility() * w[term::QUEEN_MOBILITY],
-                Role::King if endgame => centrality(sq) * w[term::KING_CENTRE_ENDGAME],
-                Role::King => -centrality(sq) * w[term::KING_CENTRE_MIDDLEGAME],
+                Role::Knight => centrality(sq) * w[term::KNIGHT_CENTRE] + mobility * w[term::KNIGHT_MOBILITY],
+                Role::Bishop => centrality(sq) * w[term::BISHOP_CENTRE] + mobility * w[term::BISHOP_MOBILITY],
+                Role::Rook => mobility * w[term::ROOK_MOBILITY],
+                _ => mobility * w[term::QUEEN_MOBILITY],
             };
         }
+    }
+    for sq in board.kings() & ours {
+        score += if endgame {
+            centrality(sq) * w[term::KING_CENTRE_ENDGAME]
+        } else {
+            -centrality(sq) * w[term::KING_CENTRE_MIDDLEGAME]
+        };
     }
     if (ours & board.bishops()).more_than_one() {
         score += w[term::BISHOP_PAIR];
     }
-    if variant == Variant::Atomic {
-        score += atomic_king_terms(pos, color, w) + pawn_structure(board, color, w);
-    }
-    score
+    side.score = score;
+    side
 }
 
-/// Passed and doubled pawns, and rooks on files without our pawns.
+/// Passed and doubled pawns, and rooks on files without our pawns (each
+/// left out while its weight is zero, as in the atomic table).
 fn pawn_structure(board: &Board, color: Color, w: &Weights) -> i32 {
     let our_pawns = board.pawns() & board.by_color(color);
     let their_pawns = (board.pawns() & board.by_color(!color)).0;
     let mut score = 0;
-    for sq in our_pawns {
-        let file = sq.file().index() as u32;
-        let rank = sq.rank().index() as u32;
-        let mut files = 0x0101_0101_0101_0101u64 << file;
-        if file > 0 {
-            files |= 0x0101_0101_0101_0101u64 << (file - 1);
-        }
-        if file < 7 {
-            files |= 0x0101_0101_0101_0101u64 << (file + 1);
-        }
-        let ahead = match color {
-            Color::White => (!0u64).checked_shl(8 * (rank + 1)).unwrap_or(0),
-            Color::Black => (1u64 << (8 * rank)) - 1,
-        };
-        if their_pawns & files & ahead == 0 {
-            let advance = sq.rank().relative(color == Color::Black).index() as i32;
-            score += advance * w[term::PASSED_PAWN];
+    if w[term::PASSED_PAWN] != 0 {
+        for sq in our_pawns {
+            let file = sq.file().index() as u32;
+            let rank = sq.rank().index() as u32;
+            let mut files = 0x0101_0101_0101_0101u64 << file;
+            if file > 0 {
+                files |= 0x0101_0101_0101_0101u64 << (file - 1);
+            }
+            if file < 7 {
+                files |= 0x0101_0101_0101_0101u64 << (file + 1);
+            }
+            let ahead = match color {
+                Color::White => (!0u64).checked_shl(8 * (rank + 1)).unwrap_or(0),
+                Color::Black => (1u64 << (8 * rank)) - 1,
+            };
+            if their_pawns & files & ahead == 0 {
+                let advance = sq.rank().relative(color == Color::Black).index() as i32;
+                score += advance * w[term::PASSED_PAWN];
+            }
         }
     }
-    for file in 0..8 {
-        let on_file = (our_pawns.0 & (0x0101_0101_0101_0101u64 << file)).count_ones() as i32;
-        score -= (on_file - 1).max(0) * w[term::DOUBLED_PAWN];
+    if w[term::DOUBLED_PAWN] != 0 {
+        for file in 0..8 {
+            let on_file = (our_pawns.0 & (0x0101_0101_0101_0101u64 << file)).count_ones() as i32;
+            score -= (on_file - 1).max(0) * w[term::DOUBLED_PAWN];
+        }
     }
-    for sq in board.rooks() & board.by_color(color) {
-        if our_pawns.0 & (0x0101_0101_0101_0101u64 << sq.file().index()) == 0 {
-            score += w[term::ROOK_OPEN_FILE];
+    if w[term::ROOK_OPEN_FILE] != 0 {
+        for sq in board.rooks() & board.by_color(color) {
+            if our_pawns.0 & (0x0101_0101_0101_0101u64 << sq.file().index()) == 0 {
+                score += w[term::ROOK_OPEN_FILE];
+            }
         }
     }
     score
 }
 
-/// Atomic king safety for `color`: fuses next to our king, threats next to
-/// theirs, and the shelter of touching kings.
-fn atomic_king_terms(pos: &Position, color: Color, w: &Weights) -> i32 {
-    let board = pos.board();
+/// Atomic king safety for `color` (whose pieces are `us`, the enemy's
+/// `them`): fuses next to our king, threats next to theirs, and the
+/// shelter of touching kings.
+fn atomic_king_terms(board: &Board, color: Color, us: &Side, them: &Side, w: &Weights) -> i32 {
     let (Some(king), Some(their_king)) = (board.king_of(color), board.king_of(!color)) else {
         return 0;
     };
@@ -224,56 +264,42 @@ fn atomic_king_terms(pos: &Position, color: Color, w: &Weights) -> i32 {
         // cannot be checked: a refuge for the side with less.
         return w[term::CONNECTED_KINGS];
     }
-    let occupied = board.occupied();
     let ours = board.by_color(color);
     let mut score = 0;
 
-    // Our pieces next to our king that an enemy piece can capture: each is
-    // a way to blow up our king.
+    // Our pieces next to our king that an enemy piece (not its king) can
+    // capture: each is a way to blow up our king.
     let fuses = attacks::king_attacks(king) & ours;
-    for sq in fuses {
-        if (board.attackers(sq, !color, occupied) - board.kings()).any() {
-            score -= w[term::FUSE_ATTACKED];
-        } else {
-            score -= w[term::FUSE];
-        }
-    }
+    let attacked_fuses = (fuses & them.once).count() as i32;
+    score -= attacked_fuses * w[term::FUSE_ATTACKED] + (fuses.count() as i32 - attacked_fuses) * w[term::FUSE];
     // Pawns beside the king survive explosions and block lines.
     score += (attacks::king_attacks(king) & ours & board.pawns()).count() as i32 * w[term::KING_PAWN];
 
     score += (7 - king.distance(their_king) as i32) * w[term::KINGS_CLOSE];
-    score + king_danger(board, color, king, their_king, w) - queen_exposure(board, color, king, w)
+    score + king_danger(board, color, us, king, their_king, w) - queen_exposure(board, color, king, w)
 }
 
-/// How close `color` is to blowing up the enemy king on `their_king`: the
-/// squares around it we attack, set against its escapes, and above all the
-/// captures that would explode it. Danger grows faster than its parts (a
-/// second blast threat cannot be parried with one move), so it is squared.
+/// How close `color` (whose attacks are `us`) is to blowing up the enemy
+/// king on `their_king`: the squares around it we attack, set against its
+/// escapes, and above all the captures that would explode it. Danger grows
+/// faster than its parts (a second blast threat cannot be parried with one
+/// move), so it is squared.
 fn king_danger(
     board: &Board,
     color: Color,
+    us: &Side,
     king: fogblast_rules::Square,
     their_king: fogblast_rules::Square,
     w: &Weights,
 ) -> i32 {
-    let occupied = board.occupied();
     let zone = attacks::king_attacks(their_king);
     let near_ours = attacks::king_attacks(king).with(king);
-    let mut attacked = 0;
-    let mut escapes = 0;
-    let mut blasts = 0;
-    for sq in zone {
-        let attackers = (board.attackers(sq, color, occupied) - board.kings()).count() as i32;
-        attacked += attackers.min(2);
-        if board.by_color(!color).contains(sq) {
-            // A capture here blows up their king, unless ours is in the blast too.
-            if attackers > 0 && !near_ours.contains(sq) {
-                blasts += 1;
-            }
-        } else if attackers == 0 {
-            escapes += 1;
-        }
-    }
+    let theirs = board.by_color(!color);
+    // Attackers per square, counted up to two.
+    let attacked = ((zone & us.once).count() + (zone & us.twice).count()) as i32;
+    // A capture next to their king blows it up, unless ours is in the blast too.
+    let blasts = ((zone & theirs & us.once) - near_ours).count() as i32;
+    let escapes = (zone - theirs - us.once).count() as i32;
     let danger = (w[term::DANGER_ATTACKED] * attacked / (escapes + 1) + w[term::DANGER_BLAST] * blasts).max(0);
     (danger * danger / 5).min(w[term::DANGER_CAP]) + attacked * w[term::ATTACK]
 }
@@ -295,6 +321,200 @@ pub(crate) fn explosion_threat(board: &Board, by: Color) -> bool {
 
 /// An enemy queen near our king is the usual mating piece in atomic.
 fn queen_exposure(board: &Board, color: Color, king: fogblast_rules::Square, w: &Weights) -> i32 {
+    if w[term::QUEEN_NEAR] == 0 {
+        return 0;
+    }
     let their_queens = board.queens() & board.by_color(!color);
     their_queens.into_iter().map(|q| (7 - q.distance(king) as i32).max(0) * w[term::QUEEN_NEAR]).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use fogblast_rules::{attacks, Board, Color, Position, Role, Variant};
+
+    use super::{centrality, term, Weights, ATOMIC_WEIGHTS, STANDARD_WEIGHTS};
+
+    // The evaluation as it was before the attack maps: every term square by
+    // square. The faster one must give exactly the same scores.
+    fn reference(pos: &Position, w: &Weights) -> i32 {
+        let us = pos.turn();
+        side_score(pos, us, w) - side_score(pos, !us, w) + w[term::TEMPO]
+    }
+
+    fn is_endgame(board: &Board) -> bool {
+        board.queens().is_empty() || (board.occupied() - board.pawns() - board.kings()).count() <= 4
+    }
+
+    fn side_score(pos: &Position, color: Color, w: &Weights) -> i32 {
+        let board = pos.board();
+        let variant = pos.variant();
+        let ours = board.by_color(color);
+        let occupied = board.occupied();
+        let endgame = is_endgame(board);
+        let mut score = 0;
+
+        for role in Role::ALL {
+            let pieces = board.by_piece(role.of(color));
+            if role != Role::King {
+                score += w[role.index()] * pieces.count() as i32;
+            }
+            for sq in pieces {
+                if !endgame && matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
+                    // Atomic pieces defend themselves (their captor explodes
+                    // with them), so pieces pushed forward are an asset.
+                    score += (sq.rank().relative(color == Color::Black).index() as i32 - 3) * w[term::PIECE_ADVANCE];
+                }
+                let mobility = || (attacks::attacks(role, color, sq, occupied) - ours).count() as i32;
+                score += match role {
+                    Role::Pawn => {
+                        let advance = sq.rank().relative(color == Color::Black).index() as i32 - 1;
+                        advance * advance * w[term::PAWN_ADVANCE]
+                            + if (2..=5).contains(&sq.file().index()) { w[term::PAWN_CENTRE] } else { 0 }
+                    }
+                    Role::Knight => centrality(sq) * w[term::KNIGHT_CENTRE] + mobility() * w[term::KNIGHT_MOBILITY],
+                    Role::Bishop => centrality(sq) * w[term::BISHOP_CENTRE] + mobility() * w[term::BISHOP_MOBILITY],
+                    Role::Rook => mobility() * w[term::ROOK_MOBILITY],
+                    Role::Queen => mobility() * w[term::QUEEN_MOBILITY],
+                    Role::King if endgame => centrality(sq) * w[term::KING_CENTRE_ENDGAME],
+                    Role::King => -centrality(sq) * w[term::KING_CENTRE_MIDDLEGAME],
+                };
+            }
+        }
+        if (ours & board.bishops()).more_than_one() {
+            score += w[term::BISHOP_PAIR];
+        }
+        if variant == Variant::Atomic {
+            score += atomic_king_terms(pos, color, w) + pawn_structure(board, color, w);
+        }
+        score
+    }
+
+    fn pawn_structure(board: &Board, color: Color, w: &Weights) -> i32 {
+        let our_pawns = board.pawns() & board.by_color(color);
+        let their_pawns = (board.pawns() & board.by_color(!color)).0;
+        let mut score = 0;
+        for sq in our_pawns {
+            let file = sq.file().index() as u32;
+            let rank = sq.rank().index() as u32;
+            let mut files = 0x0101_0101_0101_0101u64 << file;
+            if file > 0 {
+                files |= 0x0101_0101_0101_0101u64 << (file - 1);
+            }
+            if file < 7 {
+                files |= 0x0101_0101_0101_0101u64 << (file + 1);
+            }
+            let ahead = match color {
+                Color::White => (!0u64).checked_shl(8 * (rank + 1)).unwrap_or(0),
+                Color::Black => (1u64 << (8 * rank)) - 1,
+            };
+            if their_pawns & files & ahead == 0 {
+                let advance = sq.rank().relative(color == Color::Black).index() as i32;
+                score += advance * w[term::PASSED_PAWN];
+            }
+        }
+        for file in 0..8 {
+            let on_file = (our_pawns.0 & (0x0101_0101_0101_0101u64 << file)).count_ones() as i32;
+            score -= (on_file - 1).max(0) * w[term::DOUBLED_PAWN];
+        }
+        for sq in board.rooks() & board.by_color(color) {
+            if our_pawns.0 & (0x0101_0101_0101_0101u64 << sq.file().index()) == 0 {
+                score += w[term::ROOK_OPEN_FILE];
+            }
+        }
+        score
+    }
+
+    fn atomic_king_terms(pos: &Position, color: Color, w: &Weights) -> i32 {
+        let board = pos.board();
+        let (Some(king), Some(their_king)) = (board.king_of(color), board.king_of(!color)) else {
+            return 0;
+        };
+        if attacks::king_attacks(king).contains(their_king) {
+            // Connected kings cannot be exploded by a capture next to both, and
+            // cannot be checked: a refuge for the side with less.
+            return w[term::CONNECTED_KINGS];
+        }
+        let occupied = board.occupied();
+        let ours = board.by_color(color);
+        let mut score = 0;
+
+        // Our pieces next to our king that an enemy piece can capture: each is
+        // a way to blow up our king.
+        let fuses = attacks::king_attacks(king) & ours;
+        for sq in fuses {
+            if (board.attackers(sq, !color, occupied) - board.kings()).any() {
+                score -= w[term::FUSE_ATTACKED];
+            } else {
+                score -= w[term::FUSE];
+            }
+        }
+        // Pawns beside the king survive explosions and block lines.
+        score += (attacks::king_attacks(king) & ours & board.pawns()).count() as i32 * w[term::KING_PAWN];
+
+        score += (7 - king.distance(their_king) as i32) * w[term::KINGS_CLOSE];
+        score + king_danger(board, color, king, their_king, w) - queen_exposure(board, color, king, w)
+    }
+
+    fn king_danger(
+        board: &Board,
+        color: Color,
+        king: fogblast_rules::Square,
+        their_king: fogblast_rules::Square,
+        w: &Weights,
+    ) -> i32 {
+        let occupied = board.occupied();
+        let zone = attacks::king_attacks(their_king);
+        let near_ours = attacks::king_attacks(king).with(king);
+        let mut attacked = 0;
+        let mut escapes = 0;
+        let mut blasts = 0;
+        for sq in zone {
+            let attackers = (board.attackers(sq, color, occupied) - board.kings()).count() as i32;
+            attacked += attackers.min(2);
+            if board.by_color(!color).contains(sq) {
+                // A capture here blows up their king, unless ours is in the blast too.
+                if attackers > 0 && !near_ours.contains(sq) {
+                    blasts += 1;
+                }
+            } else if attackers == 0 {
+                escapes += 1;
+            }
+        }
+        let danger = (w[term::DANGER_ATTACKED] * attacked / (escapes + 1) + w[term::DANGER_BLAST] * blasts).max(0);
+        (danger * danger / 5).min(w[term::DANGER_CAP]) + attacked * w[term::ATTACK]
+    }
+
+    fn queen_exposure(board: &Board, color: Color, king: fogblast_rules::Square, w: &Weights) -> i32 {
+        let their_queens = board.queens() & board.by_color(!color);
+        their_queens.into_iter().map(|q| (7 - q.distance(king) as i32).max(0) * w[term::QUEEN_NEAR]).sum()
+    }
+
+    #[test]
+    fn the_evaluation_equals_the_square_by_square_one() {
+        let mut seed = 3u64;
+        let random_weights = |seed: &mut u64| -> Weights {
+            std::array::from_fn(|_| {
+                *seed = crate::search::splitmix(*seed);
+                (*seed % 301) as i32 - 100
+            })
+        };
+        let weight_sets: Vec<Weights> =
+            vec![ATOMIC_WEIGHTS, STANDARD_WEIGHTS, random_weights(&mut seed), random_weights(&mut seed)];
+        for variant in [Variant::Atomic, Variant::Standard] {
+            for _ in 0..60 {
+                let mut pos = Position::new(variant);
+                for _ in 0..150 {
+                    for w in &weight_sets {
+                        assert_eq!(super::evaluate_with(&pos, w), reference(&pos, w), "{}", pos.fen());
+                    }
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() || pos.outcome().is_some() {
+                        break;
+                    }
+                    seed = crate::search::splitmix(seed);
+                    pos.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
+                }
+            }
+        }
+    }
 }
