@@ -19,6 +19,8 @@
 
 use std::sync::OnceLock;
 
+use arrayvec::ArrayVec;
+
 use fogblast_rules::{Board, Color, Piece, Role, Square};
 
 /// Piece-on-square features per side.
@@ -112,6 +114,14 @@ impl Network {
 
     /// The network's output for the side to move `turn`, in centipawns.
     pub fn evaluate(&self, acc: &Accumulator, turn: Color) -> i32 {
+        if self.products_fit() {
+            return self.evaluate_fitting(acc, turn);
+        }
+        self.evaluate_widely(acc, turn)
+    }
+
+    /// [`Network::evaluate`] for any output weights, each term in an i32.
+    fn evaluate_widely(&self, acc: &Accumulator, turn: Color) -> i32 {
         let (us, them) = (&acc.sides[turn.index()], &acc.sides[(!turn).index()]);
         let (near, far) = self.output_weights.split_at(HIDDEN);
         let mut sum: i32 = 0;
@@ -125,6 +135,36 @@ impl Network {
         }
         (sum / QA + self.output_bias) * SCALE / (QA * QB)
     }
+
+    /// Whether every output weight is within ±128, so that a clipped sum
+    /// (0 to `QA`) times a weight fits an i16 ([`Network::evaluate_fitting`]).
+    pub fn products_fit(&self) -> bool {
+        self.output_weights.iter().all(|w| w.unsigned_abs() <= 128)
+    }
+
+    /// [`Network::evaluate`] for a network whose [`Network::products_fit`]:
+    /// each term `v × w × v` is taken as the i16 `v × w` times `v`, which
+    /// compilers turn into pairwise multiply-adds (`pmaddwd` and the like).
+    /// Integer sums in any order are the same, so the result is exactly
+    /// [`Network::evaluate`]'s.
+    pub fn evaluate_fitting(&self, acc: &Accumulator, turn: Color) -> i32 {
+        debug_assert!(self.products_fit());
+        let (near, far) = self.output_weights.split_at(HIDDEN);
+        let sum = output_sum(&acc.sides[turn.index()], near) + output_sum(&acc.sides[(!turn).index()], far);
+        (sum / QA + self.output_bias) * SCALE / (QA * QB)
+    }
+}
+
+/// Σ `v × w × v` over one side's clipped sums `v`, with `v × w` in an i16
+/// (the weights within ±128).
+#[inline]
+fn output_sum(side: &[i16; HIDDEN], weights: &[i16]) -> i32 {
+    let mut sum = 0i32;
+    for (&a, &w) in side.iter().zip(weights) {
+        let v = a.clamp(0, QA as i16);
+        sum += i32::from(v.wrapping_mul(w)) * i32::from(v);
+    }
+    sum
 }
 
 /// The index of a piece on a square seen from `side`: our pieces first, the
@@ -159,18 +199,49 @@ impl Accumulator {
     /// The sums after the board went from `before` to `after`, from the
     /// pieces that left or arrived on a square.
     pub fn update(&mut self, net: &Network, before: &Board, after: &Board) {
-        for color in [Color::White, Color::Black] {
-            for role in Role::ALL {
+        let parent = *self;
+        self.update_from(&parent, net, before, after);
+    }
+
+    /// Sets these sums to `parent`'s (those of `before`) brought to
+    /// `after`, in one pass over each side's sums for the usual move (one
+    /// piece off a square, one onto another).
+    pub fn update_from(&mut self, parent: &Accumulator, net: &Network, before: &Board, after: &Board) {
+        let mut removed: ArrayVec<(Piece, Square), 64> = ArrayVec::new();
+        let mut added: ArrayVec<(Piece, Square), 64> = ArrayVec::new();
+        // A role whose squares are the same and none of them changed colour
+        // changed nothing (a move always changes the colours' squares).
+        let recoloured = before.by_color(Color::White) ^ after.by_color(Color::White);
+        for role in Role::ALL {
+            if before.by_role(role) == after.by_role(role) && (before.by_role(role) & recoloured).is_empty() {
+                continue;
+            }
+            for color in [Color::White, Color::Black] {
                 let piece = role.of(color);
                 let (was, is) = (before.by_piece(piece), after.by_piece(piece));
-                if was == is {
-                    continue;
+                removed.extend((was & !is).into_iter().map(|sq| (piece, sq)));
+                added.extend((is & !was).into_iter().map(|sq| (piece, sq)));
+            }
+        }
+        for side in [Color::White, Color::Black] {
+            let row = |&(piece, sq): &(Piece, Square)| &net.input_weights[feature(side, piece, sq)];
+            let (from, to) = (&parent.sides[side.index()], &mut self.sides[side.index()]);
+            if let ([off], [on]) = (&removed[..], &added[..]) {
+                let (off, on) = (row(off), row(on));
+                for i in 0..HIDDEN {
+                    to[i] = from[i].wrapping_sub(off[i]).wrapping_add(on[i]);
                 }
-                for sq in was & !is {
-                    self.remove(net, piece, sq);
+                continue;
+            }
+            *to = *from;
+            for off in &removed {
+                for (a, w) in to.iter_mut().zip(row(off)) {
+                    *a = a.wrapping_sub(*w);
                 }
-                for sq in is & !was {
-                    self.add(net, piece, sq);
+            }
+            for on in &added {
+                for (a, w) in to.iter_mut().zip(row(on)) {
+                    *a = a.wrapping_add(*w);
                 }
             }
         }
@@ -182,16 +253,6 @@ impl Accumulator {
             let row = &net.input_weights[feature(side, piece, sq)];
             for (a, w) in self.sides[side.index()].iter_mut().zip(row) {
                 *a = a.wrapping_add(*w);
-            }
-        }
-    }
-
-    #[inline]
-    fn remove(&mut self, net: &Network, piece: Piece, sq: Square) {
-        for side in [Color::White, Color::Black] {
-            let row = &net.input_weights[feature(side, piece, sq)];
-            for (a, w) in self.sides[side.index()].iter_mut().zip(row) {
-                *a = a.wrapping_sub(*w);
             }
         }
     }
@@ -260,6 +321,34 @@ mod tests {
                 pos = child;
             }
         }
+    }
+
+    #[test]
+    fn the_fitting_output_layer_equals_the_wide_one() {
+        for seed in 0..20 {
+            let mut net = scrambled(seed);
+            // Sums beyond both ends of the clipping, and the widest weights.
+            net.input_bias = std::array::from_fn(|i| (i as i16 - 32) * 12);
+            net.output_weights[0] = 128;
+            net.output_weights[1] = -128;
+            assert!(net.products_fit());
+            let mut pos = Position::new(Variant::Atomic);
+            for ply in 0..60u64 {
+                let acc = Accumulator::new(&net, pos.board());
+                for turn in [Color::White, Color::Black] {
+                    assert_eq!(net.evaluate_fitting(&acc, turn), net.evaluate_widely(&acc, turn));
+                }
+                let moves = pos.legal_moves();
+                if moves.is_empty() || pos.outcome().is_some() {
+                    break;
+                }
+                let pick = crate::search::splitmix(seed * 1000 + ply) % moves.len() as u64;
+                pos.play_unchecked(moves[pick as usize]);
+            }
+        }
+        let mut wide = scrambled(1);
+        wide.output_weights[3] = 129;
+        assert!(!wide.products_fit());
     }
 
     #[test]

@@ -157,6 +157,9 @@ pub struct Searcher {
     correction: Vec<i32>,
     /// The network that evaluates this search's positions, if one does.
     net: Option<&'static Network>,
+    /// Whether the network's output weights allow its faster output layer
+    /// ([`Network::products_fit`]).
+    net_fits: bool,
     /// The network's sums for the position at each ply of the current path.
     sums: Box<[Accumulator]>,
 }
@@ -184,6 +187,7 @@ impl Searcher {
             excluded: [None; MAX_PLY + 1],
             correction: vec![0; 2 * CORRECTION_SIZE],
             net: None,
+            net_fits: false,
             sums: vec![Accumulator::ZERO; MAX_PLY + 2].into_boxed_slice(),
         }
     }
@@ -224,6 +228,7 @@ impl Searcher {
             .then(nnue::atomic);
         if let Some(net) = self.net {
             self.sums[0] = Accumulator::new(net, root.board());
+            self.net_fits = net.products_fit();
         }
         let (soft, hard) = time_limits(limits, root.ply());
         self.hard_deadline = hard.map(|d| self.started + d);
@@ -460,16 +465,25 @@ impl Searcher {
     #[inline]
     fn follow(&mut self, ply: usize, pos: &Position, child: &Position) {
         if let Some(net) = self.net {
-            let mut sums = self.sums[ply];
-            sums.update(net, pos.board(), child.board());
-            self.sums[ply + 1] = sums;
+            let (path, next) = self.sums.split_at_mut(ply + 1);
+            next[0].update_from(&path[ply], net, pos.board(), child.board());
         }
     }
 
     fn leaf_eval(&self, pos: &Position, ply: usize, key: u64) -> i32 {
         let eval = match self.net {
-            Some(net) if net.residual => evaluate(pos) + net.evaluate(&self.sums[ply], pos.turn()),
-            Some(net) => net.evaluate(&self.sums[ply], pos.turn()),
+            Some(net) => {
+                let output = if self.net_fits {
+                    net.evaluate_fitting(&self.sums[ply], pos.turn())
+                } else {
+                    net.evaluate(&self.sums[ply], pos.turn())
+                };
+                if net.residual {
+                    evaluate(pos) + output
+                } else {
+                    output
+                }
+            }
             None => evaluate(pos),
         };
         if self.noise == 0 {
