@@ -76,6 +76,8 @@ pub struct Router {
     attempt_timeout: Duration,
     /// When membership was last read, for [`REFRESH_DEBOUNCE`].
     refreshed: Mutex<Option<Instant>>,
+    /// Told whenever a read of membership finds it changed.
+    membership_changed: tokio::sync::watch::Sender<()>,
 }
 
 impl Router {
@@ -89,6 +91,7 @@ impl Router {
             timeout,
             attempt_timeout: ATTEMPT_TIMEOUT.min(timeout),
             refreshed: Mutex::default(),
+            membership_changed: tokio::sync::watch::Sender::new(()),
         };
         router.refresh().await;
         router
@@ -117,7 +120,12 @@ impl Router {
         match self.membership.members().await {
             Ok(mut members) => {
                 members.sort_by(|a, b| a.shard.cmp(&b.shard));
-                *self.members.write().expect("members lock") = Arc::new(members);
+                let mut current = self.members.write().expect("members lock");
+                if **current != members {
+                    *current = Arc::new(members);
+                    drop(current);
+                    self.membership_changed.send_replace(());
+                }
             }
             Err(error) => warn!(%error, "could not read shard membership"),
         }
@@ -133,6 +141,12 @@ impl Router {
                 router.refresh().await;
             }
         });
+    }
+
+    /// Told whenever membership is read and found changed, so that
+    /// whoever follows a game at its owner looks again at who owns it.
+    pub fn membership_changes(&self) -> tokio::sync::watch::Receiver<()> {
+        self.membership_changed.subscribe()
     }
 
     pub fn live_shards(&self) -> usize {
@@ -276,6 +290,57 @@ impl Router {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use async_trait::async_trait;
+    use fogblast_proto::ids::ShardId;
+
+    /// Membership as a list the test sets.
+    #[derive(Debug, Default)]
+    struct Listed(Mutex<Vec<Member>>);
+
+    #[async_trait]
+    impl Membership for Listed {
+        async fn register(&self, _: &ShardId, _: &str, _: Duration) -> Result<u64, StoreError> {
+            unreachable!("the router registers nobody")
+        }
+        async fn renew(&self, _: &ShardId, _: u64, _: Duration) -> Result<bool, StoreError> {
+            unreachable!("the router renews nothing")
+        }
+        async fn deregister(&self, _: &ShardId, _: u64) -> Result<(), StoreError> {
+            unreachable!("the router deregisters nobody")
+        }
+        async fn members(&self) -> Result<Vec<Member>, StoreError> {
+            Ok(self.0.lock().unwrap().clone())
+        }
+    }
+
+    fn member(name: &str, epoch: u64) -> Member {
+        Member { shard: ShardId::parse(name).unwrap(), addr: format!("http://{name}:1"), epoch }
+    }
+
+    #[tokio::test]
+    async fn followers_are_told_when_membership_changes_and_only_then() {
+        let listed = Arc::new(Listed::default());
+        listed.0.lock().unwrap().push(member("a", 1));
+        let router = Router::new(listed.clone(), Duration::from_secs(1)).await;
+        let mut changes = router.membership_changes();
+
+        router.refresh().await;
+        assert!(!changes.has_changed().unwrap(), "the same members read again is no change");
+
+        // The same shards listed in another order are the same membership.
+        listed.0.lock().unwrap().insert(0, member("b", 1));
+        router.refresh().await;
+        assert!(changes.has_changed().unwrap(), "a shard joined");
+        changes.mark_unchanged();
+        listed.0.lock().unwrap().reverse();
+        router.refresh().await;
+        assert!(!changes.has_changed().unwrap(), "the order of the list is not a change");
+
+        // A shard that registered again has a new epoch: a change.
+        listed.0.lock().unwrap()[0] = member("a", 2);
+        router.refresh().await;
+        assert!(changes.has_changed().unwrap(), "a shard came back with a new epoch");
+    }
 
     #[test]
     fn only_failures_that_may_pass_are_retried() {

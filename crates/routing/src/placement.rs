@@ -11,7 +11,12 @@ use crate::membership::Member;
 
 /// The live shard that owns `game`, if any shard is live.
 pub fn owner<'a>(game: &GameId, members: &'a [Member]) -> Option<&'a Member> {
-    members.iter().max_by_key(|member| (weight(game.as_str(), member.shard.as_str()), member.shard.as_str()))
+    owner_among(game, members)
+}
+
+/// [`owner`] over any set of members, such as membership less one shard.
+pub fn owner_among<'a>(game: &GameId, members: impl IntoIterator<Item = &'a Member>) -> Option<&'a Member> {
+    members.into_iter().max_by_key(|member| (weight(game.as_str(), member.shard.as_str()), member.shard.as_str()))
 }
 
 /// The weight of one (game, shard) pair: FNV-1a over both names, finished

@@ -16,7 +16,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use fogblast_proto::error::ServiceError;
@@ -76,6 +76,9 @@ pub struct Ownership {
     /// never registers again, or it would come back as a member that is
     /// about to exit and its games would wait for that lease to run out.
     left: AtomicBool,
+    /// Told when watchers must look again at the games they follow though
+    /// membership did not change (see [`Ownership::rechecks`]).
+    rechecks: watch::Sender<()>,
 }
 
 /// Registers `shard`, trying again while the store refuses for up to
@@ -118,7 +121,8 @@ impl Ownership {
         info!(shard = %shard, epoch, addr = %addr, members = members.len(), "shard registered");
         let (members, _) = watch::channel(Arc::new(members));
         let settled_from = Mutex::new(Instant::now() + ttl * 2);
-        Ok(Arc::new(Ownership {
+        let (rechecks, _) = watch::channel(());
+        let ownership = Arc::new(Ownership {
             store,
             shard,
             addr,
@@ -132,7 +136,10 @@ impl Ownership {
             outranked: AtomicBool::new(false),
             outranking: tokio::sync::Mutex::new(()),
             left: AtomicBool::new(false),
-        }))
+            rechecks,
+        });
+        tokio::spawn(signal_rechecks(Arc::downgrade(&ownership), recheck_period(ttl)));
+        Ok(ownership)
     }
 
     /// The epoch to write with, while the lease holds.
@@ -145,26 +152,22 @@ impl Ownership {
         self.epoch().is_some()
     }
 
-    /// The live shard that owns `game`, as this shard sees membership.
-    pub fn owner_of(&self, game: &GameId) -> Option<Member> {
-        let members = self.members.borrow().clone();
-        let live: Vec<Member> = if self.serving() {
-            members.iter().cloned().collect()
-        } else {
-            members.iter().filter(|m| m.shard != self.shard).cloned().collect()
-        };
-        placement::owner(game, &live).cloned()
+    /// Runs `f` on the owner of `game` among the members this shard sees
+    /// live (itself only while `serving`), without copying membership: it
+    /// is asked on every command and by every watcher.
+    fn with_owner<T>(&self, game: &GameId, serving: bool, f: impl FnOnce(Option<&Member>) -> T) -> T {
+        let members = self.members.borrow();
+        let live = members.iter().filter(|m| serving || m.shard != self.shard);
+        f(placement::owner_among(game, live))
     }
 
     /// The epoch to write `game` with, or `NOT_OWNER` naming the owner.
     pub fn check(&self, game: &GameId) -> Result<u64, ServiceError> {
-        let Some(epoch) = self.epoch() else {
-            return Err(ServiceError::not_owner(self.owner_of(game).map(|m| m.addr)));
-        };
-        match self.owner_of(game) {
-            Some(owner) if owner.shard == self.shard => Ok(epoch),
-            owner => Err(ServiceError::not_owner(owner.map(|m| m.addr))),
-        }
+        let epoch = self.epoch();
+        self.with_owner(game, epoch.is_some(), |owner| match (epoch, owner) {
+            (Some(epoch), Some(owner)) if owner.shard == self.shard => Ok(epoch),
+            (_, owner) => Err(ServiceError::not_owner(owner.map(|m| m.addr.clone()))),
+        })
     }
 
     /// [`check`](Self::check), with membership read again before a
@@ -202,6 +205,16 @@ impl Ownership {
 
     pub fn changes(&self) -> watch::Receiver<Arc<Vec<Member>>> {
         self.members.subscribe()
+    }
+
+    /// Told when what [`owns`](Self::owns) answers may have changed
+    /// without a membership change (this shard's lease ran out, or was
+    /// taken again), and every [`recheck_period`] while membership is
+    /// [unsettled](Self::unsettled), when watchers read the store. One
+    /// task looks for every watcher, so a shard with thousands of quiet
+    /// games does not wake each of them a few times a second.
+    pub fn rechecks(&self) -> watch::Receiver<()> {
+        self.rechecks.subscribe()
     }
 
     /// Reads membership again.
@@ -370,6 +383,31 @@ enum Probe {
     Refused,
     /// No answer in time, or an error that says nothing about the peer.
     Unknown,
+}
+
+/// How often [`signal_rechecks`] looks: a shard whose lease ran out ends
+/// its watchers' streams within this.
+pub fn recheck_period(ttl: Duration) -> Duration {
+    RECHECK.min(ttl / 3).max(Duration::from_millis(1))
+}
+
+const RECHECK: Duration = Duration::from_millis(250);
+
+/// Signals [`Ownership::rechecks`] until the ownership is dropped.
+async fn signal_rechecks(ownership: Weak<Ownership>, period: Duration) {
+    let mut was_serving = match ownership.upgrade() {
+        Some(ownership) => ownership.serving(),
+        None => return,
+    };
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(ownership) = ownership.upgrade() else { return };
+        let serving = ownership.serving();
+        if serving != was_serving || ownership.unsettled() {
+            ownership.rechecks.send_replace(());
+        }
+        was_serving = serving;
+    }
 }
 
 async fn probe(addr: &str) -> Probe {

@@ -6,9 +6,11 @@
 //! repeats an event. The stream ends with `NOT_OWNER` when the game moves
 //! to another shard; the gateway resumes there from its last version. For
 //! two leases after a membership change, when a shard with an older view
-//! may still write the game, the stream also reads the store every 250 ms.
-//! A stream quiet for a second sends a heartbeat, so its watcher can tell a
-//! quiet game from a frozen shard or a connection cut without a reset.
+//! may still write the game, the stream also reads the store every 250 ms
+//! (on the shard's one signal, `Ownership::rechecks`, not a timer of each
+//! stream's own). A stream quiet for a second sends a heartbeat, so its
+//! watcher can tell a quiet game from a frozen shard or a connection cut
+//! without a reset.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -34,9 +36,6 @@ pub type EncodedStream = ReceiverStream<Result<EncodedWatchEvent, Status>>;
 /// The same events decoded, for callers of the plain `Watch`.
 pub type WatchStream = Pin<Box<dyn Stream<Item = Result<WatchEvent, Status>> + Send>>;
 
-/// How often a stream checks that this shard still owns its game, and,
-/// while membership is unsettled, that the store holds nothing it missed.
-const RECHECK: Duration = Duration::from_millis(250);
 /// A stream that sent nothing for this long sends a heartbeat.
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
 
@@ -57,7 +56,7 @@ pub fn watch_encoded(shard: Arc<Shard>, game: GameId, after_version: u64) -> Res
     let (tx, rx) = mpsc::channel(64);
     // Subscribe before reading the history, so nothing falls in between.
     let live = shard.subscribe(&game);
-    let changes = shard.ownership.changes();
+    let changes = Changes { members: shard.ownership.changes(), rechecks: shard.ownership.rechecks() };
     tokio::spawn(async move {
         shard.metrics.watchers.inc();
         let end = follow(&shard, &game, after_version, live, changes, &tx).await;
@@ -75,26 +74,29 @@ fn encoded(event: &WatchEvent) -> EncodedWatchEvent {
     EncodedWatchEvent { event: Bytes::from(event.encode_to_vec()) }
 }
 
+/// What tells a stream to look at its game's ownership again.
+struct Changes {
+    members: tokio::sync::watch::Receiver<Arc<Vec<fogblast_store::Member>>>,
+    /// A lease that runs out changes no membership this shard sees (it may
+    /// be paused or cut off from the store): the shard signals it, so a
+    /// shard that stopped serving does not keep a watcher waiting for
+    /// events that now happen elsewhere.
+    rechecks: tokio::sync::watch::Receiver<()>,
+}
+
 /// Ends with `Ok` when the watcher hung up.
 async fn follow(
     shard: &Arc<Shard>,
     game: &GameId,
     after_version: u64,
     mut live: broadcast::Receiver<Committed>,
-    mut changes: tokio::sync::watch::Receiver<Arc<Vec<fogblast_store::Member>>>,
+    mut changes: Changes,
     tx: &Sender,
 ) -> Result<(), ServiceError> {
     let mut last = after_version;
     if !catch_up(shard, game, &mut last, tx).await? {
         return Ok(());
     }
-    // A lease that runs out changes no membership this shard sees (it may
-    // be paused or cut off from the store), so ownership is also checked on
-    // a timer: a shard that stopped serving must not keep a watcher waiting
-    // for events that now happen elsewhere.
-    let mut recheck =
-        tokio::time::interval(RECHECK.min(shard.config.settings.lease() / 3).max(Duration::from_millis(1)));
-    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sent = last;
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -115,13 +117,13 @@ async fn follow(
                 }
                 Err(broadcast::error::RecvError::Closed) => return Ok(()),
             },
-            changed = changes.changed() => {
+            changed = changes.members.changed() => {
                 if changed.is_err() || !shard.ownership.owns(game) {
                     return Err(shard.ownership.check(game).err().unwrap_or_else(|| ServiceError::not_owner(None)));
                 }
             }
-            _ = recheck.tick() => {
-                if !shard.ownership.owns(game) {
+            changed = changes.rechecks.changed() => {
+                if changed.is_err() || !shard.ownership.owns(game) {
                     return Err(shard.ownership.check(game).err().unwrap_or_else(|| ServiceError::not_owner(None)));
                 }
                 // Right after a membership change a shard with an older view
@@ -132,6 +134,11 @@ async fn follow(
                 }
             }
             _ = heartbeat.tick() => {
+                // A lease that ran out just before this stream subscribed to
+                // the rechecks is caught here.
+                if !shard.ownership.owns(game) {
+                    return Err(shard.ownership.check(game).err().unwrap_or_else(|| ServiceError::not_owner(None)));
+                }
                 // Quiet since the last tick: say the stream is alive.
                 if last == sent {
                     let beat = WatchEvent { version: last, kind: Some(watch_event::Kind::Heartbeat(Heartbeat {})) };

@@ -399,12 +399,12 @@ impl Feeds {
     }
 }
 
-/// How often a feed checks that its stream is still at the game's owner.
-const OWNER_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 /// A stream silent this long, heartbeats included (the shard sends one a
 /// second), is opened again: its shard froze or the connection was cut
 /// without a reset.
 const SILENCE: std::time::Duration = std::time::Duration::from_secs(3);
+/// How often a feed looks at how long its stream has been silent.
+const SILENCE_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Follows the game's Watch stream, on whichever shard owns it, until the
 /// feed's last subscriber leaves (which aborts this task).
@@ -414,6 +414,13 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
         let Some(router) = feeds.upgrade().map(|f| f.router.clone()) else { return };
         let after = feed.state.lock().expect("feed lock").last;
         let request = WatchRequest { game_id: feed.game.to_string(), after_version: after };
+        // A stream ends by itself when its shard dies or hands the game
+        // on, but not when the shard freezes (its sockets stay open) or
+        // lags behind a membership change: so the feed also moves when
+        // the game's owner by the router's membership changes from the
+        // one it had when the stream was asked for.
+        let mut membership = router.membership_changes();
+        let owner_at_open = router.owner_addr(&feed.game);
         let opened = router.watch(request).await;
         let mut stream = match opened {
             Ok(stream) => stream,
@@ -432,13 +439,8 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
             }
         };
         backoff = std::time::Duration::from_millis(50);
-        // A stream ends by itself when its shard dies or hands the game
-        // on, but not when the shard freezes (its sockets stay open) or
-        // lags behind a membership change: so the feed also moves when
-        // the game's owner by the router's membership changes.
-        let owner_at_open = router.owner_addr(&feed.game);
-        let mut recheck = tokio::time::interval(OWNER_RECHECK);
-        recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut silence = tokio::time::interval_at(tokio::time::Instant::now() + SILENCE_CHECK, SILENCE_CHECK);
+        silence.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut heard = tokio::time::Instant::now();
         loop {
             tokio::select! {
@@ -453,11 +455,13 @@ async fn follow(feeds: Weak<Feeds>, feed: Arc<Feed>) {
                         break;
                     }
                 },
-                _ = recheck.tick() => {
+                _ = membership.changed() => {
                     if router.owner_addr(&feed.game) != owner_at_open {
                         debug!(game = %feed.game, "the game changed owner; watching the new one");
                         break;
                     }
+                }
+                _ = silence.tick() => {
                     if heard.elapsed() >= SILENCE {
                         debug!(game = %feed.game, "the watch stream went silent; opening it again");
                         break;
@@ -731,7 +735,12 @@ mod tests {
         let feeds = feeds_on(shard).await;
         let (watcher, _rx, _closed) = Conn::new();
         feeds.subscribe(&GameId::parse("g-silent").unwrap(), &watcher, Seat::Spectator, None, 0);
-        tokio::time::sleep(SILENCE + Duration::from_millis(800)).await;
+        // It is opened again once it has been silent for SILENCE, found at
+        // the next look; waited for with room to spare.
+        let deadline = tokio::time::Instant::now() + SILENCE + SILENCE_CHECK + Duration::from_secs(5);
+        while watches.load(Ordering::Relaxed) < 2 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         assert!(watches.load(Ordering::Relaxed) >= 2, "the silent stream was opened again");
     }
 
