@@ -106,29 +106,38 @@ impl Default for MoveOrder {
     }
 }
 
-/// Moves with their ordering scores, handed out best first.
+/// Moves with their ordering scores, handed out best first. The scores
+/// live in a buffer of the caller's (a list of 1,024 scores is not worth
+/// copying out of [`order_moves`]).
 #[derive(Debug)]
 pub(crate) struct ScoredMoves<'a> {
     moves: &'a mut MoveList,
-    scores: ArrayVec<i32, 1024>,
+    scores: &'a mut Scores,
 }
+
+/// The ordering scores of a [`MoveList`], by index.
+pub(crate) type Scores = ArrayVec<i32, 1024>;
 
 impl ScoredMoves<'_> {
     pub fn len(&self) -> usize {
         self.moves.len()
     }
 
-    /// The best of the moves from `index` on, swapped into `index`
-    /// (selection sort, so a cut-off skips sorting the rest).
+    /// The best of the moves from `index` on (the first of them on a tie),
+    /// swapped into `index` (selection sort, so a cut-off skips sorting the
+    /// rest).
     pub fn pick(&mut self, index: usize) -> Move {
-        let mut best = index;
-        for i in index + 1..self.scores.len() {
-            if self.scores[i] > self.scores[best] {
+        let rest = &self.scores[index..];
+        let mut best = 0;
+        let mut best_score = rest[0];
+        for (i, &score) in rest.iter().enumerate().skip(1) {
+            if score > best_score {
                 best = i;
+                best_score = score;
             }
         }
-        self.moves.swap(index, best);
-        self.scores.swap(index, best);
+        self.moves.swap(index, index + best);
+        self.scores.swap(index, index + best);
         self.moves[index]
     }
 }
@@ -142,6 +151,7 @@ const BAD_CAPTURE: i32 = -1_000_000;
 pub(crate) fn order_moves<'a>(
     pos: &Position,
     moves: &'a mut MoveList,
+    scores: &'a mut Scores,
     hash_move: Option<Move>,
     order: &MoveOrder,
     ply: usize,
@@ -150,26 +160,24 @@ pub(crate) fn order_moves<'a>(
     let killers = order.killers.get(ply).copied().unwrap_or([None; 2]);
     let counter = order.counter(previous);
     let us = pos.turn();
-    let scores = moves
-        .iter()
-        .map(|&m| {
-            if Some(m) == hash_move {
-                HASH_MOVE
-            } else if m.is_capture() {
-                capture_score(pos, m)
-            } else if m.promotion() == Some(Role::Queen) {
-                GOOD_CAPTURE + piece_value(pos.variant(), Role::Queen)
-            } else if Some(m) == killers[0] {
-                KILLER + 1
-            } else if Some(m) == killers[1] {
-                KILLER
-            } else if Some(m) == counter {
-                KILLER - 1
-            } else {
-                order.quiet_score(us, m, previous)
-            }
-        })
-        .collect();
+    scores.clear();
+    scores.extend(moves.iter().map(|&m| {
+        if Some(m) == hash_move {
+            HASH_MOVE
+        } else if m.is_capture() {
+            capture_score(pos, m)
+        } else if m.promotion() == Some(Role::Queen) {
+            GOOD_CAPTURE + piece_value(pos.variant(), Role::Queen)
+        } else if Some(m) == killers[0] {
+            KILLER + 1
+        } else if Some(m) == killers[1] {
+            KILLER
+        } else if Some(m) == counter {
+            KILLER - 1
+        } else {
+            order.quiet_score(us, m, previous)
+        }
+    }));
     ScoredMoves { moves, scores }
 }
 

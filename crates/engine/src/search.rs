@@ -15,7 +15,7 @@ use crate::clock::Instant;
 use crate::eval::{evaluate, explosion_threat};
 use crate::nnue::{self, Accumulator, Network};
 use crate::ordering::explosion_gain;
-use crate::ordering::{order_moves, MoveOrder};
+use crate::ordering::{order_moves, MoveOrder, Scores};
 use crate::time::{Clock, TimeBudget, Unrest};
 use crate::tt::{Bound, Entry, TranspositionTable};
 
@@ -612,7 +612,8 @@ impl Searcher {
 
         let tt_move = tt_entry.and_then(|e| e.best);
         let filter = self.filters(pos, ply, key, &moves);
-        let mut scored = order_moves(pos, &mut moves, tt_move, &self.order, ply, previous);
+        let mut scores = Scores::new();
+        let mut scored = order_moves(pos, &mut moves, &mut scores, tt_move, &self.order, ply, previous);
         let original_alpha = alpha;
         let mut best_score = -INFINITY;
         let mut best_move = None;
@@ -838,7 +839,8 @@ impl Searcher {
         }
         let filter = self.filters(pos, ply, key, &moves);
         let previous = if ply > 0 { self.path[ply - 1] } else { None };
-        let mut scored = order_moves(pos, &mut moves, None, &self.order, ply, previous);
+        let mut scores = Scores::new();
+        let mut scored = order_moves(pos, &mut moves, &mut scores, None, &self.order, ply, previous);
         for index in 0..scored.len() {
             let m = scored.pick(index);
             if filter && self.overlooks(pos, ply, key, m) {
