@@ -31,6 +31,7 @@ pub struct MoveOrder {
 }
 
 /// The previous move's piece and target square, as an index.
+#[inline]
 fn piece_to(m: Move) -> usize {
     m.role().index() * 64 + m.to().index()
 }
@@ -57,6 +58,7 @@ impl MoveOrder {
     }
 
     /// The combined history of quiet move `m` after `previous`.
+    #[inline]
     pub fn quiet_score(&self, color: Color, m: Move, previous: Option<Move>) -> i32 {
         let main = self.history[Self::history_index(color, m)];
         let cont = previous.map_or(0, |p| self.continuation[piece_to(p) * 384 + piece_to(m)]);
@@ -128,14 +130,10 @@ impl ScoredMoves<'_> {
     /// rest).
     pub fn pick(&mut self, index: usize) -> Move {
         let rest = &self.scores[index..];
-        let mut best = 0;
-        let mut best_score = rest[0];
-        for (i, &score) in rest.iter().enumerate().skip(1) {
-            if score > best_score {
-                best = i;
-                best_score = score;
-            }
-        }
+        // The highest score (a loop compilers vectorise), then where it
+        // first occurs.
+        let best_score = rest.iter().fold(i32::MIN, |best, &score| best.max(score));
+        let best = rest.iter().position(|&score| score == best_score).unwrap_or(0);
         self.moves.swap(index, index + best);
         self.scores.swap(index, index + best);
         self.moves[index]
@@ -160,6 +158,9 @@ pub(crate) fn order_moves<'a>(
     let killers = order.killers.get(ply).copied().unwrap_or([None; 2]);
     let counter = order.counter(previous);
     let us = pos.turn();
+    // The history rows this node reads: ours, and the replies to `previous`.
+    let history = &order.history[us.index() * 64 * 64..][..64 * 64];
+    let continuation = previous.map(|p| &order.continuation[piece_to(p) * 384..][..384]);
     scores.clear();
     scores.extend(moves.iter().map(|&m| {
         if Some(m) == hash_move {
@@ -175,7 +176,9 @@ pub(crate) fn order_moves<'a>(
         } else if Some(m) == counter {
             KILLER - 1
         } else {
-            order.quiet_score(us, m, previous)
+            // `MoveOrder::quiet_score`, with the rows looked up once.
+            let main = history[m.from().index() * 64 + m.to().index()];
+            main + continuation.map_or(0, |row| row[piece_to(m)])
         }
     }));
     ScoredMoves { moves, scores }
