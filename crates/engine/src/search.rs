@@ -661,7 +661,6 @@ impl Searcher {
             let index = index - 1;
             let mut child = *pos;
             child.play_unchecked(m);
-            let child_key = child.zobrist_hash();
             let gives_check = child.is_check();
             let extension = i32::from(gives_check).max(singular);
             // A move that threatens to blow up the enemy king is nearly as
@@ -705,6 +704,8 @@ impl Searcher {
             {
                 continue;
             }
+            // The key only for a move that is searched.
+            let child_key = child.zobrist_hash();
             self.keys.push(child_key);
             self.path[ply] = Some(m);
             self.follow(ply, pos, &child);
