@@ -48,7 +48,7 @@ fn bench() -> std::io::Result<()> {
         let mut replies = Vec::new();
         fogblast_engine::uci::run_uci(commands.as_bytes(), &mut replies)?;
         let replies = String::from_utf8_lossy(&replies);
-        let last = replies.lines().filter(|l| l.starts_with("info depth")).last().unwrap_or_default();
+        let last = replies.lines().rfind(|l| l.starts_with("info depth")).unwrap_or_default();
         let words: Vec<&str> = last.split_whitespace().collect();
         let after =
             |key: &str| words.iter().position(|w| *w == key).map_or("?", |i| words.get(i + 1).copied().unwrap_or("?"));
