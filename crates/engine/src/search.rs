@@ -150,6 +150,10 @@ pub struct Searcher {
     path: [Option<Move>; MAX_PLY + 1],
     /// Late-move reductions by depth and move index, in plies.
     reductions: Box<[[u8; 64]; 64]>,
+    /// Whether the opponent threatens to blow up our king (atomic) in the
+    /// position at each ply of the current path, when the move that led
+    /// there already found out (`None` at the root and after a null move).
+    threats: [Option<bool>; MAX_PLY + 1],
     /// The move left out at each ply by a singular-extension search.
     excluded: [Option<Move>; MAX_PLY + 1],
     /// How far searches found the static evaluation off, by side to move
@@ -184,6 +188,7 @@ impl Searcher {
             evals: [0; MAX_PLY + 1],
             path: [None; MAX_PLY + 1],
             reductions: reduction_table(),
+            threats: [None; MAX_PLY + 1],
             excluded: [None; MAX_PLY + 1],
             correction: vec![0; 2 * CORRECTION_SIZE],
             net: None,
@@ -239,6 +244,7 @@ impl Searcher {
         self.keys.extend_from_slice(history);
         let root_key = root.zobrist_hash();
         self.keys.push(root_key);
+        self.threats[0] = None;
 
         let mut root_moves = root.legal_moves();
         root_moves.retain(|m| !self.root_excluded.contains(m));
@@ -461,6 +467,20 @@ impl Searcher {
             && explosion_threat(pos.board(), pos.turn())
     }
 
+    /// Whether the opponent could blow up our king in `pos`, the position at
+    /// `ply` of the current path (atomic, not in check): the parent's answer
+    /// when it had one.
+    #[inline]
+    fn threatened(&self, pos: &Position, ply: usize) -> bool {
+        match self.threats.get(ply).copied().flatten() {
+            Some(threatened) => {
+                debug_assert_eq!(threatened, explosion_threat(pos.board(), !pos.turn()));
+                threatened
+            }
+            None => explosion_threat(pos.board(), !pos.turn()),
+        }
+    }
+
     /// Brings the network's sums from `pos` at `ply` to its `child`.
     #[inline]
     fn follow(&mut self, ply: usize, pos: &Position, child: &Position) {
@@ -557,7 +577,7 @@ impl Searcher {
         // An explosion threat at our king (atomic) is treated like a check
         // by the pruning: a static score means nothing while it stands.
         let atomic = pos.variant() == fogblast_rules::Variant::Atomic;
-        let threatened = atomic && !in_check && explosion_threat(pos.board(), !pos.turn());
+        let threatened = atomic && !in_check && self.threatened(pos, ply);
         let urgent = in_check || threatened;
         let correction_slot = correction_index(pos);
         let raw_eval = if in_check { -INFINITY } else { self.leaf_eval(pos, ply, key) };
@@ -595,6 +615,7 @@ impl Searcher {
                 let passed_key = passed.zobrist_hash();
                 self.keys.push(passed_key);
                 self.path[ply] = None;
+                self.threats[ply + 1] = None;
                 if self.net.is_some() {
                     self.sums[ply + 1] = self.sums[ply];
                 }
@@ -667,6 +688,10 @@ impl Searcher {
             // forcing as a check: never pruned, and reduced a ply less than
             // other quiet moves (checks are not reduced at all).
             let threatens = atomic && !gives_check && explosion_threat(child.board(), us);
+            // The child's own test for a threat at its king, done here.
+            if ply < MAX_PLY {
+                self.threats[ply + 1] = (atomic && !gives_check).then_some(threatens);
+            }
             let forcing = gives_check || threatens;
             let quiet = !m.is_capture() && m.promotion().is_none();
             // Under an explosion threat the moves that leave it standing
@@ -817,8 +842,7 @@ impl Searcher {
         // check: standing pat would let the blast happen. At the first
         // quiescence ply every move is searched, as for a check.
         let atomic = pos.variant() == fogblast_rules::Variant::Atomic;
-        let threatened =
-            !in_check && atomic && qply == 0 && ply < MAX_PLY - 1 && explosion_threat(pos.board(), !pos.turn());
+        let threatened = !in_check && atomic && qply == 0 && ply < MAX_PLY - 1 && self.threatened(pos, ply);
         let mut moves = MoveList::new();
         let mut best = -INFINITY;
         if in_check || threatened {
