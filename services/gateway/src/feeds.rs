@@ -34,8 +34,9 @@ use fogblast_routing::Router;
 
 /// Events kept per feed for sockets that resume after a short drop; a
 /// longer gap is answered with the whole state. Kept small: a gateway
-/// holds thousands of games.
-const RECENT: usize = 64;
+/// holds thousands of games, and each event is three rendered frames
+/// (sixteen are eight moves a side, a drop of many seconds even in bullet).
+const RECENT: usize = 16;
 
 /// Which of an event's three frames a socket gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -668,6 +669,52 @@ mod tests {
             assert!(tokio::time::Instant::now() < deadline, "the later follower's feed never asked the shard");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    fn a_move_at(version: u64) -> WatchEvent {
+        use fogblast_proto::game::{EventPayload, MoveEvent};
+        let payload = EventPayload {
+            kind: Some(Kind::Move(MoveEvent {
+                ply: version as u32 - 1,
+                uci: Some("e2e4".into()),
+                ..Default::default()
+            })),
+        };
+        let event =
+            AudienceEvent { white: Some(payload.clone()), black: Some(payload.clone()), spectators: Some(payload) };
+        WatchEvent { version, kind: Some(watch_event::Kind::Event(event)) }
+    }
+
+    /// A feed keeps only its last `RECENT` events, however long the game:
+    /// a socket that resumes within them is sent exactly what it missed,
+    /// one that resumes from before them is told to take a whole state.
+    #[tokio::test]
+    async fn a_feed_keeps_its_last_events_for_resumes_and_no_more() {
+        let feeds = feeds_on(SilentShard::default()).await;
+        let game = GameId::parse("g-long").unwrap();
+        let (watcher, _frames, _closed) = Conn::new();
+        assert!(feeds.subscribe(&game, &watcher, Seat::Spectator, None, 0));
+        let feed = feeds.feed(&game);
+        let last = RECENT as u64 * 5;
+        for version in 1..=last {
+            deliver(&Arc::downgrade(&feeds), &feed, a_move_at(version));
+        }
+        let kept: Vec<u64> = feed.state.lock().unwrap().recent.iter().map(|(v, _)| *v).collect();
+        assert_eq!(kept, (last - RECENT as u64 + 1..=last).collect::<Vec<_>>());
+
+        let (early, _early_frames, _closed) = Conn::new();
+        assert!(
+            !feeds.subscribe(&game, &early, Seat::White, None, last - RECENT as u64 - 1),
+            "a resume from before the kept events is refused, so the socket is sent the state"
+        );
+        let (back, mut frames, _closed) = Conn::new();
+        assert!(feeds.subscribe(&game, &back, Seat::White, None, last - 3));
+        for version in last - 2..=last {
+            let frame = frames.try_recv().expect("a missed event replayed");
+            let frame: serde_json::Value = serde_json::from_str(frame.as_str()).unwrap();
+            assert_eq!((frame["t"].as_str(), frame["v"].as_u64()), (Some("move"), Some(version)), "{frame}");
+        }
+        assert!(frames.try_recv().is_err(), "only the missed events");
     }
 
     #[tokio::test]
