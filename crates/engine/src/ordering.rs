@@ -125,6 +125,11 @@ impl ScoredMoves<'_> {
         self.moves.len()
     }
 
+    /// The ordering score of the move at `index` (after it was picked).
+    pub fn score(&self, index: usize) -> i32 {
+        self.scores[index]
+    }
+
     /// The best of the moves from `index` on (the first of them on a tie),
     /// swapped into `index` (selection sort, so a cut-off skips sorting the
     /// rest).

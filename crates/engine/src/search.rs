@@ -872,8 +872,17 @@ impl Searcher {
                 continue;
             }
             // A capture that destroys more of ours than of theirs is left
-            // out (it cannot be a king explosion, which gains most).
-            if atomic && !in_check && !threatened && m.is_capture() && explosion_gain(pos, m) < 0 {
+            // out (it cannot be a king explosion, which gains most). With no
+            // hash move here, an atomic capture's ordering score is below
+            // zero exactly when its explosion loses material.
+            debug_assert!(
+                !atomic
+                    || !m.is_capture()
+                    || in_check
+                    || threatened
+                    || (scored.score(index) < 0) == (explosion_gain(pos, m) < 0)
+            );
+            if atomic && !in_check && !threatened && m.is_capture() && scored.score(index) < 0 {
                 continue;
             }
             let mut child = *pos;
