@@ -216,36 +216,8 @@ impl Searcher {
         stop: &AtomicBool,
         on_iteration: &mut dyn FnMut(&SearchReport),
     ) -> SearchReport {
-        self.started = Instant::now();
-        self.nodes = 0;
-        self.aborted = false;
-        self.noise = limits.eval_noise.max(0);
-        self.seed = limits.seed;
-        self.overlook = limits.overlook;
-        self.node_limit = limits.nodes.unwrap_or(u64::MAX);
-        self.root_excluded.clone_from(&limits.root_excluded);
-        self.tt.new_search();
-        self.order.new_search();
-        // The network plays full-strength atomic chess; the weaker levels'
-        // noise and overlooking were calibrated on the hand-written
-        // evaluation.
-        self.net = (root.variant() == fogblast_rules::Variant::Atomic && self.noise == 0 && self.overlook.is_none())
-            .then(nnue::atomic);
-        if let Some(net) = self.net {
-            self.sums[0] = Accumulator::new(net, root.board());
-            self.net_fits = net.products_fit();
-        }
-        let (soft, hard) = time_limits(limits, root.ply());
-        self.hard_deadline = hard.map(|d| self.started + d);
-        // With a clock the plan stretches while the search is unsettled.
-        let plan = soft.zip(hard).map(|(soft, hard)| TimeBudget { soft, hard });
+        let (plan, root_key) = self.begin(root, history, limits);
         let mut unrest = Unrest::default();
-        self.keys.clear();
-        self.keys.extend_from_slice(history);
-        let root_key = root.zobrist_hash();
-        self.keys.push(root_key);
-        self.threats[0] = None;
-
         let mut root_moves = root.legal_moves();
         root_moves.retain(|m| !self.root_excluded.contains(m));
         let mut report = SearchReport {
@@ -313,6 +285,42 @@ impl Searcher {
         report.nodes = self.nodes;
         report.elapsed = self.started.elapsed();
         report
+    }
+
+    /// Readies the searcher for a new search of `root`: its limits, the
+    /// table's and the ordering's generation, the network's sums and the
+    /// keys of the game so far. Returns the clock's plan, if any, and the
+    /// root's key.
+    fn begin(&mut self, root: &Position, history: &[u64], limits: &Limits) -> (Option<TimeBudget>, u64) {
+        self.started = Instant::now();
+        self.nodes = 0;
+        self.aborted = false;
+        self.noise = limits.eval_noise.max(0);
+        self.seed = limits.seed;
+        self.overlook = limits.overlook;
+        self.node_limit = limits.nodes.unwrap_or(u64::MAX);
+        self.root_excluded.clone_from(&limits.root_excluded);
+        self.tt.new_search();
+        self.order.new_search();
+        // The network plays full-strength atomic chess; the weaker levels'
+        // noise and overlooking were calibrated on the hand-written
+        // evaluation.
+        self.net = (root.variant() == fogblast_rules::Variant::Atomic && self.noise == 0 && self.overlook.is_none())
+            .then(nnue::atomic);
+        if let Some(net) = self.net {
+            self.sums[0] = Accumulator::new(net, root.board());
+            self.net_fits = net.products_fit();
+        }
+        let (soft, hard) = time_limits(limits, root.ply());
+        self.hard_deadline = hard.map(|d| self.started + d);
+        // With a clock the plan stretches while the search is unsettled.
+        let plan = soft.zip(hard).map(|(soft, hard)| TimeBudget { soft, hard });
+        self.keys.clear();
+        self.keys.extend_from_slice(history);
+        let root_key = root.zobrist_hash();
+        self.keys.push(root_key);
+        self.threats[0] = None;
+        (plan, root_key)
     }
 
     /// The best move and principal variation of a completed iteration: the
