@@ -387,7 +387,7 @@ enum Probe {
 
 /// How often [`signal_rechecks`] looks: a shard whose lease ran out ends
 /// its watchers' streams within this.
-pub fn recheck_period(ttl: Duration) -> Duration {
+fn recheck_period(ttl: Duration) -> Duration {
     RECHECK.min(ttl / 3).max(Duration::from_millis(1))
 }
 
