@@ -535,6 +535,8 @@ impl Searcher {
         if self.aborted {
             return 0;
         }
+        // Keys are worked out from the parent's (`zobrist_hash_from`).
+        debug_assert_eq!(key, pos.zobrist_hash());
         self.nodes += 1;
         if self.out_of_time(stop) {
             return 0;
@@ -620,7 +622,7 @@ impl Searcher {
         {
             let mut passed = *pos;
             if passed.play_null() {
-                let passed_key = passed.zobrist_hash();
+                let passed_key = passed.zobrist_hash_from(pos, key);
                 self.keys.push(passed_key);
                 self.path[ply] = None;
                 self.threats[ply + 1] = None;
@@ -737,8 +739,8 @@ impl Searcher {
             {
                 continue;
             }
-            // The key only for a move that is searched.
-            let child_key = child.zobrist_hash();
+            // The key only for a move that is searched, from the parent's.
+            let child_key = child.zobrist_hash_from(pos, key);
             self.keys.push(child_key);
             self.path[ply] = Some(m);
             self.follow(ply, pos, &child);
@@ -835,6 +837,8 @@ impl Searcher {
         if self.aborted {
             return 0;
         }
+        // Keys are worked out from the parent's (`zobrist_hash_from`).
+        debug_assert_eq!(key, pos.zobrist_hash());
         self.nodes += 1;
         if self.out_of_time(stop) {
             return 0;
@@ -895,7 +899,7 @@ impl Searcher {
             }
             let mut child = *pos;
             child.play_unchecked(m);
-            let child_key = child.zobrist_hash();
+            let child_key = child.zobrist_hash_from(pos, key);
             self.path[ply] = Some(m);
             self.follow(ply, pos, &child);
             let score = -self.quiesce(&child, ply + 1, qply + 1, -beta, -alpha, child_key, stop);
