@@ -5,7 +5,7 @@
 
 use arrayvec::ArrayVec;
 use fogblast_rules::attacks;
-use fogblast_rules::{Color, Move, MoveList, Position, Role, Variant};
+use fogblast_rules::{Color, Move, MoveList, Position, Role, Square, Variant};
 
 use crate::eval::piece_value;
 
@@ -167,27 +167,61 @@ pub(crate) fn order_moves<'a>(
     let history = &order.history[us.index() * 64 * 64..][..64 * 64];
     let continuation = previous.map(|p| &order.continuation[piece_to(p) * 384..][..384]);
     scores.clear();
-    scores.extend(moves.iter().map(|&m| {
-        if Some(m) == hash_move {
-            HASH_MOVE
-        } else if m.is_capture() {
-            capture_score(pos, m)
-        } else if m.promotion() == Some(Role::Queen) {
-            GOOD_CAPTURE + piece_value(pos.variant(), Role::Queen)
-        } else if Some(m) == killers[0] {
-            KILLER + 1
-        } else if Some(m) == killers[1] {
-            KILLER
-        } else if Some(m) == counter {
-            KILLER - 1
-        } else {
-            // `MoveOrder::quiet_score`, with the rows looked up once.
+    // The moves a quiet move is compared with, as numbers (see `quiet_id`).
+    let [hash_id, first_killer_id, second_killer_id, counter_id] =
+        [hash_move, killers[0], killers[1], counter].map(|m| m.map_or(NOT_QUIET, quiet_id));
+    scores.extend(moves.iter().map(|&m| match m {
+        // Most moves: one quiet piece move, scored without a comparison of
+        // whole moves. A hash move, killer or counter move that is not the
+        // same quiet move has another number, so the order of the tests
+        // below is the order of the general case.
+        Move::Normal { role, from, capture: None, to, promotion: None } => {
+            let id = piece_move_id(role, from, to);
+            if id == hash_id {
+                HASH_MOVE
+            } else if id == first_killer_id {
+                KILLER + 1
+            } else if id == second_killer_id {
+                KILLER
+            } else if id == counter_id {
+                KILLER - 1
+            } else {
+                // `MoveOrder::quiet_score`, with the rows looked up once.
+                let main = history[from.index() * 64 + to.index()];
+                main + continuation.map_or(0, |row| row[role.index() * 64 + to.index()])
+            }
+        }
+        _ if Some(m) == hash_move => HASH_MOVE,
+        _ if m.is_capture() => capture_score(pos, m),
+        _ if m.promotion() == Some(Role::Queen) => GOOD_CAPTURE + piece_value(pos.variant(), Role::Queen),
+        _ if Some(m) == killers[0] => KILLER + 1,
+        _ if Some(m) == killers[1] => KILLER,
+        _ if Some(m) == counter => KILLER - 1,
+        _ => {
             let main = history[m.from().index() * 64 + m.to().index()];
             main + continuation.map_or(0, |row| row[piece_to(m)])
         }
     }));
     ScoredMoves { moves, scores }
 }
+
+/// A quiet piece move (no capture, no promotion, not castling) as a number
+/// that tells it from every other such move: its role, from and to squares.
+/// Any other move is [`NOT_QUIET`], which no quiet piece move's number is.
+#[inline]
+fn quiet_id(m: Move) -> u32 {
+    match m {
+        Move::Normal { role, from, capture: None, to, promotion: None } => piece_move_id(role, from, to),
+        _ => NOT_QUIET,
+    }
+}
+
+#[inline]
+fn piece_move_id(role: Role, from: Square, to: Square) -> u32 {
+    (role.index() as u32) << 12 | (from.index() as u32) << 6 | to.index() as u32
+}
+
+const NOT_QUIET: u32 = u32::MAX;
 
 /// What a capture wins: in atomic the value of the enemy pieces the blast
 /// removes minus our own (the capturer included); elsewhere the victim's
@@ -226,4 +260,93 @@ pub(crate) fn explosion_gain(pos: &Position, m: Move) -> i32 {
         }
     }
     gain
+}
+
+#[cfg(test)]
+mod tests {
+    use fogblast_rules::{Move, MoveList, Position, Variant};
+
+    use super::*;
+
+    /// The scores as the whole moves' comparisons give them, in the order
+    /// of precedence `order_moves` keeps.
+    fn reference_score(
+        pos: &Position,
+        m: Move,
+        hash_move: Option<Move>,
+        order: &MoveOrder,
+        ply: usize,
+        previous: Option<Move>,
+    ) -> i32 {
+        let killers = order.killers[ply];
+        if Some(m) == hash_move {
+            HASH_MOVE
+        } else if m.is_capture() {
+            capture_score(pos, m)
+        } else if m.promotion() == Some(Role::Queen) {
+            GOOD_CAPTURE + piece_value(pos.variant(), Role::Queen)
+        } else if Some(m) == killers[0] {
+            KILLER + 1
+        } else if Some(m) == killers[1] {
+            KILLER
+        } else if Some(m) == order.counter(previous) {
+            KILLER - 1
+        } else {
+            order.quiet_score(pos.turn(), m, previous)
+        }
+    }
+
+    #[test]
+    fn quiet_moves_told_apart_by_number_score_as_compared_whole() {
+        let mut seed = 17u64;
+        let mut next = move |n: usize| {
+            seed = crate::search::splitmix(seed);
+            (seed % n as u64) as usize
+        };
+        for variant in [Variant::Atomic, Variant::Standard] {
+            for _ in 0..40 {
+                let mut pos = Position::new(variant);
+                let mut previous = None;
+                let mut order = MoveOrder::new();
+                for ply in 0..80 {
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    // Killers, counter, history and hash move drawn from this
+                    // node's moves (quiet ones as the search keeps them) and
+                    // from other nodes'.
+                    let pick = |i: usize| moves[i % moves.len()];
+                    let quiets: Vec<Move> =
+                        moves.iter().copied().filter(|m| !m.is_capture() && m.promotion().is_none()).collect();
+                    for _ in 0..3 {
+                        if let Some(&m) = quiets.get(next(quiets.len() + 1)) {
+                            order.reward(
+                                pos.turn(),
+                                m,
+                                previous,
+                                &quiets[..next(quiets.len() + 1)],
+                                ply,
+                                1 + next(8) as i32,
+                            );
+                        }
+                    }
+                    let hash_move = [None, Some(pick(next(99))), quiets.first().copied()][next(3)];
+                    let mut list: MoveList = moves.clone();
+                    let mut scores = Scores::new();
+                    let scored = order_moves(&pos, &mut list, &mut scores, hash_move, &order, ply, previous);
+                    for (i, &m) in moves.iter().enumerate() {
+                        assert_eq!(
+                            scored.score(i),
+                            reference_score(&pos, m, hash_move, &order, ply, previous),
+                            "{m:?}"
+                        );
+                    }
+                    let m = pick(next(999));
+                    pos.play_unchecked(m);
+                    previous = Some(m);
+                }
+            }
+        }
+    }
 }
