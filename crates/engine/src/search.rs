@@ -154,6 +154,10 @@ pub struct Searcher {
     /// position at each ply of the current path, when the move that led
     /// there already found out (`None` at the root and after a null move).
     threats: [Option<bool>; MAX_PLY + 1],
+    /// Whether the side to move is in check in the position at each ply of
+    /// the current path, when the move that led there already found out
+    /// (`None` at the root, after a null move and in quiescence).
+    checks: [Option<bool>; MAX_PLY + 1],
     /// The move left out at each ply by a singular-extension search.
     excluded: [Option<Move>; MAX_PLY + 1],
     /// How far searches found the static evaluation off, by side to move
@@ -189,6 +193,7 @@ impl Searcher {
             path: [None; MAX_PLY + 1],
             reductions: reduction_table(),
             threats: [None; MAX_PLY + 1],
+            checks: [None; MAX_PLY + 1],
             excluded: [None; MAX_PLY + 1],
             correction: vec![0; 2 * CORRECTION_SIZE],
             net: None,
@@ -320,6 +325,7 @@ impl Searcher {
         let root_key = root.zobrist_hash();
         self.keys.push(root_key);
         self.threats[0] = None;
+        self.checks[0] = None;
         (plan, root_key)
     }
 
@@ -489,6 +495,19 @@ impl Searcher {
         }
     }
 
+    /// Whether the side to move is in check in `pos`, the position at `ply`
+    /// of the current path: the parent's answer when it had one.
+    #[inline]
+    fn in_check(&self, pos: &Position, ply: usize) -> bool {
+        match self.checks.get(ply).copied().flatten() {
+            Some(in_check) => {
+                debug_assert_eq!(in_check, pos.is_check());
+                in_check
+            }
+            None => pos.is_check(),
+        }
+    }
+
     /// Brings the network's sums from `pos` at `ply` to its `child`.
     #[inline]
     fn follow(&mut self, ply: usize, pos: &Position, child: &Position) {
@@ -553,7 +572,7 @@ impl Searcher {
         if ply > 0 && self.can_explode_king(pos) {
             return MATE - ply as i32 - 1;
         }
-        let in_check = pos.is_check();
+        let in_check = self.in_check(pos, ply);
         if depth <= 0 && !in_check || ply >= MAX_PLY - 1 {
             return self.quiesce(pos, ply, 0, alpha, beta, key, stop);
         }
@@ -626,6 +645,7 @@ impl Searcher {
                 self.keys.push(passed_key);
                 self.path[ply] = None;
                 self.threats[ply + 1] = None;
+                self.checks[ply + 1] = None;
                 if self.net.is_some() {
                     self.sums[ply + 1] = self.sums[ply];
                 }
@@ -698,9 +718,11 @@ impl Searcher {
             // forcing as a check: never pruned, and reduced a ply less than
             // other quiet moves (checks are not reduced at all).
             let threatens = atomic && !gives_check && explosion_threat(child.board(), us);
-            // The child's own test for a threat at its king, done here.
+            // The child's own tests for a check and a threat at its king,
+            // done here.
             if ply < MAX_PLY {
                 self.threats[ply + 1] = (atomic && !gives_check).then_some(threatens);
+                self.checks[ply + 1] = Some(gives_check);
             }
             let forcing = gives_check || threatens;
             let quiet = !m.is_capture() && m.promotion().is_none();
@@ -849,7 +871,7 @@ impl Searcher {
         if self.can_explode_king(pos) {
             return MATE - ply as i32 - 1;
         }
-        let in_check = pos.is_check();
+        let in_check = self.in_check(pos, ply);
         // In atomic chess an explosion threat at our king is as urgent as a
         // check: standing pat would let the blast happen. At the first
         // quiescence ply every move is searched, as for a check.
@@ -901,6 +923,9 @@ impl Searcher {
             child.play_unchecked(m);
             let child_key = child.zobrist_hash_from(pos, key);
             self.path[ply] = Some(m);
+            if let Some(check) = self.checks.get_mut(ply + 1) {
+                *check = None;
+            }
             self.follow(ply, pos, &child);
             let score = -self.quiesce(&child, ply + 1, qply + 1, -beta, -alpha, child_key, stop);
             if self.aborted {
