@@ -149,7 +149,28 @@ impl Network {
     /// [`Network::evaluate`]'s.
     pub fn evaluate_fitting(&self, acc: &Accumulator, turn: Color) -> i32 {
         debug_assert!(self.products_fit());
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            #[allow(unsafe_code)]
+            // SAFETY: the processor has the one feature the function needs.
+            return unsafe { self.evaluate_fitting_with_avx2(acc, turn) };
+        }
+        self.fitting_output(acc, turn)
+    }
+
+    /// [`Network::fitting_output`] compiled for processors with AVX2, when
+    /// this one has it: the portable build (SSE2) multiplies and adds four
+    /// sums at a time, this one eight or more, for the same integers.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn evaluate_fitting_with_avx2(&self, acc: &Accumulator, turn: Color) -> i32 {
+        self.fitting_output(acc, turn)
+    }
+
+    #[inline(always)]
+    fn fitting_output(&self, acc: &Accumulator, turn: Color) -> i32 {
         let (near, far) = self.output_weights.split_at(HIDDEN);
+        let (near, far) = (near.try_into().expect("HIDDEN weights"), far.try_into().expect("HIDDEN weights"));
         let sum = output_sum(&acc.sides[turn.index()], near) + output_sum(&acc.sides[(!turn).index()], far);
         (sum / QA + self.output_bias) * SCALE / (QA * QB)
     }
@@ -157,8 +178,8 @@ impl Network {
 
 /// Σ `v × w × v` over one side's clipped sums `v`, with `v × w` in an i16
 /// (the weights within ±128).
-#[inline]
-fn output_sum(side: &[i16; HIDDEN], weights: &[i16]) -> i32 {
+#[inline(always)]
+fn output_sum(side: &[i16; HIDDEN], weights: &[i16; HIDDEN]) -> i32 {
     let mut sum = 0i32;
     for (&a, &w) in side.iter().zip(weights) {
         let v = a.clamp(0, QA as i16);
@@ -207,6 +228,26 @@ impl Accumulator {
     /// `after`, in one pass over each side's sums for the usual move (one
     /// piece off a square, one onto another).
     pub fn update_from(&mut self, parent: &Accumulator, net: &Network, before: &Board, after: &Board) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            #[allow(unsafe_code)]
+            // SAFETY: the processor has the one feature the function needs.
+            return unsafe { self.update_from_with_avx2(parent, net, before, after) };
+        }
+        self.update_sums(parent, net, before, after);
+    }
+
+    /// [`Accumulator::update_sums`] compiled for processors with AVX2, when
+    /// this one has it: sixteen sums a step rather than eight, for the
+    /// same integers.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn update_from_with_avx2(&mut self, parent: &Accumulator, net: &Network, before: &Board, after: &Board) {
+        self.update_sums(parent, net, before, after);
+    }
+
+    #[inline(always)]
+    fn update_sums(&mut self, parent: &Accumulator, net: &Network, before: &Board, after: &Board) {
         let mut removed: ArrayVec<(Piece, Square), 64> = ArrayVec::new();
         let mut added: ArrayVec<(Piece, Square), 64> = ArrayVec::new();
         // A role whose squares are the same and none of them changed colour
