@@ -597,12 +597,6 @@ impl Searcher {
             }
         }
 
-        let mut moves = MoveList::new();
-        pos.generate_legal_moves(&mut moves);
-        if moves.is_empty() {
-            return if in_check { -MATE + ply as i32 } else { 0 };
-        }
-
         // An explosion threat at our king (atomic) is treated like a check
         // by the pruning: a static score means nothing while it stands.
         let atomic = pos.variant() == fogblast_rules::Variant::Atomic;
@@ -628,6 +622,15 @@ impl Searcher {
             if static_eval - margin >= beta {
                 return static_eval - margin;
             }
+        }
+        // Moves are generated only for a node reverse futility did not
+        // settle: there a stalemate counts no more than in the quiescence
+        // search, where standing pat stands in for it. The null move below
+        // needs a side that has a move to pass with.
+        let mut moves = MoveList::new();
+        pos.generate_legal_moves(&mut moves);
+        if moves.is_empty() {
+            return if in_check { -MATE + ply as i32 } else { 0 };
         }
         // Null move: if passing still fails high, a real move will too.
         if !pv_node
