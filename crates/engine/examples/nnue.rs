@@ -17,7 +17,8 @@
 //! treat alike but for castling. One block of a thousand
 //! positions in twenty is held out (whole games, whose positions are alike)
 //! and its error printed after each epoch; the epoch with the least is
-//! the one written.
+//! the one written. With `--init FILE` training starts from that network's
+//! weights rather than random ones.
 
 use std::io::{BufRead, BufReader};
 
@@ -47,6 +48,7 @@ fn main() {
                 residual: args.iter().any(|a| a == "--residual"),
                 mirror: args.iter().any(|a| a == "--mirror"),
                 seed: number("--seed", 1.0) as u64,
+                init: flag("--init"),
             };
             let files = flag("--data").unwrap_or_else(|| "atomic.data".to_owned());
             let out = flag("--out").unwrap_or_else(|| "atomic.nnue".to_owned());
@@ -54,7 +56,7 @@ fn main() {
         }
         _ => eprintln!(
             "usage: nnue train --data FILE[,FILE...] [--epochs N] [--lambda L] [--lr R] [--batch N] \
-             [--residual] [--mirror] [--seed N] [--out FILE]"
+             [--residual] [--mirror] [--seed N] [--init FILE] [--out FILE]"
         ),
     }
 }
@@ -67,6 +69,8 @@ struct Settings {
     residual: bool,
     mirror: bool,
     seed: u64,
+    /// A network file to start from instead of random weights.
+    init: Option<String>,
 }
 
 /// One training position, seen from the side to move.
@@ -125,6 +129,17 @@ struct Float {
 impl Float {
     fn zeros() -> Float {
         Float { w1: vec![0.0; INPUTS * HIDDEN], b1: vec![0.0; HIDDEN], w2: vec![0.0; 2 * HIDDEN], b2: 0.0 }
+    }
+
+    /// The floating-point weights a quantised network stands for.
+    fn from_network(network: &Network) -> Float {
+        let (qa, qb) = (QA as f32, QB as f32);
+        Float {
+            w1: network.input_weights.iter().flatten().map(|&w| f32::from(w) / qa).collect(),
+            b1: network.input_bias.iter().map(|&b| f32::from(b) / qa).collect(),
+            w2: network.output_weights.iter().map(|&w| f32::from(w) / qb).collect(),
+            b2: network.output_bias as f32 / (qa * qb),
+        }
     }
 
     fn params(&mut self) -> impl Iterator<Item = &mut f32> {
@@ -206,15 +221,26 @@ fn train(files: &str, out: &str, settings: &Settings) {
     }
     eprintln!("{} training positions, {} held out", training.len(), held.len());
     let mut rng = Rng(settings.seed);
-    let mut net = Float::zeros();
-    // Small random first layer, positive biases so most neurons start
-    // active; a residual net's output starts at zero (the hand-written
-    // evaluation unchanged).
-    net.w1.iter_mut().for_each(|w| *w = rng.unit() * 0.15);
-    net.b1.iter_mut().for_each(|b| *b = 0.25 + rng.unit() * 0.1);
-    if !settings.residual {
-        net.w2.iter_mut().for_each(|w| *w = rng.unit() * 0.1);
-    }
+    let mut net = match &settings.init {
+        Some(path) => {
+            let bytes = std::fs::read(path).expect("the network to start from");
+            let network = Network::from_bytes(&bytes).expect("a network file");
+            assert_eq!(network.residual, settings.residual, "--residual must match the network started from");
+            Float::from_network(&network)
+        }
+        None => {
+            let mut net = Float::zeros();
+            // Small random first layer, positive biases so most neurons
+            // start active; a residual net's output starts at zero (the
+            // hand-written evaluation unchanged).
+            net.w1.iter_mut().for_each(|w| *w = rng.unit() * 0.15);
+            net.b1.iter_mut().for_each(|b| *b = 0.25 + rng.unit() * 0.1);
+            if !settings.residual {
+                net.w2.iter_mut().for_each(|w| *w = rng.unit() * 0.1);
+            }
+            net
+        }
+    };
     let mut best_error = validation_error(&net, &held);
     let mut best = net.quantised(settings.residual);
     eprintln!("epoch 0: held-out error {best_error:.6}");
